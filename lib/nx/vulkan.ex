@@ -1,0 +1,107 @@
+defmodule Nx.Vulkan do
+  @moduledoc """
+  Nx on any GPU with a Vulkan driver (and on any machine through Mesa's lavapipe).
+
+  Switch the default backend with one line:
+
+      Nx.global_default_backend(Nx.Vulkan.Backend)
+
+  This module holds the public API for devices, memory statistics and settings.
+
+  ## Settings
+
+    * `config :nx_vulkan, host_fallback: :allow | :warn | :raise` - what happens when an
+      op has no native kernel for its types on the device: run it on the host through
+      `Nx.BinaryBackend` silently (`:allow`), with a warning once per op (`:warn`, the
+      default), or raise `Nx.Vulkan.Error` (`:raise`). See `with_host_fallback/2` for a
+      per-process override.
+    * `config :nx_vulkan, add_backend_on_inspect: boolean` - whether inspected tensors show
+      the backend and device (default: the `:nx` setting of the same name, else `true`).
+
+  Environment variables read by the engine: `NX_VULKAN_DEVICE` (default device, by index or
+  name), `NX_VULKAN_DISABLE` (capabilities to turn off: `f64,int64,f16,bf16,coopmat,subgroup`),
+  `NX_VULKAN_HEAP_LIMIT` and `NX_VULKAN_VALIDATION=1` (validation layers).
+  """
+
+  alias Nx.Vulkan.{Error, Fallback, Native, NIF}
+
+  @doc """
+  All physical devices, as maps (`:index`, `:name`, `:type`, `:vendor`, `:driver_name`,
+  `:api_version`, `:heaps`, `:features`, limits, ...). Features are those of the hardware,
+  before any capability mask.
+  """
+  def devices do
+    Error.unwrap!(NIF.devices())
+  end
+
+  @doc "The index of the default device (opened on first use)."
+  def default_device, do: Native.default_device()
+
+  @doc """
+  The opened device at `index` (default: the default device), with its features after the
+  capability mask (`NX_VULKAN_DISABLE`).
+  """
+  def device_info(index \\ nil) do
+    index |> device_index() |> NIF.device_info() |> Error.unwrap!()
+  end
+
+  @doc """
+  Device memory statistics: `%{bytes_in_use: n, peak_bytes: n, buffers: n}`.
+
+  Buffers are freed when their last tensor is garbage collected (or deallocated with
+  `Nx.backend_deallocate/1`) and no recorded work still needs them.
+  """
+  def memory_statistics(index \\ nil) do
+    index |> device_index() |> NIF.memory_statistics() |> Error.unwrap!()
+  end
+
+  @doc "Resets the peak of `memory_statistics/1` to the memory in use now."
+  def reset_peak_memory(index \\ nil) do
+    index |> device_index() |> NIF.reset_peak_memory() |> Error.unwrap!()
+  end
+
+  @doc "Waits until all the work recorded so far on the device has finished."
+  def synchronize(index \\ nil) do
+    index |> device_index() |> NIF.synchronize() |> Error.unwrap!()
+  end
+
+  @doc """
+  How many times each op ran on the host through `Nx.BinaryBackend`, as `%{op => count}`.
+  """
+  def fallback_counts, do: Fallback.counts()
+
+  @doc "Clears `fallback_counts/0` and the once-per-op fallback warnings."
+  def reset_fallback_counts, do: Fallback.reset()
+
+  @doc "The names of the ops the engine implements natively (for some types and devices)."
+  def native_ops do
+    Native.native_ops() |> MapSet.to_list() |> Enum.sort()
+  end
+
+  @doc """
+  Runs `fun` with the host-fallback setting `mode` (`:allow`, `:warn` or `:raise`) for the
+  calling process only.
+  """
+  def with_host_fallback(mode, fun) when is_function(fun, 0) do
+    unless mode in Fallback.modes() do
+      raise ArgumentError, "host fallback mode must be one of :allow, :warn, :raise"
+    end
+
+    previous = Process.put(:nx_vulkan_host_fallback, mode)
+
+    try do
+      fun.()
+    after
+      if previous,
+        do: Process.put(:nx_vulkan_host_fallback, previous),
+        else: Process.delete(:nx_vulkan_host_fallback)
+    end
+  end
+
+  defp device_index(nil), do: Native.default_device()
+  defp device_index(index) when is_integer(index) and index >= 0, do: index
+
+  defp device_index(other) do
+    raise ArgumentError, "expected a device index, got: #{inspect(other)}"
+  end
+end

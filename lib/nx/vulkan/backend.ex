@@ -1,0 +1,559 @@
+defmodule Nx.Vulkan.Backend do
+  @moduledoc """
+  An `Nx.Backend` that keeps tensors in Vulkan device memory.
+
+      Nx.global_default_backend(Nx.Vulkan.Backend)
+      Nx.global_default_backend({Nx.Vulkan.Backend, device: 1})
+
+  Options:
+
+    * `:device` - the index of the device (see `Nx.Vulkan.devices/0`). Defaults to the
+      engine's choice: `NX_VULKAN_DEVICE`, else discrete > integrated > virtual > CPU.
+
+  Each callback becomes one native call (`Nx.Vulkan.NIF.op/6`) with the output's type and
+  shape, the input tensors and the callback's options, when the engine has the op for those
+  types on that device (the engine is asked, nothing is hard-coded here). Otherwise the
+  callback runs on the host through `Nx.BinaryBackend`; such fallbacks are counted
+  (`Nx.Vulkan.fallback_counts/0`), reported through telemetry
+  (`[:nx_vulkan, :host_fallback]`) and governed by the `:host_fallback` setting
+  (`:allow`, `:warn` - the default, warns once per op - or `:raise`).
+
+  Operations are asynchronous: they return once recorded on the device's stream, and
+  reading a tensor (`Nx.to_binary/1`, inspect) waits only for the work it needs.
+  """
+
+  @behaviour Nx.Backend
+  @enforce_keys [:ref, :device]
+  defstruct [:ref, :device]
+
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Backend, as: B
+  alias Nx.Vulkan.{Error, Fallback, Native, NIF}
+
+  @type t :: %__MODULE__{ref: reference(), device: non_neg_integer()}
+
+  ## Options and devices
+
+  @impl true
+  def init(opts) do
+    opts = Keyword.validate!(opts, [:device])
+
+    case opts[:device] do
+      nil ->
+        opts
+
+      index when is_integer(index) and index >= 0 ->
+        opts
+
+      other ->
+        raise ArgumentError,
+              "the :device option of Nx.Vulkan.Backend must be a device index, got: " <>
+                inspect(other)
+    end
+  end
+
+  defp device_from_opts(opts) when is_list(opts), do: opts[:device] || Native.default_device()
+
+  # The device for an op: that of the first Vulkan input, else the default one.
+  defp pick_device(tensors) do
+    Enum.find_value(tensors, &device_of/1) || Native.default_device()
+  end
+
+  defp device_of(%T{data: %B{device: device}}), do: device
+  defp device_of(_), do: nil
+
+  ## Creation
+
+  # A constant is data, not computation: scalars (every number in `Nx.add(t, 1)`) are encoded
+  # on the host and uploaded like `from_binary/3`, which is not a host fallback. Larger
+  # constants are filled on the device when the engine has "constant".
+  @impl true
+  def constant(%T{shape: shape} = out, number, backend_options) do
+    device = device_from_opts(backend_options)
+
+    if shape != {} and Native.supported?(device, :constant, out, []) do
+      options = [value: number_option(number)]
+
+      case NIF.op(device, "constant", out.type, shape, [], options) do
+        {:ok, ref} -> %{out | data: %B{ref: ref, device: device}}
+        {:error, :unsupported, _} -> upload_constant(out, number, device)
+        {:error, kind, message} -> Error.raise_error!(kind, message)
+      end
+    else
+      upload_constant(out, number, device)
+    end
+  end
+
+  defp upload_constant(out, number, device) do
+    binary = Nx.BinaryBackend.constant(out, number, []) |> Nx.to_binary()
+    from_binary(out, binary, device: device)
+  end
+
+  @impl true
+  def eye(%T{} = out, backend_options) do
+    device = device_from_opts(backend_options)
+    native_or_host(:eye, device, out, [], [], fn -> Nx.BinaryBackend.eye(out, []) end)
+  end
+
+  @impl true
+  def iota(%T{} = out, axis, backend_options) do
+    device = device_from_opts(backend_options)
+
+    native_or_host(:iota, device, out, [], [axis: axis], fn ->
+      Nx.BinaryBackend.iota(out, axis, [])
+    end)
+  end
+
+  defp number_option(%Complex{re: re, im: im}), do: [re: re, im: im]
+  defp number_option(number), do: number
+
+  @impl true
+  def from_binary(%T{type: type, shape: shape} = out, binary, backend_options) do
+    device = device_from_opts(backend_options)
+    binary = if is_list(binary), do: :erlang.list_to_bitstring(binary), else: binary
+    {storage_type, storage_shape} = Native.storage(type, shape)
+
+    ref =
+      device
+      |> NIF.from_binary(storage_type, storage_shape, pad_to_bytes(binary))
+      |> Error.unwrap!()
+
+    %{out | data: %B{ref: ref, device: device}}
+  end
+
+  defp pad_to_bytes(binary) when is_binary(binary), do: binary
+
+  defp pad_to_bytes(bitstring) do
+    pad = 8 - rem(bit_size(bitstring), 8)
+    <<bitstring::bitstring, 0::size(pad)>>
+  end
+
+  ## Memory and transfers
+
+  @impl true
+  def to_binary(%T{data: %B{ref: ref}, type: {_, bits} = type}, limit) do
+    if Native.engine_type?(type) do
+      ref |> NIF.to_binary(limit) |> Error.unwrap!()
+    else
+      keep = limit * bits
+      data = ref |> NIF.to_binary(div(keep + 7, 8)) |> Error.unwrap!()
+      <<kept::bitstring-size(^keep), _::bitstring>> = data
+      kept
+    end
+  end
+
+  @impl true
+  def backend_copy(%T{data: %B{ref: ref, device: from}} = tensor, backend, opts) do
+    if backend == B do
+      device = Keyword.get(init(opts), :device) || from
+      ref = ref |> NIF.copy(device) |> Error.unwrap!()
+      %{tensor | data: %B{ref: ref, device: device}}
+    else
+      backend.from_binary(tensor, to_binary(tensor, Nx.size(tensor)), opts)
+    end
+  end
+
+  @impl true
+  def backend_transfer(%T{data: %B{ref: ref, device: from}} = tensor, backend, opts) do
+    if backend == B and (Keyword.get(init(opts), :device) || from) == from do
+      tensor
+    else
+      try do
+        backend_copy(tensor, backend, opts)
+      after
+        NIF.deallocate(ref)
+      end
+    end
+  end
+
+  @impl true
+  def backend_deallocate(%T{data: %B{ref: ref}}) do
+    case NIF.deallocate(ref) do
+      :ok -> :ok
+      :already_deallocated -> :already_deallocated
+      {:error, kind, message} -> Error.raise_error!(kind, message)
+    end
+  end
+
+  @impl true
+  def to_batched(out, tensor, opts) do
+    leftover = opts[:leftover]
+    batch_size = elem(out.shape, 0)
+    axis_size = elem(tensor.shape, 0)
+    remainder = rem(axis_size, batch_size)
+    num_full_batches = div(axis_size, batch_size)
+
+    range =
+      if remainder != 0 and leftover == :repeat do
+        0..num_full_batches
+      else
+        0..(num_full_batches - 1)//1
+      end
+
+    Stream.map(range, fn
+      ^num_full_batches ->
+        Nx.concatenate([
+          Nx.slice_along_axis(tensor, num_full_batches * batch_size, remainder),
+          Nx.slice_along_axis(tensor, 0, batch_size - remainder)
+        ])
+
+      i ->
+        Nx.slice_along_axis(tensor, i * batch_size, batch_size)
+    end)
+  end
+
+  @impl true
+  def inspect(%T{data: %B{ref: ref}} = tensor, inspect_opts) do
+    if NIF.deallocated?(ref) do
+      maybe_add_signature("Deallocated", tensor)
+    else
+      limit = if inspect_opts.limit == :infinity, do: :infinity, else: inspect_opts.limit + 1
+      size = Nx.size(tensor)
+
+      tensor
+      |> to_binary(if limit == :infinity, do: size, else: min(limit, size))
+      |> then(&Nx.Backend.inspect(tensor, &1, inspect_opts))
+      |> maybe_add_signature(tensor)
+    end
+  end
+
+  defp maybe_add_signature(result, %T{data: %B{ref: ref, device: device}}) do
+    if add_backend_on_inspect?() do
+      ~c"#Ref<" ++ rest = :erlang.ref_to_list(ref)
+      info = "Nx.Vulkan.Backend<vulkan:#{device}, " <> List.to_string(rest)
+      Inspect.Algebra.concat([info, Inspect.Algebra.line(), result])
+    else
+      result
+    end
+  end
+
+  defp add_backend_on_inspect? do
+    case Application.fetch_env(:nx_vulkan, :add_backend_on_inspect) do
+      {:ok, value} -> value
+      :error -> Application.get_env(:nx, :add_backend_on_inspect, true)
+    end
+  end
+
+  @impl true
+  def from_pointer(_pointer, _type, _shape, _backend_opts, _opts) do
+    raise ArgumentError, "Nx.Vulkan.Backend does not support Nx.from_pointer/5"
+  end
+
+  @impl true
+  def to_pointer(_tensor, _opts) do
+    raise ArgumentError, "Nx.Vulkan.Backend does not support Nx.to_pointer/2"
+  end
+
+  ## Block extension: run the default implementation, op by op, on this backend.
+
+  @impl true
+  def block(struct, _output, args, fun), do: apply(fun, [struct | args])
+
+  ## Shape
+
+  @impl true
+  def as_type(out, tensor), do: run(:as_type, out, [tensor], [], [out, tensor])
+
+  @impl true
+  def bitcast(out, tensor), do: run(:bitcast, out, [tensor], [], [out, tensor])
+
+  @impl true
+  def reshape(out, tensor), do: run(:reshape, out, [tensor], [], [out, tensor])
+
+  @impl true
+  def squeeze(out, tensor, axes),
+    do: run(:squeeze, out, [tensor], [axes: axes], [out, tensor, axes])
+
+  @impl true
+  def broadcast(out, tensor, shape, axes),
+    do: run(:broadcast, out, [tensor], [shape: shape, axes: axes], [out, tensor, shape, axes])
+
+  @impl true
+  def transpose(out, tensor, axes),
+    do: run(:transpose, out, [tensor], [axes: axes], [out, tensor, axes])
+
+  @impl true
+  def pad(out, tensor, pad_value, config) do
+    run(:pad, out, [tensor, pad_value], [padding_config: config], [out, tensor, pad_value, config])
+  end
+
+  @impl true
+  def reverse(out, tensor, axes),
+    do: run(:reverse, out, [tensor], [axes: axes], [out, tensor, axes])
+
+  ## Linear algebra and indexing
+
+  @impl true
+  def dot(out, left, contract_axes1, batch_axes1, right, contract_axes2, batch_axes2) do
+    options = [
+      contract_axes1: contract_axes1,
+      batch_axes1: batch_axes1,
+      contract_axes2: contract_axes2,
+      batch_axes2: batch_axes2
+    ]
+
+    args = [out, left, contract_axes1, batch_axes1, right, contract_axes2, batch_axes2]
+    run(:dot, out, [left, right], options, args)
+  end
+
+  @impl true
+  def clip(out, tensor, min, max),
+    do: run(:clip, out, [tensor, min, max], [], [out, tensor, min, max])
+
+  @impl true
+  def slice(out, tensor, start_indices, lengths, strides) do
+    args = [out, tensor, start_indices, lengths, strides]
+
+    if native?(:slice, out, [tensor]) do
+      starts = static_indices(start_indices, tensor.shape, lengths)
+      options = [start_indices: starts, lengths: lengths, strides: strides]
+      run(:slice, out, [tensor], options, args)
+    else
+      run(:slice, out, [tensor], [], args)
+    end
+  end
+
+  @impl true
+  def put_slice(out, tensor, start_indices, slice) do
+    args = [out, tensor, start_indices, slice]
+
+    if native?(:put_slice, out, [tensor, slice]) do
+      starts = static_indices(start_indices, tensor.shape, Tuple.to_list(slice.shape))
+      run(:put_slice, out, [tensor, slice], [start_indices: starts], args)
+    else
+      run(:put_slice, out, [tensor, slice], [], args)
+    end
+  end
+
+  # Start indices may be scalar tensors (dynamic slicing): read them and clamp them into
+  # range the way Nx specifies, so that the engine always gets static integers.
+  defp static_indices(start_indices, shape, lengths) do
+    [Tuple.to_list(shape), start_indices, lengths]
+    |> Enum.zip_with(fn [dim, index, length] ->
+      index = if is_integer(index), do: index, else: Nx.to_number(index)
+      min(max(index, 0), dim - length)
+    end)
+  end
+
+  @impl true
+  def gather(out, input, indices, opts),
+    do: run(:gather, out, [input, indices], opts, [out, input, indices, opts])
+
+  @impl true
+  def concatenate(out, tensors, axis),
+    do: run(:concatenate, out, tensors, [axis: axis], [out, tensors, axis])
+
+  @impl true
+  def stack(out, tensors, axis), do: run(:stack, out, tensors, [axis: axis], [out, tensors, axis])
+
+  @impl true
+  def select(out, pred, on_true, on_false) do
+    run(:select, out, [pred, on_true, on_false], [], [out, pred, on_true, on_false])
+  end
+
+  @impl true
+  def conv(out, tensor, kernel, opts),
+    do: run(:conv, out, [tensor, kernel], opts, [out, tensor, kernel, opts])
+
+  @impl true
+  def triangular_solve(out, a, b, opts),
+    do: run(:triangular_solve, out, [a, b], opts, [out, a, b, opts])
+
+  @impl true
+  def fft(out, tensor, opts), do: run(:fft, out, [tensor], opts, [out, tensor, opts])
+
+  @impl true
+  def ifft(out, tensor, opts), do: run(:ifft, out, [tensor], opts, [out, tensor, opts])
+
+  ## Reductions
+
+  for op <- [:all, :any, :sum, :product, :reduce_max, :reduce_min, :argmax, :argmin] do
+    @impl true
+    def unquote(op)(out, tensor, opts) do
+      run(unquote(op), out, [tensor], opts, [out, tensor, opts])
+    end
+  end
+
+  for op <- [:sort, :argsort] do
+    @impl true
+    def unquote(op)(out, tensor, opts) do
+      run(unquote(op), out, [tensor], opts, [out, tensor, opts])
+    end
+  end
+
+  # Reductions with an Elixir function cannot run on the device: always on the host.
+  @impl true
+  def reduce(out, tensor, acc, opts, fun) do
+    host(:reduce, pick_device([tensor, acc]), [out, tensor, acc, opts, fun], "takes a function")
+  end
+
+  @impl true
+  def window_reduce(out, tensor, acc, shape, opts, fun) do
+    args = [out, tensor, acc, shape, opts, fun]
+    host(:window_reduce, pick_device([tensor, acc]), args, "takes a function")
+  end
+
+  for op <- [:window_sum, :window_product, :window_max, :window_min] do
+    @impl true
+    def unquote(op)(out, tensor, window_dimensions, opts) do
+      options = [window_dimensions: window_dimensions] ++ opts
+      run(unquote(op), out, [tensor], options, [out, tensor, window_dimensions, opts])
+    end
+  end
+
+  for op <- [:window_scatter_max, :window_scatter_min] do
+    @impl true
+    def unquote(op)(out, tensor, source, init_value, window_dimensions, opts) do
+      options = [window_dimensions: window_dimensions] ++ opts
+      args = [out, tensor, source, init_value, window_dimensions, opts]
+      run(unquote(op), out, [tensor, source, init_value], options, args)
+    end
+  end
+
+  for op <- [:indexed_add, :indexed_put] do
+    @impl true
+    def unquote(op)(out, tensor, indices, updates, opts) do
+      args = [out, tensor, indices, updates, opts]
+      run(unquote(op), out, [tensor, indices, updates], opts, args)
+    end
+  end
+
+  ## Element-wise
+
+  binary_ops =
+    [:add, :subtract, :multiply, :pow, :remainder, :divide, :atan2, :min, :max, :quotient] ++
+      [:bitwise_and, :bitwise_or, :bitwise_xor, :left_shift, :right_shift] ++
+      [:equal, :not_equal, :greater, :less, :greater_equal, :less_equal] ++
+      [:logical_and, :logical_or, :logical_xor]
+
+  for op <- binary_ops do
+    @impl true
+    def unquote(op)(out, left, right) do
+      run(unquote(op), out, [left, right], [], [out, left, right])
+    end
+  end
+
+  unary_ops =
+    Enum.map(Nx.Shared.unary_math_funs(), &elem(&1, 0)) ++
+      [:abs, :bitwise_not, :ceil, :conjugate, :floor, :negate, :round, :sign] ++
+      [:count_leading_zeros, :population_count, :real, :imag, :is_nan, :is_infinity]
+
+  for op <- unary_ops do
+    @impl true
+    def unquote(op)(out, tensor) do
+      run(unquote(op), out, [tensor], [], [out, tensor])
+    end
+  end
+
+  ## Dispatch
+
+  defp native?(op, out, inputs) do
+    Native.supported?(pick_device(inputs), op, out, inputs)
+  end
+
+  # Runs `op` natively when the engine supports it for these types on this device, else
+  # calls the same callback of Nx.BinaryBackend with `args`.
+  defp run(op, out, inputs, options, args) do
+    device = pick_device(inputs)
+
+    if Native.supported?(device, op, out, inputs) do
+      refs = Enum.map(inputs, &to_ref(&1, device))
+
+      case NIF.op(device, Atom.to_string(op), out.type, out.shape, refs, options) do
+        {:ok, ref} ->
+          %{out | data: %B{ref: ref, device: device}}
+
+        {:error, :unsupported, message} ->
+          host(op, device, args, message)
+
+        {:error, kind, message} ->
+          Error.raise_error!(kind, message)
+      end
+    else
+      host(op, device, args, reason(out, inputs))
+    end
+  end
+
+  # Creation callbacks: no inputs, the host version is given as a function.
+  defp native_or_host(op, device, out, inputs, options, host_fun) do
+    if Native.supported?(device, op, out, inputs) do
+      case NIF.op(device, Atom.to_string(op), out.type, out.shape, [], options) do
+        {:ok, ref} ->
+          %{out | data: %B{ref: ref, device: device}}
+
+        {:error, :unsupported, message} ->
+          host_create(op, device, host_fun, message)
+
+        {:error, kind, message} ->
+          Error.raise_error!(kind, message)
+      end
+    else
+      host_create(op, device, host_fun, reason(out, inputs))
+    end
+  end
+
+  defp host_create(op, device, host_fun, reason) do
+    Fallback.record!(op, reason)
+    host_fun |> with_host_backend() |> to_device(device)
+  end
+
+  defp reason(out, inputs) do
+    types = Enum.map_join(inputs, ", ", &Nx.Type.to_string(&1.type))
+    "no native kernel for #{Nx.Type.to_string(out.type)} output from (#{types})"
+  end
+
+  # The host fallback: inputs copied to Nx.BinaryBackend (never moved: the caller still owns
+  # them), the same callback run there, the result uploaded to `device`.
+  defp host(op, device, args, reason) do
+    Fallback.record!(op, reason)
+    host_args = Enum.map(args, &to_host_arg/1)
+
+    fn -> apply(Nx.BinaryBackend, op, host_args) end
+    |> with_host_backend()
+    |> to_device(device)
+  end
+
+  # Tensors created inside the BinaryBackend callback must stay on the host too.
+  defp with_host_backend(fun) do
+    previous = Nx.default_backend(Nx.BinaryBackend)
+
+    try do
+      fun.()
+    after
+      Nx.default_backend(previous)
+    end
+  end
+
+  defp to_host_arg(%T{data: %B{}} = tensor) do
+    Nx.BinaryBackend.from_binary(tensor, to_binary(tensor, Nx.size(tensor)), [])
+  end
+
+  defp to_host_arg(list) when is_list(list), do: Enum.map(list, &to_host_arg/1)
+  defp to_host_arg(other), do: other
+
+  defp to_device(%T{data: %B{device: device}} = tensor, device), do: tensor
+
+  defp to_device(%T{data: %B{ref: ref}} = tensor, device) do
+    %{tensor | data: %B{ref: Error.unwrap!(NIF.copy(ref, device)), device: device}}
+  end
+
+  defp to_device(%T{} = tensor, device) do
+    from_binary(tensor, Nx.to_binary(tensor), device: device)
+  end
+
+  defp to_device(tuple, device) when is_tuple(tuple) do
+    tuple |> Tuple.to_list() |> Enum.map(&to_device(&1, device)) |> List.to_tuple()
+  end
+
+  defp to_device(list, device) when is_list(list), do: Enum.map(list, &to_device(&1, device))
+
+  # An input on its way into a native op: already there, on another device, or elsewhere.
+  defp to_ref(%T{data: %B{ref: ref, device: device}}, device), do: ref
+  defp to_ref(%T{data: %B{ref: ref}}, device), do: Error.unwrap!(NIF.copy(ref, device))
+
+  defp to_ref(%T{type: type, shape: shape} = tensor, device) do
+    {storage_type, storage_shape} = Native.storage(type, shape)
+    binary = tensor |> Nx.to_binary() |> pad_to_bytes()
+    device |> NIF.from_binary(storage_type, storage_shape, binary) |> Error.unwrap!()
+  end
+end

@@ -1,0 +1,38 @@
+defmodule Nx.Vulkan.NIF do
+  @moduledoc false
+  # The native functions (nif/). Every function returns `{:ok, value}` or
+  # `{:error, kind, message}` (except `deallocate/1` and `deallocated?/1`).
+
+  @on_load :__on_load__
+
+  def __on_load__ do
+    path = :filename.join(:code.priv_dir(:nx_vulkan), ~c"libnx_vulkan_nif")
+
+    case :erlang.load_nif(path, 0) do
+      :ok ->
+        :ok
+
+      {:error, {reason, text}} ->
+        IO.warn("nx_vulkan: could not load the NIF #{path}: #{reason} #{text}")
+        :ok
+    end
+  end
+
+  def from_binary(_device, _type, _shape, _binary), do: nif_error()
+  def to_binary(_ref, _limit), do: nif_error()
+  def deallocate(_ref), do: nif_error()
+  def deallocated?(_ref), do: nif_error()
+  def copy(_ref, _device), do: nif_error()
+  def op(_device, _name, _out_type, _out_shape, _refs, _options), do: nif_error()
+  def native_ops, do: nif_error()
+  def supports_op(_device, _name, _out_type, _out_shape, _input_types), do: nif_error()
+  def devices, do: nif_error()
+  def default_device, do: nif_error()
+  def device_info(_device), do: nif_error()
+  def memory_statistics(_device), do: nif_error()
+  def reset_peak_memory(_device), do: nif_error()
+  def synchronize(_device), do: nif_error()
+
+  # The NIF replaces these stubs at load time.
+  defp nif_error, do: :erlang.nif_error(:nx_vulkan_nif_not_loaded)
+end

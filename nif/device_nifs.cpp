@@ -1,0 +1,119 @@
+// Devices: enumeration, the default device, memory statistics.
+#include <nlohmann/json.hpp>
+
+#include "devices.hpp"
+#include "guard.hpp"
+#include "nifs.hpp"
+#include "terms.hpp"
+
+namespace nxv_nif {
+
+namespace {
+
+nlohmann::json info_to_json(const nxv::DeviceInfo& info) {
+  using nlohmann::json;
+  json heaps = json::array();
+  for (const auto& heap : info.heaps)
+    heaps.push_back({{"size", heap.size}, {"device_local", heap.device_local}});
+  const auto& f = info.features;
+  json features = {{"float16", f.float16},
+                   {"float64", f.float64},
+                   {"int64", f.int64},
+                   {"int16", f.int16},
+                   {"int8", f.int8},
+                   {"storage8", f.storage8},
+                   {"storage16", f.storage16},
+                   {"bfloat16", f.bfloat16},
+                   {"cooperative_matrix", f.cooperative_matrix},
+                   {"subgroup_basic", f.subgroup_basic},
+                   {"subgroup_arithmetic", f.subgroup_arithmetic},
+                   {"subgroup_shuffle", f.subgroup_shuffle},
+                   {"buffer_device_address", f.buffer_device_address},
+                   {"timeline_semaphore", f.timeline_semaphore}};
+  json coopmat = json::array();
+  for (const auto& s : info.cooperative_matrix_shapes)
+    coopmat.push_back({{"m", s.m},
+                       {"n", s.n},
+                       {"k", s.k},
+                       {"a_type", s.a_type},
+                       {"b_type", s.b_type},
+                       {"c_type", s.c_type},
+                       {"result_type", s.result_type},
+                       {"scope", s.scope}});
+  return {{"index", info.index},
+          {"name", info.name},
+          {"type", info.type},
+          {"vendor_id", info.vendor_id},
+          {"device_id", info.device_id},
+          {"vendor", info.vendor},
+          {"driver_name", info.driver_name},
+          {"driver_info", info.driver_info},
+          {"api_version", info.api_version},
+          {"uuid", info.uuid},
+          {"heaps", heaps},
+          {"subgroup_size", info.subgroup_size},
+          {"max_workgroup_size", info.max_workgroup_size},
+          {"max_workgroup_invocations", info.max_workgroup_invocations},
+          {"max_workgroup_count", info.max_workgroup_count},
+          {"max_shared_memory", info.max_shared_memory},
+          {"max_storage_buffer_range", info.max_storage_buffer_range},
+          {"max_allocation_size", info.max_allocation_size},
+          {"max_buffer_size", info.max_buffer_size},
+          {"max_push_constants", info.max_push_constants},
+          {"features", features},
+          {"cooperative_matrix_shapes", coopmat}};
+}
+
+}  // namespace
+
+// devices() -> {:ok, [map]}: every physical device, features before any mask.
+ERL_NIF_TERM devices_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
+  return guard(env, [&] {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& info : nxv::list_devices()) list.push_back(info_to_json(info));
+    return make_ok(env, json_to_term(env, list));
+  });
+}
+
+// default_device() -> {:ok, index}
+ERL_NIF_TERM default_device_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
+  return guard(env, [&] { return make_ok(env, enif_make_int64(env, default_device_index())); });
+}
+
+// device_info(index) -> {:ok, map}: the opened device, features after the capability mask.
+ERL_NIF_TERM device_info_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    auto device = device_at(get_int64(env, argv[0], "device"));
+    return make_ok(env, json_to_term(env, info_to_json(device->info())));
+  });
+}
+
+// memory_statistics(index) -> {:ok, %{bytes_in_use, peak_bytes, buffers}}
+ERL_NIF_TERM memory_statistics_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    auto device = device_at(get_int64(env, argv[0], "device"));
+    nxv::MemoryStats stats = device->memory_stats();
+    nlohmann::json json = {{"bytes_in_use", stats.bytes_in_use},
+                           {"peak_bytes", stats.peak_bytes},
+                           {"buffers", stats.buffers}};
+    return make_ok(env, json_to_term(env, json));
+  });
+}
+
+// reset_peak_memory(index) -> :ok
+ERL_NIF_TERM reset_peak_memory_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    device_at(get_int64(env, argv[0], "device"))->reset_peak_memory();
+    return atoms.ok;
+  });
+}
+
+// synchronize(index) -> :ok: waits for all work recorded so far on the device.
+ERL_NIF_TERM synchronize_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    device_at(get_int64(env, argv[0], "device"))->synchronize();
+    return atoms.ok;
+  });
+}
+
+}  // namespace nxv_nif

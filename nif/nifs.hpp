@@ -1,0 +1,29 @@
+// NIF entry points, grouped by concern; registered in nx_vulkan_nif.cpp.
+#pragma once
+#include <erl_nif.h>
+
+namespace nxv_nif {
+
+#define NXV_NIF(name) ERL_NIF_TERM name(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[])
+
+// tensor_nifs.cpp
+NXV_NIF(from_binary_nif);
+NXV_NIF(to_binary_nif);
+NXV_NIF(deallocate_nif);
+NXV_NIF(deallocated_nif);
+NXV_NIF(copy_nif);
+NXV_NIF(op_nif);
+NXV_NIF(native_ops_nif);
+NXV_NIF(supports_op_nif);
+
+// device_nifs.cpp
+NXV_NIF(devices_nif);
+NXV_NIF(default_device_nif);
+NXV_NIF(device_info_nif);
+NXV_NIF(memory_statistics_nif);
+NXV_NIF(reset_peak_memory_nif);
+NXV_NIF(synchronize_nif);
+
+#undef NXV_NIF
+
+}  // namespace nxv_nif

@@ -1,0 +1,43 @@
+// The NIF registry: the function table and load hooks for Elixir.Nx.Vulkan.NIF.
+// Every call that may touch the GPU (or open a device) runs on a dirty scheduler.
+#include <erl_nif.h>
+
+#include "nifs.hpp"
+#include "tensor_resource.hpp"
+#include "terms.hpp"
+
+namespace {
+
+int load(ErlNifEnv* env, void**, ERL_NIF_TERM) {
+  nxv_nif::make_atoms(env);
+  return nxv_nif::open_tensor_resource_type(env) ? 0 : 1;
+}
+
+int upgrade(ErlNifEnv* env, void**, void**, ERL_NIF_TERM) {
+  nxv_nif::make_atoms(env);
+  return nxv_nif::open_tensor_resource_type(env) ? 0 : 1;
+}
+
+constexpr int kIO = ERL_NIF_DIRTY_JOB_IO_BOUND;
+constexpr int kCPU = ERL_NIF_DIRTY_JOB_CPU_BOUND;
+
+ErlNifFunc nif_functions[] = {
+    {"from_binary", 4, nxv_nif::from_binary_nif, kCPU},
+    {"to_binary", 2, nxv_nif::to_binary_nif, kIO},
+    {"deallocate", 1, nxv_nif::deallocate_nif, kIO},
+    {"deallocated?", 1, nxv_nif::deallocated_nif, 0},
+    {"copy", 2, nxv_nif::copy_nif, kIO},
+    {"op", 6, nxv_nif::op_nif, kIO},
+    {"native_ops", 0, nxv_nif::native_ops_nif, 0},
+    {"supports_op", 5, nxv_nif::supports_op_nif, kIO},
+    {"devices", 0, nxv_nif::devices_nif, kIO},
+    {"default_device", 0, nxv_nif::default_device_nif, kIO},
+    {"device_info", 1, nxv_nif::device_info_nif, kIO},
+    {"memory_statistics", 1, nxv_nif::memory_statistics_nif, kIO},
+    {"reset_peak_memory", 1, nxv_nif::reset_peak_memory_nif, kIO},
+    {"synchronize", 1, nxv_nif::synchronize_nif, kIO},
+};
+
+}  // namespace
+
+ERL_NIF_INIT(Elixir.Nx.Vulkan.NIF, nif_functions, load, nullptr, upgrade, nullptr)

@@ -1,0 +1,71 @@
+#include "tensor_resource.hpp"
+
+#include <new>
+#include <utility>
+
+#include "nxv/error.hpp"
+
+namespace nxv_nif {
+
+namespace {
+
+ErlNifResourceType* tensor_type = nullptr;
+
+void destroy_tensor(ErlNifEnv*, void* object) {
+  // Runs when the BEAM garbage-collects the last reference. Never throws out: a failing
+  // buffer release must not take the VM down.
+  auto* resource = static_cast<TensorResource*>(object);
+  try {
+    resource->~TensorResource();
+  } catch (...) {
+  }
+}
+
+}  // namespace
+
+bool open_tensor_resource_type(ErlNifEnv* env) {
+  ErlNifResourceFlags tried;
+  tensor_type = enif_open_resource_type(env, nullptr, "nx_vulkan_tensor", destroy_tensor,
+                                        static_cast<ErlNifResourceFlags>(ERL_NIF_RT_CREATE |
+                                                                         ERL_NIF_RT_TAKEOVER),
+                                        &tried);
+  return tensor_type != nullptr;
+}
+
+ERL_NIF_TERM make_tensor_term(ErlNifEnv* env, nxv::Tensor tensor, int64_t device_index) {
+  void* memory = enif_alloc_resource(tensor_type, sizeof(TensorResource));
+  if (memory == nullptr) throw std::bad_alloc();
+  auto* resource = new (memory) TensorResource();
+  resource->tensor.emplace(std::move(tensor));
+  resource->device_index = device_index;
+  ERL_NIF_TERM term = enif_make_resource(env, resource);
+  enif_release_resource(resource);
+  return term;
+}
+
+TensorResource& get_resource(ErlNifEnv* env, ERL_NIF_TERM term) {
+  void* object = nullptr;
+  if (!enif_get_resource(env, term, tensor_type, &object))
+    throw nxv::Error(nxv::ErrorKind::InvalidArgument, "expected a Vulkan tensor reference");
+  return *static_cast<TensorResource*>(object);
+}
+
+nxv::Tensor get_tensor(ErlNifEnv* env, ERL_NIF_TERM term) {
+  TensorResource& resource = get_resource(env, term);
+  std::lock_guard<std::mutex> lock(resource.mutex);
+  if (!resource.tensor) throw nxv::Error(nxv::ErrorKind::Deallocated, "tensor was deallocated");
+  return *resource.tensor;
+}
+
+bool deallocate(TensorResource& resource) {
+  std::optional<nxv::Tensor> dropped;
+  {
+    std::lock_guard<std::mutex> lock(resource.mutex);
+    if (!resource.tensor) return false;
+    dropped.swap(resource.tensor);
+  }
+  // The buffer share is released here, outside the lock.
+  return true;
+}
+
+}  // namespace nxv_nif

@@ -1,0 +1,48 @@
+// Term decoding and encoding: Nx types, shapes, options (term -> JSON), atoms and results.
+#pragma once
+#include <erl_nif.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nxv/dtype.hpp"
+#include "nxv/tensor.hpp"
+
+namespace nxv_nif {
+
+// Atoms made once at load time.
+struct Atoms {
+  ERL_NIF_TERM ok, error, nil, true_, false_;
+  ERL_NIF_TERM already_deallocated;
+  ERL_NIF_TERM invalid_argument, unsupported, out_of_memory, deallocated, driver;
+};
+extern Atoms atoms;
+void make_atoms(ErlNifEnv* env);
+
+ERL_NIF_TERM make_atom(ErlNifEnv* env, const char* name);
+ERL_NIF_TERM make_binary(ErlNifEnv* env, std::string_view text);
+ERL_NIF_TERM make_ok(ErlNifEnv* env, ERL_NIF_TERM value);
+
+// Decoders throw nxv::Error(InvalidArgument) naming `what` when the term does not fit.
+std::string get_string(ErlNifEnv* env, ERL_NIF_TERM term, const char* what);  // binary or atom
+int64_t get_int64(ErlNifEnv* env, ERL_NIF_TERM term, const char* what);
+// Nx type: {:f, 32}, {:bf, 16}, ... or a string/atom spelled the Nx way ("f32").
+nxv::DType get_dtype(ErlNifEnv* env, ERL_NIF_TERM term);
+// Shape: tuple or list of non-negative integers.
+nxv::Shape get_shape(ErlNifEnv* env, ERL_NIF_TERM term);
+std::vector<int64_t> get_int_list(ErlNifEnv* env, ERL_NIF_TERM term, const char* what);
+
+// Options convention (shared with the engine and the conformance fixtures):
+// keyword list -> object (atom keys as strings), map -> object, other lists -> arrays,
+// tuples -> arrays, nil -> null, true/false -> bools, other atoms -> strings,
+// integers/floats -> numbers, binaries -> strings. At the top level an empty list is an
+// empty object (the empty keyword list).
+nlohmann::json term_to_json(ErlNifEnv* env, ERL_NIF_TERM term);
+nlohmann::json options_to_json(ErlNifEnv* env, ERL_NIF_TERM term);
+
+ERL_NIF_TERM json_to_term(ErlNifEnv* env, const nlohmann::json& value);
+
+}  // namespace nxv_nif
