@@ -146,7 +146,6 @@ defmodule NxVulkan.MixProject do
       compilers: [:nx_vulkan_nif] ++ Mix.compilers(),
       deps: deps(),
       elixirc_paths: ["lib"],
-      test_paths: ["test/nx_vulkan"],
       description: "A Vulkan GPU backend for Nx",
       package: package(),
       source_url: @source_url
@@ -157,7 +156,7 @@ defmodule NxVulkan.MixProject do
     [
       extra_applications: [:logger],
       mod: {Nx.Vulkan.Application, []},
-      env: [host_fallback: :warn, add_backend_on_inspect: true]
+      env: [host_fallback: :warn]
     ]
   end
 

@@ -244,10 +244,47 @@ defmodule Nx.Vulkan.Backend do
     raise ArgumentError, "Nx.Vulkan.Backend does not support Nx.to_pointer/2"
   end
 
-  ## Block extension: run the default implementation, op by op, on this backend.
+  ## Block extension
+  #
+  # A block with tensor arguments and a single tensor result runs natively when the engine
+  # has it, under the struct's name (Nx.Block.CumulativeSum -> "cumulative_sum",
+  # Nx.Block.LinAlg.Cholesky -> "linalg_cholesky") with the struct's fields as options.
+  # Otherwise its default implementation runs op by op on this backend (not a fallback in
+  # itself: each op inside decides).
 
   @impl true
-  def block(struct, _output, args, fun), do: apply(fun, [struct | args])
+  def block(struct, output, args, fun) do
+    with %T{} <- output,
+         true <- args != [] and Enum.all?(args, &match?(%T{}, &1)),
+         op = block_name(struct),
+         device = pick_device(args),
+         true <- Native.supported?(device, op, output, args),
+         options = struct |> Map.from_struct() |> Enum.sort(),
+         {:ok, ref} <-
+           NIF.op(
+             device,
+             op,
+             output.type,
+             output.shape,
+             Enum.map(args, &to_ref(&1, device)),
+             options
+           ) do
+      %{output | data: %B{ref: ref, device: device}}
+    else
+      {:error, kind, message} when kind != :unsupported -> Error.raise_error!(kind, message)
+      _ -> apply(fun, [struct | args])
+    end
+  end
+
+  defp block_name(%module{}) do
+    module
+    |> Module.split()
+    |> Enum.drop(2)
+    |> Enum.map_join("_", fn
+      "LinAlg" -> "linalg"
+      part -> Macro.underscore(part)
+    end)
+  end
 
   ## Shape
 
@@ -286,10 +323,10 @@ defmodule Nx.Vulkan.Backend do
   @impl true
   def dot(out, left, contract_axes1, batch_axes1, right, contract_axes2, batch_axes2) do
     options = [
-      contract_axes1: contract_axes1,
-      batch_axes1: batch_axes1,
-      contract_axes2: contract_axes2,
-      batch_axes2: batch_axes2
+      left_contract: contract_axes1,
+      left_batch: batch_axes1,
+      right_contract: contract_axes2,
+      right_batch: batch_axes2
     ]
 
     args = [out, left, contract_axes1, batch_axes1, right, contract_axes2, batch_axes2]

@@ -68,7 +68,7 @@ defmodule Nx.Vulkan.Native do
   `device`. Cached per device, op, output type and rank, and input types.
   """
   def supported?(device, op, %{type: out_type, shape: out_shape}, inputs) do
-    name = Atom.to_string(op)
+    name = if is_atom(op), do: Atom.to_string(op), else: op
     in_types = Enum.map(inputs, & &1.type)
 
     engine_type?(out_type) and Enum.all?(in_types, &engine_type?/1) and
