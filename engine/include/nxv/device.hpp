@@ -1,0 +1,111 @@
+// Vulkan devices: enumeration, choice, capability masks, memory statistics.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nxv {
+
+struct MemoryHeap {
+  uint64_t size = 0;
+  bool device_local = false;
+};
+
+struct CooperativeMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  std::string a_type, b_type, c_type, result_type;  // e.g. "f16", "f32"
+  std::string scope;                                // "subgroup", "workgroup", ...
+};
+
+struct DeviceFeatures {
+  bool float16 = false, float64 = false, int64 = false, int16 = false, int8 = false;
+  bool storage8 = false, storage16 = false;
+  bool bfloat16 = false;
+  bool cooperative_matrix = false;
+  bool subgroup_basic = false, subgroup_arithmetic = false, subgroup_shuffle = false;
+  bool buffer_device_address = false, timeline_semaphore = false;
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
+  uint32_t vendor_id = 0, device_id = 0;
+  std::string vendor;  // "nvidia", "amd", "intel", "apple", "mesa", ... or hex id
+  std::string driver_name, driver_info;
+  std::string api_version;  // "1.4.305"
+  std::string uuid;         // device UUID, hex
+  std::vector<MemoryHeap> heaps;
+  uint32_t subgroup_size = 0;
+  std::array<uint32_t, 3> max_workgroup_size{};
+  uint32_t max_workgroup_invocations = 0;
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint32_t max_shared_memory = 0;
+  uint64_t max_storage_buffer_range = 0;
+  uint64_t max_allocation_size = 0;
+  uint64_t max_buffer_size = 0;
+  uint32_t max_push_constants = 0;
+  DeviceFeatures features;  // after the capability mask is applied
+  std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+};
+
+// Features a capability mask can turn off, so that fallback paths run on any machine.
+enum Capability : uint32_t {
+  kCapFloat64 = 1u << 0,
+  kCapInt64 = 1u << 1,
+  kCapFloat16 = 1u << 2,
+  kCapBFloat16 = 1u << 3,
+  kCapCooperativeMatrix = 1u << 4,
+  kCapSubgroupOps = 1u << 5,
+};
+// Parses "f64,int64,f16,bf16,coopmat,subgroup" (also accepts "all"); throws on unknown names.
+uint32_t parse_capability_mask(const std::string& text);
+
+struct DeviceOptions {
+  // "" chooses by NX_VULKAN_DEVICE, else discrete > integrated > virtual > cpu.
+  // A number picks by index, anything else by case-insensitive name substring.
+  std::string selector;
+  // Capabilities to turn off, in addition to NX_VULKAN_DISABLE.
+  uint32_t disabled = 0;
+  // Limits each device-local heap (VMA's heap size limit); 0 = NX_VULKAN_HEAP_LIMIT or none.
+  uint64_t heap_limit = 0;
+};
+
+struct MemoryStats {
+  uint64_t bytes_in_use = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t buffers = 0;
+};
+
+// All physical devices, features before any mask.
+std::vector<DeviceInfo> list_devices();
+
+class DeviceImpl;
+
+// A logical device with its allocator, kernel cache and stream. Opening the same physical device
+// twice gives two independent logical devices (handy for tests of capability masks).
+class Device : public std::enable_shared_from_this<Device> {
+ public:
+  static std::shared_ptr<Device> open(const DeviceOptions& options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceInfo& info() const;
+  bool has(Capability c) const;  // feature present and not masked
+  MemoryStats memory_stats() const;
+  void reset_peak_memory();
+  // Waits until all work recorded so far has finished.
+  void synchronize();
+
+  DeviceImpl& impl() { return *impl_; }
+
+ private:
+  explicit Device(std::unique_ptr<DeviceImpl> impl);
+  std::unique_ptr<DeviceImpl> impl_;
+};
+
+}  // namespace nxv

@@ -1,0 +1,121 @@
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "device/device_impl.hpp"
+#include "device/device_info.hpp"
+#include "device/instance.hpp"
+
+namespace nxv {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool is_number(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+size_t choose_device(const std::vector<DeviceInfo>& infos, const std::string& selector) {
+  if (infos.empty()) throw Error(ErrorKind::Unsupported, "no Vulkan device found (is a driver or lavapipe installed?)");
+  if (is_number(selector)) {
+    size_t index = std::stoul(selector);
+    if (index >= infos.size())
+      throw Error(ErrorKind::InvalidArgument, "device index " + selector + " out of range (" +
+                                                  std::to_string(infos.size()) + " devices)");
+    return index;
+  }
+  if (!selector.empty()) {
+    for (size_t i = 0; i < infos.size(); ++i)
+      if (lower(infos[i].name).find(lower(selector)) != std::string::npos) return i;
+    std::string names;
+    for (const auto& d : infos) names += " '" + d.name + "'";
+    throw Error(ErrorKind::InvalidArgument, "no Vulkan device matches '" + selector + "'; devices:" + names);
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < infos.size(); ++i)
+    if (device_type_rank(infos[i].type) < device_type_rank(infos[best].type)) best = i;
+  return best;
+}
+
+}  // namespace
+
+uint32_t parse_capability_mask(const std::string& text) {
+  uint32_t mask = 0;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(std::remove_if(item.begin(), item.end(), [](unsigned char c) { return std::isspace(c); }),
+               item.end());
+    item = lower(item);
+    if (item.empty()) continue;
+    if (item == "f64" || item == "float64") mask |= kCapFloat64;
+    else if (item == "int64" || item == "s64") mask |= kCapInt64;
+    else if (item == "f16" || item == "float16") mask |= kCapFloat16;
+    else if (item == "bf16" || item == "bfloat16") mask |= kCapBFloat16;
+    else if (item == "coopmat" || item == "cooperative_matrix") mask |= kCapCooperativeMatrix;
+    else if (item == "subgroup" || item == "subgroups") mask |= kCapSubgroupOps;
+    else if (item == "all") mask |= 0x3f;
+    else throw Error(ErrorKind::InvalidArgument, "unknown capability '" + item +
+                                                     "' (known: f64, int64, f16, bf16, coopmat, subgroup, all)");
+  }
+  return mask;
+}
+
+std::vector<DeviceInfo> list_devices() {
+  auto instance = Instance::get();
+  return translate_vk("listing devices", [&] {
+    std::vector<DeviceInfo> infos;
+    auto physicals = instance->instance().enumeratePhysicalDevices();
+    for (uint32_t i = 0; i < physicals.size(); ++i) infos.push_back(read_device_info(physicals[i], i));
+    return infos;
+  });
+}
+
+std::unique_ptr<DeviceImpl> make_impl(const DeviceOptions& options) {
+  auto instance = Instance::get();
+  return translate_vk("opening a device", [&] {
+    auto physicals = instance->instance().enumeratePhysicalDevices();
+    std::vector<DeviceInfo> infos;
+    for (uint32_t i = 0; i < physicals.size(); ++i) infos.push_back(read_device_info(physicals[i], i));
+    std::string selector = options.selector;
+    if (selector.empty())
+      if (const char* env = std::getenv("NX_VULKAN_DEVICE")) selector = env;
+    size_t index = choose_device(infos, selector);
+    uint32_t disabled = options.disabled;
+    if (const char* env = std::getenv("NX_VULKAN_DISABLE")) disabled |= parse_capability_mask(env);
+    auto core = std::make_shared<DeviceCore>(instance, std::move(physicals[index]), infos[index], disabled,
+                                             options.heap_limit);
+    return std::make_unique<DeviceImpl>(core);
+  });
+}
+
+std::shared_ptr<Device> Device::open(const DeviceOptions& options) {
+  return std::shared_ptr<Device>(new Device(make_impl(options)));
+}
+
+Device::Device(std::unique_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
+Device::~Device() = default;
+
+const DeviceInfo& Device::info() const { return impl_->core->info(); }
+bool Device::has(Capability c) const { return impl_->core->has(c); }
+MemoryStats Device::memory_stats() const { return impl_->core->memory_stats(); }
+void Device::reset_peak_memory() { impl_->core->reset_peak(); }
+void Device::synchronize() { impl_->stream.synchronize(); }
+
+std::shared_ptr<Buffer> DeviceImpl::allocate(uint64_t bytes, BufferKind kind) {
+  try {
+    return std::make_shared<Buffer>(core, bytes, kind);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::OutOfMemory) throw;
+    // Buffers dropped by tensors may still be held by in-flight batches: let them finish.
+    stream.synchronize();
+    return std::make_shared<Buffer>(core, bytes, kind);
+  }
+}
+
+}  // namespace nxv

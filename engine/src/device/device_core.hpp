@@ -1,0 +1,55 @@
+// What every buffer and kernel of a device needs: the logical device, its queue and the
+// memory allocator. Shared by the Device and by every Buffer, so that memory outlives neither.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include <vk_mem_alloc.h>
+
+#include "common/vk.hpp"
+#include "device/instance.hpp"
+#include "nxv/device.hpp"
+
+namespace nxv {
+
+class DeviceCore {
+ public:
+  DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDevice physical, DeviceInfo info,
+             uint32_t disabled, uint64_t heap_limit);
+  ~DeviceCore();
+  DeviceCore(const DeviceCore&) = delete;
+  DeviceCore& operator=(const DeviceCore&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  bool has(Capability c) const;
+  vk::raii::Device& device() { return *device_; }
+  const vk::raii::PhysicalDevice& physical() const { return physical_; }
+  vk::Queue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  VmaAllocator allocator() const { return allocator_; }
+  // Largest single VkBuffer the engine makes (a power of two); bigger tensors span several.
+  uint64_t chunk_bytes() const { return chunk_bytes_; }
+  std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid() const { return pipeline_cache_uuid_; }
+
+  // Memory statistics, updated by Buffer.
+  void note_allocated(uint64_t bytes);
+  void note_freed(uint64_t bytes);
+  MemoryStats memory_stats() const;
+  void reset_peak();
+
+ private:
+  std::shared_ptr<Instance> instance_;
+  vk::raii::PhysicalDevice physical_;
+  DeviceInfo info_;
+  uint32_t disabled_;
+  std::optional<vk::raii::Device> device_;
+  vk::Queue queue_;
+  uint32_t queue_family_ = 0;
+  VmaAllocator allocator_ = nullptr;
+  uint64_t chunk_bytes_ = 0;
+  std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid_{};
+  std::atomic<uint64_t> bytes_in_use_{0}, peak_bytes_{0}, buffers_{0};
+};
+
+}  // namespace nxv

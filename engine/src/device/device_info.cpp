@@ -1,0 +1,157 @@
+#include "device/device_info.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace nxv {
+namespace {
+
+std::string type_name(vk::PhysicalDeviceType t) {
+  switch (t) {
+    case vk::PhysicalDeviceType::eDiscreteGpu: return "discrete";
+    case vk::PhysicalDeviceType::eIntegratedGpu: return "integrated";
+    case vk::PhysicalDeviceType::eVirtualGpu: return "virtual";
+    case vk::PhysicalDeviceType::eCpu: return "cpu";
+    default: return "other";
+  }
+}
+
+std::string vendor_name(uint32_t id) {
+  switch (id) {
+    case 0x10DE: return "nvidia";
+    case 0x1002: return "amd";
+    case 0x8086: return "intel";
+    case 0x106B: return "apple";
+    case 0x13B5: return "arm";
+    case 0x5143: return "qualcomm";
+    case 0x10005: return "mesa";
+  }
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", id);
+  return buf;
+}
+
+std::string component_name(vk::ComponentTypeKHR t) {
+  switch (t) {
+    case vk::ComponentTypeKHR::eFloat16: return "f16";
+    case vk::ComponentTypeKHR::eFloat32: return "f32";
+    case vk::ComponentTypeKHR::eFloat64: return "f64";
+    case vk::ComponentTypeKHR::eSint8: return "s8";
+    case vk::ComponentTypeKHR::eSint16: return "s16";
+    case vk::ComponentTypeKHR::eSint32: return "s32";
+    case vk::ComponentTypeKHR::eSint64: return "s64";
+    case vk::ComponentTypeKHR::eUint8: return "u8";
+    case vk::ComponentTypeKHR::eUint16: return "u16";
+    case vk::ComponentTypeKHR::eUint32: return "u32";
+    case vk::ComponentTypeKHR::eUint64: return "u64";
+    default: return "other(" + std::to_string(static_cast<int>(t)) + ")";
+  }
+}
+
+std::string hex_uuid(const uint8_t* bytes) {
+  std::string out;
+  char buf[3];
+  for (int i = 0; i < VK_UUID_SIZE; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", bytes[i]);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool has_extension(const vk::raii::PhysicalDevice& physical, const char* name) {
+  for (const auto& e : physical.enumerateDeviceExtensionProperties())
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+int device_type_rank(const std::string& type) {
+  if (type == "discrete") return 0;
+  if (type == "integrated") return 1;
+  if (type == "virtual") return 2;
+  if (type == "cpu") return 3;
+  return 4;
+}
+
+DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t index) {
+  DeviceInfo info;
+  info.index = index;
+
+  auto props = physical.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceVulkan11Properties,
+                                       vk::PhysicalDeviceVulkan12Properties,
+                                       vk::PhysicalDeviceVulkan13Properties>();
+  const auto& p = props.get<vk::PhysicalDeviceProperties2>().properties;
+  const auto& p11 = props.get<vk::PhysicalDeviceVulkan11Properties>();
+  const auto& p12 = props.get<vk::PhysicalDeviceVulkan12Properties>();
+  const auto& p13 = props.get<vk::PhysicalDeviceVulkan13Properties>();
+
+  info.name = p.deviceName.data();
+  info.type = type_name(p.deviceType);
+  info.vendor_id = p.vendorID;
+  info.device_id = p.deviceID;
+  info.vendor = vendor_name(p.vendorID);
+  info.driver_name = p12.driverName.data();
+  info.driver_info = p12.driverInfo.data();
+  info.api_version = std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
+                     std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + "." +
+                     std::to_string(VK_API_VERSION_PATCH(p.apiVersion));
+  info.uuid = hex_uuid(p11.deviceUUID.data());
+  info.subgroup_size = p11.subgroupSize;
+  for (int i = 0; i < 3; ++i) {
+    info.max_workgroup_size[i] = p.limits.maxComputeWorkGroupSize[i];
+    info.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
+  }
+  info.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+  info.max_shared_memory = p.limits.maxComputeSharedMemorySize;
+  info.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  info.max_allocation_size = p11.maxMemoryAllocationSize;
+  info.max_buffer_size = p13.maxBufferSize;
+  info.max_push_constants = p.limits.maxPushConstantsSize;
+
+  auto mem = physical.getMemoryProperties();
+  for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
+    info.heaps.push_back({mem.memoryHeaps[i].size,
+                          bool(mem.memoryHeaps[i].flags & vk::MemoryHeapFlagBits::eDeviceLocal)});
+
+  auto feats = physical.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan11Features,
+                                     vk::PhysicalDeviceVulkan12Features>();
+  const auto& f = feats.get<vk::PhysicalDeviceFeatures2>().features;
+  const auto& f11 = feats.get<vk::PhysicalDeviceVulkan11Features>();
+  const auto& f12 = feats.get<vk::PhysicalDeviceVulkan12Features>();
+  auto& ft = info.features;
+  ft.float16 = f12.shaderFloat16;
+  ft.float64 = f.shaderFloat64;
+  ft.int64 = f.shaderInt64;
+  ft.int16 = f.shaderInt16;
+  ft.int8 = f12.shaderInt8;
+  ft.storage8 = f12.storageBuffer8BitAccess;
+  ft.storage16 = f11.storageBuffer16BitAccess;
+  ft.buffer_device_address = f12.bufferDeviceAddress;
+  ft.timeline_semaphore = f12.timelineSemaphore;
+  ft.bfloat16 = has_extension(physical, "VK_KHR_shader_bfloat16");
+  auto ops = p11.subgroupSupportedOperations;
+  bool compute_stage = bool(p11.subgroupSupportedStages & vk::ShaderStageFlagBits::eCompute);
+  ft.subgroup_basic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eBasic);
+  ft.subgroup_arithmetic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eArithmetic);
+  ft.subgroup_shuffle = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eShuffle);
+
+  if (has_extension(physical, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+    try {
+      for (const auto& c : physical.getCooperativeMatrixPropertiesKHR()) {
+        info.cooperative_matrix_shapes.push_back(
+            {c.MSize, c.NSize, c.KSize, component_name(c.AType), component_name(c.BType),
+             component_name(c.CType), component_name(c.ResultType),
+             c.scope == vk::ScopeKHR::eSubgroup    ? "subgroup"
+             : c.scope == vk::ScopeKHR::eWorkgroup ? "workgroup"
+                                                   : "other"});
+      }
+    } catch (const vk::SystemError&) {
+      // A driver that lists the extension but cannot report shapes offers none we can use.
+    }
+    ft.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
+  }
+  return info;
+}
+
+}  // namespace nxv

@@ -1,0 +1,199 @@
+#include "exec/stream.hpp"
+
+#include "common/errors.hpp"
+
+namespace nxv {
+namespace {
+
+// A batch is submitted when it holds this many commands, or at once when the GPU is idle.
+constexpr uint32_t kMaxCommandsPerBatch = 64;
+
+const vk::MemoryBarrier2 kFullBarrier{
+    .srcStageMask = vk::PipelineStageFlagBits2::eComputeShader | vk::PipelineStageFlagBits2::eTransfer,
+    .srcAccessMask = vk::AccessFlagBits2::eShaderWrite | vk::AccessFlagBits2::eTransferWrite,
+    .dstStageMask = vk::PipelineStageFlagBits2::eComputeShader | vk::PipelineStageFlagBits2::eTransfer,
+    .dstAccessMask = vk::AccessFlagBits2::eShaderRead | vk::AccessFlagBits2::eShaderWrite |
+                     vk::AccessFlagBits2::eTransferRead | vk::AccessFlagBits2::eTransferWrite};
+
+}  // namespace
+
+const vk::raii::Device& Recorder::device() const { return stream_.core_->device(); }
+
+void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
+  auto& batch = *stream_.open_;
+  Buffer& b = *buffer;
+  // Outputs are always fresh buffers and inputs are never written, so the only hazard is a
+  // read (or write) of a buffer written earlier in this batch since the last barrier.
+  if (b.last_write_batch == batch.value && b.last_write_epoch == stream_.epoch_) stream_.barrier_locked();
+  if (access == Access::Write) {
+    b.last_write_batch = batch.value;
+    b.last_write_epoch = stream_.epoch_;
+  }
+  batch.keep.push_back(buffer);
+}
+
+void Recorder::keep(std::shared_ptr<const void> object) { stream_.open_->keep.push_back(std::move(object)); }
+
+Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
+  translate_vk("creating the stream", [&] {
+    pool_.emplace(core_->device(),
+                  vk::CommandPoolCreateInfo{.flags = vk::CommandPoolCreateFlagBits::eResetCommandBuffer,
+                                            .queueFamilyIndex = core_->queue_family()});
+    vk::SemaphoreTypeCreateInfo type{.semaphoreType = vk::SemaphoreType::eTimeline, .initialValue = 0};
+    timeline_.emplace(core_->device(), vk::SemaphoreCreateInfo{.pNext = &type});
+  });
+}
+
+Stream::~Stream() {
+  try {
+    synchronize();
+  } catch (...) {
+    // Device lost: nothing more can be waited for; handles are released below regardless.
+    core_->device().waitIdle();
+  }
+  std::lock_guard lock(mutex_);
+  in_flight_.clear();
+  open_.reset();
+  free_cmds_.clear();
+}
+
+void Stream::open_batch_locked() {
+  if (open_) return;
+  Batch batch;
+  batch.value = next_value_++;
+  if (!free_cmds_.empty()) {
+    batch.cmd.emplace(std::move(free_cmds_.back()));
+    free_cmds_.pop_back();
+  } else {
+    vk::CommandBufferAllocateInfo info{
+        .commandPool = **pool_, .level = vk::CommandBufferLevel::ePrimary, .commandBufferCount = 1};
+    batch.cmd.emplace(std::move(vk::raii::CommandBuffers(core_->device(), info).front()));
+  }
+  (*batch.cmd).begin({.flags = vk::CommandBufferUsageFlagBits::eOneTimeSubmit});
+  // Orders this batch after everything submitted before it (submission order is not enough).
+  vk::DependencyInfo dep{.memoryBarrierCount = 1, .pMemoryBarriers = &kFullBarrier};
+  (*batch.cmd).pipelineBarrier2(dep);
+  epoch_ = 1;
+  open_.emplace(std::move(batch));
+}
+
+void Stream::barrier_locked() {
+  vk::DependencyInfo dep{.memoryBarrierCount = 1, .pMemoryBarriers = &kFullBarrier};
+  (*open_->cmd).pipelineBarrier2(dep);
+  ++epoch_;
+  ++stats_.barriers;
+}
+
+void Stream::record(const std::function<void(Recorder&)>& fn) {
+  std::lock_guard lock(mutex_);
+  translate_vk("recording", [&] {
+    open_batch_locked();
+    Recorder rec(*this, *open_->cmd);
+    fn(rec);
+    open_->commands += rec.commands_;
+    stats_.commands += rec.commands_;
+    retire_locked(false);
+    if (open_->commands >= kMaxCommandsPerBatch || (in_flight_.empty() && open_->commands > 0))
+      submit_locked();
+  });
+}
+
+void Stream::submit_locked() {
+  if (!open_) return;
+  Batch batch = std::move(*open_);
+  open_.reset();
+  auto& cmd = *batch.cmd;
+  // Makes the batch's writes visible to host reads through mapped memory.
+  vk::MemoryBarrier2 to_host{
+      .srcStageMask = vk::PipelineStageFlagBits2::eComputeShader | vk::PipelineStageFlagBits2::eTransfer,
+      .srcAccessMask = vk::AccessFlagBits2::eShaderWrite | vk::AccessFlagBits2::eTransferWrite,
+      .dstStageMask = vk::PipelineStageFlagBits2::eHost,
+      .dstAccessMask = vk::AccessFlagBits2::eHostRead};
+  cmd.pipelineBarrier2({.memoryBarrierCount = 1, .pMemoryBarriers = &to_host});
+  cmd.end();
+  vk::CommandBufferSubmitInfo cmd_info{.commandBuffer = *cmd};
+  vk::SemaphoreSubmitInfo signal{.semaphore = **timeline_,
+                                 .value = batch.value,
+                                 .stageMask = vk::PipelineStageFlagBits2::eAllCommands};
+  vk::SubmitInfo2 submit{.commandBufferInfoCount = 1,
+                         .pCommandBufferInfos = &cmd_info,
+                         .signalSemaphoreInfoCount = 1,
+                         .pSignalSemaphoreInfos = &signal};
+  // vkQueueSubmit is externally synchronised: the stream's mutex serialises it.
+  VkResult r = core_->device().getDispatcher()->vkQueueSubmit2(
+      static_cast<VkQueue>(core_->queue()), 1, reinterpret_cast<const VkSubmitInfo2*>(&submit),
+      VK_NULL_HANDLE);
+  if (r != VK_SUCCESS) {
+    // The batch never ran: release what it held, keep the command buffer out of the free list.
+    throw_vk(static_cast<vk::Result>(r), "vkQueueSubmit2");
+  }
+  ++stats_.submits;
+  in_flight_.push_back(std::move(batch));
+}
+
+uint64_t Stream::completed_value() const {
+  uint64_t v = 0;
+  VkResult r = core_->device().getDispatcher()->vkGetSemaphoreCounterValue(
+      static_cast<VkDevice>(*core_->device()), static_cast<VkSemaphore>(**timeline_), &v);
+  if (r != VK_SUCCESS) throw_vk(static_cast<vk::Result>(r), "vkGetSemaphoreCounterValue");
+  return v;
+}
+
+void Stream::retire_locked(bool) {
+  if (in_flight_.empty()) return;
+  uint64_t done = completed_value();
+  while (!in_flight_.empty() && in_flight_.front().value <= done) {
+    Batch b = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    b.keep.clear();
+    free_cmds_.push_back(std::move(*b.cmd));
+  }
+}
+
+void Stream::wait_value(uint64_t value) {
+  if (value == 0) return;
+  vk::Semaphore sem = **timeline_;
+  vk::SemaphoreWaitInfo info{.semaphoreCount = 1, .pSemaphores = &sem, .pValues = &value};
+  VkResult r = core_->device().getDispatcher()->vkWaitSemaphores(
+      static_cast<VkDevice>(*core_->device()), reinterpret_cast<const VkSemaphoreWaitInfo*>(&info),
+      UINT64_MAX);
+  if (r != VK_SUCCESS) throw_vk(static_cast<vk::Result>(r), "vkWaitSemaphores");
+}
+
+void Stream::wait_for_writes(const Buffer& buffer) {
+  uint64_t value;
+  {
+    std::lock_guard lock(mutex_);
+    value = buffer.last_write_batch;
+    if (value == 0) return;
+    if (open_ && open_->value == value) translate_vk("submitting", [&] { submit_locked(); });
+    ++stats_.waits;
+  }
+  wait_value(value);
+  std::lock_guard lock(mutex_);
+  translate_vk("retiring", [&] { retire_locked(false); });
+}
+
+void Stream::flush() {
+  std::lock_guard lock(mutex_);
+  translate_vk("submitting", [&] { submit_locked(); });
+}
+
+void Stream::synchronize() {
+  uint64_t value;
+  {
+    std::lock_guard lock(mutex_);
+    translate_vk("submitting", [&] { submit_locked(); });
+    value = next_value_ - 1;
+  }
+  wait_value(value);
+  std::lock_guard lock(mutex_);
+  translate_vk("retiring", [&] { retire_locked(true); });
+}
+
+StreamStats Stream::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace nxv

@@ -1,0 +1,73 @@
+// Elementwise kernel: out[i] = OP(LOAD_A(a[...]), LOAD_B(b[...])).
+// Buffers are reached by device address (push constants), so one pipeline layout serves all.
+// Defines (from ops/elementwise.cpp): NIN (1|2), LINEAR (1: operands are dense or scalar;
+// 0: strided with up to 6 collapsed axes), A_STORE/B_STORE/OUT_STORE (storage types), C
+// (compute type), LOAD_A(x)/LOAD_B(x)/STORE_OUT(v), OP(a[,b]), and NXV_* feature switches.
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_GOOGLE_include_directive : require
+#if NXV_STORAGE8
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#endif
+#if NXV_STORAGE16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#endif
+#if NXV_INT64
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+
+layout(local_size_x_id = 0) in;
+
+#include "nxv_math.glsl"
+
+layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
+layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buffer ABuf { A_STORE v[]; };
+#if NIN >= 2
+layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buffer BBuf { B_STORE v[]; };
+#endif
+
+layout(push_constant, std430) uniform Params {
+  uvec2 out_addr;
+  uvec2 a_addr;
+  uvec2 b_addr;
+  uint n;      // elements in this dispatch
+  uint rank;   // strided: collapsed rank (<= 6)
+  uint start;  // strided: linear index of this dispatch's first output element
+  uint pad;
+  uint shape[6];
+  uint a_stride[6];  // linear: a_stride[0] is 1 (dense) or 0 (scalar)
+  uint b_stride[6];
+} pc;
+
+void main() {
+  OutBuf o = OutBuf(pc.out_addr);
+  ABuf a = ABuf(pc.a_addr);
+#if NIN >= 2
+  BBuf b = BBuf(pc.b_addr);
+#endif
+  uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
+#if LINEAR
+    uint ia = i * pc.a_stride[0];
+    uint ib = i * pc.b_stride[0];
+#else
+    uint rest = pc.start + i;
+    uint ia = 0u, ib = 0u;
+    for (int d = int(pc.rank) - 1; d >= 0; --d) {
+      uint c = rest % pc.shape[d];
+      rest /= pc.shape[d];
+      ia += c * pc.a_stride[d];
+      ib += c * pc.b_stride[d];
+    }
+#endif
+#if NIN >= 2
+    C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]));
+#else
+    C r = OP(LOAD_A(a.v[ia]));
+#endif
+    o.v[i] = STORE_OUT(r);
+  }
+}

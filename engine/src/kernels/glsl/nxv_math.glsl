@@ -1,0 +1,114 @@
+// Scalar helpers shared by kernels. Nx semantics where GLSL's differ.
+// Guarded by the NXV_* switches so that a kernel declares only the capabilities it uses.
+
+// Nx (Erlang) max/min: NaN wins; on equality the first operand is returned (-0.0 vs 0.0).
+#define NXV_FMAX(a, b) ((isnan(a) || isnan(b)) ? ((a) + (b)) : ((a) >= (b) ? (a) : (b)))
+#define NXV_FMIN(a, b) ((isnan(a) || isnan(b)) ? ((a) + (b)) : ((a) <= (b) ? (a) : (b)))
+#define NXV_IMAX(a, b) ((a) >= (b) ? (a) : (b))
+#define NXV_IMIN(a, b) ((a) <= (b) ? (a) : (b))
+
+// bfloat16 is stored as its bit pattern; Nx writes it by truncating an f32.
+#if NXV_STORAGE16
+float nxv_bf16_load(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }
+uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
+#endif
+
+// Low 32 bits of trunc(x) for finite x, as Nx's as_type writes an integer (wrapping).
+uint nxv_trunc_low32(float x) {
+  uint bits = floatBitsToUint(x);
+  int e = int((bits >> 23) & 0xFFu) - 127;
+  uint m = (bits & 0x7FFFFFu) | 0x800000u;
+  uint mag = e < 0 ? 0u : (e <= 23 ? (m >> uint(23 - e)) : (e - 23 < 32 ? (m << uint(e - 23)) : 0u));
+  return (bits >> 31) != 0u ? (0u - mag) : mag;
+}
+
+#if NXV_INT64
+uint64_t nxv_trunc_low64(float x) {
+  uint bits = floatBitsToUint(x);
+  int e = int((bits >> 23) & 0xFFu) - 127;
+  uint64_t m = uint64_t((bits & 0x7FFFFFu) | 0x800000u);
+  uint64_t mag = e < 0 ? 0ul : (e <= 23 ? (m >> uint(23 - e)) : (e - 23 < 64 ? (m << uint(e - 23)) : 0ul));
+  return (bits >> 31) != 0u ? (0ul - mag) : mag;
+}
+#endif
+
+#if NXV_F64 && NXV_INT64
+uint64_t nxv_trunc_low64(double x) {
+  uint64_t bits = doubleBitsToUint64(x);
+  int e = int((bits >> 52) & 0x7FFul) - 1023;
+  uint64_t m = (bits & 0xFFFFFFFFFFFFFul) | 0x10000000000000ul;
+  uint64_t mag = e < 0 ? 0ul : (e <= 52 ? (m >> uint(52 - e)) : (e - 52 < 64 ? (m << uint(e - 52)) : 0ul));
+  return (bits >> 63) != 0ul ? (0ul - mag) : mag;
+}
+uint nxv_trunc_low32(double x) { return uint(nxv_trunc_low64(x)); }
+#endif
+
+#if NXV_F64
+// GLSL has no double exp/log: Cody-Waite reduction and polynomials good to ~1 ulp.
+double nxv_exp(double x) {
+  if (isnan(x)) return x;
+  if (x > 709.782712893384LF) return 1.0LF / 0.0LF;
+  if (x < -745.1332191019412LF) return 0.0LF;
+  const double ln2_hi = 6.93147180369123816490e-01LF;
+  const double ln2_lo = 1.90821492927058770002e-10LF;
+  double k = floor(x * 1.44269504088896338700LF + 0.5LF);
+  double r = (x - k * ln2_hi) - k * ln2_lo;
+  // exp(r) on |r| <= ln2/2 by its Taylor series (terms to r^13 / 13!).
+  double p = 1.0LF / 6227020800.0LF;
+  p = p * r + 1.0LF / 479001600.0LF;
+  p = p * r + 1.0LF / 39916800.0LF;
+  p = p * r + 1.0LF / 3628800.0LF;
+  p = p * r + 1.0LF / 362880.0LF;
+  p = p * r + 1.0LF / 40320.0LF;
+  p = p * r + 1.0LF / 5040.0LF;
+  p = p * r + 1.0LF / 720.0LF;
+  p = p * r + 1.0LF / 120.0LF;
+  p = p * r + 1.0LF / 24.0LF;
+  p = p * r + 1.0LF / 6.0LF;
+  p = p * r + 0.5LF;
+  p = p * r * r + r;
+  double e = 1.0LF + p;
+  int ki = int(k);
+  // Two steps so that 2^k stays representable near the overflow and subnormal ends.
+  int k1 = ki / 2;
+  return ldexp(ldexp(e, k1), ki - k1);
+}
+
+double nxv_log(double x) {
+  if (isnan(x) || x < 0.0LF) return 0.0LF / 0.0LF;
+  if (x == 0.0LF) return -1.0LF / 0.0LF;
+  if (isinf(x)) return x;
+  int e;
+  int bias = 0;
+  if (x < 2.2250738585072014e-308LF) {  // subnormal: scale into the normal range first
+    x *= 18014398509481984.0LF;         // 2^54
+    bias = 54;
+  }
+  double m = frexp(x, e);
+  e -= bias;  // x = m * 2^e, m in [0.5, 1)
+  if (m < 0.70710678118654752440LF) {
+    m *= 2.0LF;
+    e -= 1;
+  }
+  double f = m - 1.0LF;
+  double s = f / (2.0LF + f);
+  double s2 = s * s;
+  // log(1+f) = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...), |s| < 0.172.
+  double t = 1.0LF / 23.0LF;
+  t = t * s2 + 1.0LF / 21.0LF;
+  t = t * s2 + 1.0LF / 19.0LF;
+  t = t * s2 + 1.0LF / 17.0LF;
+  t = t * s2 + 1.0LF / 15.0LF;
+  t = t * s2 + 1.0LF / 13.0LF;
+  t = t * s2 + 1.0LF / 11.0LF;
+  t = t * s2 + 1.0LF / 9.0LF;
+  t = t * s2 + 1.0LF / 7.0LF;
+  t = t * s2 + 1.0LF / 5.0LF;
+  t = t * s2 + 1.0LF / 3.0LF;
+  double log1pf = 2.0LF * s + 2.0LF * s * s2 * t;
+  const double ln2_hi = 6.93147180369123816490e-01LF;
+  const double ln2_lo = 1.90821492927058770002e-10LF;
+  double de = double(e);
+  return de * ln2_hi + (log1pf + de * ln2_lo);
+}
+#endif

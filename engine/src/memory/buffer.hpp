@@ -1,0 +1,69 @@
+// Device memory with shared ownership. A Buffer lives while any tensor or any recorded or
+// in-flight command holds it, so a buffer freed while still in use cannot occur.
+// Large buffers span several VkBuffers ("chunks") of the device's chunk size, each addressed
+// through its buffer device address.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <vk_mem_alloc.h>
+
+#include "device/device_core.hpp"
+
+namespace nxv {
+
+enum class BufferKind {
+  Device,    // tensors: device-local, host access only where the memory type happens to allow it
+  Upload,    // staging for host -> device, host-visible and mapped
+  Download,  // staging for device -> host, host-visible, cached when possible, mapped
+};
+
+struct BufferChunk {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VmaAllocation allocation = nullptr;
+  VkDeviceAddress address = 0;
+  uint64_t size = 0;
+  std::byte* mapped = nullptr;  // non-null where the host can reach this memory directly
+};
+
+class Buffer {
+ public:
+  // Throws Error(OutOfMemory) when the allocator refuses; nothing is leaked then.
+  Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  uint64_t size() const { return size_; }
+  BufferKind kind() const { return kind_; }
+  uint64_t chunk_bytes() const { return chunk_bytes_; }
+  const std::vector<BufferChunk>& chunks() const { return chunks_; }
+  DeviceCore& core() const { return *core_; }
+  const std::shared_ptr<DeviceCore>& core_ptr() const { return core_; }
+
+  // Device address of `byte_offset`; the range up to the end of its chunk is contiguous.
+  VkDeviceAddress address_at(uint64_t byte_offset) const;
+  uint64_t bytes_left_in_chunk(uint64_t byte_offset) const;
+  // Whether the host may read/write it through a mapping (after waiting for the GPU).
+  bool host_readable() const { return host_readable_; }
+  bool host_writable() const { return host_writable_; }
+  // Host copies through the mapping, chunk by chunk (invalidate/flush included).
+  void write_host(uint64_t offset, const void* src, uint64_t bytes);
+  void read_host(uint64_t offset, void* dst, uint64_t bytes) const;
+
+  // Set by the device's Stream under its lock: the batch that last wrote this buffer and the
+  // barrier epoch inside that batch, to insert barriers only on real read-after-write hazards.
+  uint64_t last_write_batch = 0;
+  uint64_t last_write_epoch = 0;
+
+ private:
+  std::shared_ptr<DeviceCore> core_;
+  uint64_t size_ = 0;
+  uint64_t chunk_bytes_ = 0;
+  BufferKind kind_;
+  bool host_readable_ = true, host_writable_ = true;
+  std::vector<BufferChunk> chunks_;
+};
+
+}  // namespace nxv

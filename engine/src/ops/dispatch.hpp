@@ -1,0 +1,44 @@
+// Splitting elementwise-shaped work into dispatches: dense ranges that stay inside one buffer
+// chunk, and strided views collapsed to at most kMaxRank axes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "device/device_impl.hpp"
+#include "nxv/tensor.hpp"
+
+namespace nxv {
+
+inline constexpr int kMaxRank = 6;
+inline constexpr uint64_t kMaxDispatchElements = 1ull << 30;
+
+// Push constants of the elementwise-shaped kernels (must match elementwise.comp).
+struct ElementwisePush {
+  uint64_t out_addr = 0, a_addr = 0, b_addr = 0;
+  uint32_t n = 0, rank = 0, start = 0, pad = 0;
+  uint32_t shape[kMaxRank] = {};
+  uint32_t a_stride[kMaxRank] = {};
+  uint32_t b_stride[kMaxRank] = {};
+};
+static_assert(sizeof(ElementwisePush) <= 128);
+
+// One operand as the kernel reads it: a view already broadcast to the output shape.
+struct Operand {
+  const Tensor* view;
+};
+
+// How the work will run: dense (every input is the output's shape and contiguous, or a single
+// element) or strided.
+bool all_dense(const std::vector<Tensor>& views);
+
+// Calls `emit` for each dispatch of `out` (contiguous) with inputs `views` (broadcast to out's
+// shape), filling addresses, counts, ranks and strides. Throws Unsupported when a strided view
+// cannot be addressed with 32-bit element offsets inside one chunk.
+void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool dense,
+                      const std::function<void(ElementwisePush&)>& emit);
+
+// Number of workgroups for `n` elements with grid-stride loops.
+uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_size);
+
+}  // namespace nxv

@@ -1,0 +1,76 @@
+#include "ops/glsl_types.hpp"
+
+#include "nxv/error.hpp"
+
+namespace nxv {
+
+std::string glsl_storage_type(DType t) {
+  switch (t) {
+    case DType::U8: return "uint8_t";
+    case DType::S8: return "int8_t";
+    case DType::U16: return "uint16_t";
+    case DType::S16: return "int16_t";
+    case DType::U32: return "uint";
+    case DType::S32: return "int";
+    case DType::U64: return "uint64_t";
+    case DType::S64: return "int64_t";
+    case DType::F16: return "float16_t";
+    case DType::BF16: return "uint16_t";
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    default: throw Error(ErrorKind::Unsupported, "type " + std::string(dtype_name(t)) + " has no GLSL storage yet");
+  }
+}
+
+std::string glsl_compute_type(DType t) {
+  switch (t) {
+    case DType::U8: case DType::U16: case DType::U32: return "uint";
+    case DType::S8: case DType::S16: case DType::S32: return "int";
+    case DType::U64: return "uint64_t";
+    case DType::S64: return "int64_t";
+    case DType::F16: case DType::BF16: case DType::F32: return "float";  // Nx computes wider too
+    case DType::F64: return "double";
+    default: throw Error(ErrorKind::Unsupported, "type " + std::string(dtype_name(t)) + " has no GLSL compute type yet");
+  }
+}
+
+std::string glsl_load(DType from, const std::string& to) {
+  if (from == DType::BF16) return to + "(nxv_bf16_load(x))";
+  return to + "(x)";
+}
+
+std::string glsl_store(DType to) {
+  if (to == DType::BF16) return "nxv_bf16_store(float(v))";
+  return glsl_storage_type(to) + "(v)";
+}
+
+void FeatureSet::add_type(DType t) {
+  switch (dtype_size(t)) {
+    case 1: storage8_ = true; break;
+    case 2: storage16_ = true; break;
+    default: break;
+  }
+  if (t == DType::U64 || t == DType::S64) int64_ = true;
+  if (t == DType::F64) f64_ = true;
+}
+
+void FeatureSet::check(const DeviceCore& core, const char* op) const {
+  const auto& f = core.info().features;
+  auto missing = [&](const char* what) {
+    throw Error(ErrorKind::Unsupported, std::string(op) + " needs " + what + ", which device '" + core.info().name +
+                                            "' lacks or NX_VULKAN_DISABLE turned off");
+  };
+  if (storage8_ && !(f.storage8 && f.int8)) missing("8-bit storage and int8 arithmetic");
+  if (storage16_ && !(f.storage16 && f.int16)) missing("16-bit storage and int16 arithmetic");
+  if (int64_ && !f.int64) missing("64-bit integers (int64)");
+  if (f64_ && !f.float64) missing("64-bit floats (f64)");
+}
+
+void FeatureSet::add_defines(Defines& d) const {
+  d.emplace_back("NXV_STORAGE8", storage8_ ? "1" : "0");
+  d.emplace_back("NXV_STORAGE16", storage16_ ? "1" : "0");
+  d.emplace_back("NXV_INT64", int64_ ? "1" : "0");
+  d.emplace_back("NXV_F64", f64_ ? "1" : "0");
+}
+
+}  // namespace nxv

@@ -1,0 +1,36 @@
+// How each Nx type is stored, loaded and computed in the generated GLSL.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device/device_core.hpp"
+#include "nxv/dtype.hpp"
+
+namespace nxv {
+
+using Defines = std::vector<std::pair<std::string, std::string>>;
+
+std::string glsl_storage_type(DType t);  // "uint8_t", "float16_t", "uint16_t" (bf16), "double"...
+// Type used for arithmetic on values of `t` (bool is_float: float/double; ints: 32 or 64-bit).
+std::string glsl_compute_type(DType t);
+// Expression converting storage value `x` of type `from` to compute type `to_compute`.
+std::string glsl_load(DType from, const std::string& to_compute);
+// Expression converting compute value `v` to storage of type `to`.
+std::string glsl_store(DType to);
+
+// Tracks the capabilities a kernel needs and checks them against the device.
+class FeatureSet {
+ public:
+  void add_type(DType t);
+  void need_int64() { int64_ = true; }
+  void need_f64() { f64_ = true; }
+  // Throws Error(Unsupported) naming the first missing feature.
+  void check(const DeviceCore& core, const char* op) const;
+  void add_defines(Defines& defines) const;
+
+ private:
+  bool storage8_ = false, storage16_ = false, int64_ = false, f64_ = false;
+};
+
+}  // namespace nxv

@@ -1,0 +1,28 @@
+// Test main for the engine: turns validation layers on (unless the environment says otherwise)
+// and fails any test during which the validation layer reported a message.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "nxv/diagnostics.hpp"
+
+namespace {
+
+class ValidationListener : public testing::EmptyTestEventListener {
+  void OnTestStart(const testing::TestInfo&) override { nxv::clear_validation_messages(); }
+  void OnTestEnd(const testing::TestInfo& info) override {
+    if (nxv::validation_message_count() == 0) return;
+    std::string all;
+    for (const auto& m : nxv::validation_messages()) all += "\n  " + m;
+    ADD_FAILURE() << nxv::validation_message_count() << " validation message(s) during " << info.name() << ":" << all;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NX_VULKAN_VALIDATION", "1", /*overwrite=*/0);
+  testing::InitGoogleTest(&argc, argv);
+  testing::UnitTest::GetInstance()->listeners().Append(new ValidationListener);
+  return RUN_ALL_TESTS();
+}
