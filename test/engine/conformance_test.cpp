@@ -1,0 +1,186 @@
+// Replays the conformance fixtures (test/fixtures/*.json, generated from Nx.BinaryBackend by
+// `mix nx_vulkan.fixtures`) through nxv::run_op. One test per op (Conformance/Op.Replay/<op>);
+// every mismatch of a natively supported case is collected and reported, then the test fails.
+// Cases the engine does not support natively (nxv::supports_op false) are counted, not run.
+// At the end: "fixtures: native N / total M (ops native: ...)".
+//
+// Fixture directory: env NXV_FIXTURES_DIR, else the compile definition NXV_FIXTURES_DIR.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fixture.hpp"
+#include "nxv/device.hpp"
+#include "nxv/error.hpp"
+#include "nxv/ops.hpp"
+#include "nxv/tensor.hpp"
+
+namespace {
+
+using nxv::fixtures::Case;
+
+struct Fixtures {
+  std::vector<Case> cases;
+  std::map<std::string, std::vector<const Case*>> by_op;
+  std::string error;  // load failure
+};
+
+const Fixtures& fixtures() {
+  static const Fixtures f = [] {
+    Fixtures f;
+    try {
+      f.cases = nxv::fixtures::load_dir(nxv::fixtures::fixtures_dir());
+    } catch (const std::exception& e) {
+      f.error = e.what();
+    }
+    for (const auto& c : f.cases) f.by_op[c.op].push_back(&c);
+    return f;
+  }();
+  return f;
+}
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const auto& [op, _] : fixtures().by_op) names.push_back(op);
+  if (names.empty()) names.push_back("none");  // keeps the suite instantiated; it then fails
+  return names;
+}
+
+struct Tally {
+  std::mutex mu;
+  size_t total = 0, native = 0, failed = 0;
+  std::map<std::string, std::pair<size_t, size_t>> per_op;  // op -> {native, total}
+};
+
+Tally& tally() {
+  static Tally t;
+  return t;
+}
+
+class SummaryEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    auto& t = tally();
+    std::lock_guard lock(t.mu);
+    if (t.total == 0) return;
+    std::string native_ops, partial_ops;
+    for (const auto& [op, counts] : t.per_op) {
+      if (counts.first == 0) continue;
+      std::string entry = op;
+      if (counts.first < counts.second)
+        entry += " " + std::to_string(counts.first) + "/" + std::to_string(counts.second);
+      native_ops += (native_ops.empty() ? "" : ", ") + entry;
+    }
+    std::printf("fixtures: native %zu / total %zu (ops native: %s)%s\n", t.native, t.total,
+                native_ops.empty() ? "none" : native_ops.c_str(),
+                t.failed ? (", " + std::to_string(t.failed) + " native cases FAILED").c_str() : "");
+    std::fflush(stdout);
+  }
+};
+
+[[maybe_unused]] ::testing::Environment* const summary_env =
+    ::testing::AddGlobalTestEnvironment(new SummaryEnvironment);
+
+class Op : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() {
+    try {
+      device_ = nxv::Device::open({});
+    } catch (const std::exception& e) {
+      open_error_ = e.what();
+    }
+  }
+  static void TearDownTestSuite() { device_.reset(); }
+
+  static std::shared_ptr<nxv::Device> device_;
+  static std::string open_error_;
+};
+
+std::shared_ptr<nxv::Device> Op::device_;
+std::string Op::open_error_;
+
+// Runs one case; returns failure lines (empty when it matches).
+std::vector<std::string> replay(nxv::Device& device, const Case& c) {
+  std::vector<nxv::Tensor> inputs;
+  inputs.reserve(c.inputs.size());
+  for (const auto& in : c.inputs)
+    inputs.push_back(nxv::from_host(device, *in.type, in.shape, in.bytes.data(), in.bytes.size()));
+  nxv::Tensor result = nxv::run_op(device, c.op, nxv::OutSpec{*c.out_type, c.out_shape}, inputs, c.options);
+  if (result.type != *c.expected.type || result.shape != c.expected.shape) {
+    std::string got_shape;
+    for (auto d : result.shape) got_shape += (got_shape.empty() ? "" : ",") + std::to_string(d);
+    return {"  result is " + std::string(nxv::dtype_name(result.type)) + "[" + got_shape +
+            "], expected " + c.expected.describe()};
+  }
+  std::vector<std::byte> got = nxv::to_host(device, result);
+  return nxv::fixtures::compare(c.expected, got, c.tolerance_ulp, 8, &c.inputs);
+}
+
+TEST_P(Op, Replay) {
+  const auto& f = fixtures();
+  ASSERT_TRUE(f.error.empty()) << "loading fixtures from " << nxv::fixtures::fixtures_dir()
+                               << ": " << f.error;
+  ASSERT_FALSE(f.cases.empty()) << "no fixtures in " << nxv::fixtures::fixtures_dir();
+  if (!device_) GTEST_SKIP() << "no Vulkan device: " << open_error_;
+
+  const std::string& op = GetParam();
+  const auto& cases = f.by_op.at(op);
+  size_t native = 0, failed = 0;
+  std::string failures;
+
+  for (const Case* c : cases) {
+    bool supported = false;
+    if (c->has_engine_types()) {
+      std::vector<nxv::DType> in_types;
+      for (const auto& in : c->inputs) in_types.push_back(*in.type);
+      try {
+        supported = nxv::supports_op(*device_, c->op, nxv::OutSpec{*c->out_type, c->out_shape}, in_types);
+      } catch (const std::exception& e) {
+        ++failed;
+        failures += c->describe() + "\n  supports_op threw: " + e.what() + "\n";
+        continue;
+      }
+    }
+    if (!supported) continue;
+    ++native;
+    std::vector<std::string> lines;
+    try {
+      lines = replay(*device_, *c);
+    } catch (const nxv::Error& e) {
+      lines = {std::string("  threw ") + nxv::error_kind_name(e.kind()) + ": " + e.what()};
+    } catch (const std::exception& e) {
+      lines = {std::string("  threw: ") + e.what()};
+    }
+    if (lines.empty()) continue;
+    ++failed;
+    failures += c->describe() + "\n";
+    for (const auto& l : lines) failures += l + "\n";
+  }
+
+  {
+    auto& t = tally();
+    std::lock_guard lock(t.mu);
+    t.total += cases.size();
+    t.native += native;
+    t.failed += failed;
+    t.per_op[op] = {native, cases.size()};
+  }
+  RecordProperty("native", static_cast<int>(native));
+  RecordProperty("total", static_cast<int>(cases.size()));
+  if (failed > 0)
+    ADD_FAILURE() << op << ": " << failed << " of " << native << " native cases differ from Nx ("
+                  << cases.size() << " cases in all)\n"
+                  << failures;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, Op, ::testing::ValuesIn(op_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
