@@ -145,7 +145,7 @@ defmodule NxVulkan.MixProject do
       start_permanent: Mix.env() == :prod,
       compilers: [:nx_vulkan_nif] ++ Mix.compilers(),
       deps: deps(),
-      elixirc_paths: ["lib"],
+      elixirc_paths: elixirc_paths(Mix.env()),
       description: "A Vulkan GPU backend for Nx",
       package: package(),
       source_url: @source_url
@@ -159,6 +159,9 @@ defmodule NxVulkan.MixProject do
       env: [host_fallback: :warn]
     ]
   end
+
+  defp elixirc_paths(:test), do: ["lib", "test/nx_vulkan/support"]
+  defp elixirc_paths(_), do: ["lib"]
 
   # Hex is the normal source. NX_PATH (the `nx` folder of an elixir-nx/nx checkout) switches to
   # local checkouts, with COMPLEX_PATH and TELEMETRY_PATH for Nx's own dependencies.

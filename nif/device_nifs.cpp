@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "devices.hpp"
+#include "nxv/diagnostics.hpp"
 #include "guard.hpp"
 #include "nifs.hpp"
 #include "terms.hpp"
@@ -112,6 +113,28 @@ ERL_NIF_TERM reset_peak_memory_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[
 ERL_NIF_TERM synchronize_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     device_at(get_int64(env, argv[0], "device"))->synchronize();
+    return atoms.ok;
+  });
+}
+
+}  // namespace nxv_nif
+
+namespace nxv_nif {
+
+// validation() -> {:ok, %{enabled: bool, count: n, messages: [binary]}}
+ERL_NIF_TERM validation_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
+  return guard(env, [&] {
+    nlohmann::json json = {{"enabled", nxv::validation_enabled()},
+                           {"count", nxv::validation_message_count()},
+                           {"messages", nxv::validation_messages()}};
+    return make_ok(env, json_to_term(env, json));
+  });
+}
+
+// clear_validation_messages() -> :ok
+ERL_NIF_TERM clear_validation_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
+  return guard(env, [&] {
+    nxv::clear_validation_messages();
     return atoms.ok;
   });
 }

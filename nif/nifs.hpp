@@ -23,6 +23,8 @@ NXV_NIF(device_info_nif);
 NXV_NIF(memory_statistics_nif);
 NXV_NIF(reset_peak_memory_nif);
 NXV_NIF(synchronize_nif);
+NXV_NIF(validation_nif);
+NXV_NIF(clear_validation_nif);
 
 #undef NXV_NIF
 

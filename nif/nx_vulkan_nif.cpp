@@ -36,6 +36,8 @@ ErlNifFunc nif_functions[] = {
     {"memory_statistics", 1, nxv_nif::memory_statistics_nif, kIO},
     {"reset_peak_memory", 1, nxv_nif::reset_peak_memory_nif, kIO},
     {"synchronize", 1, nxv_nif::synchronize_nif, kIO},
+    {"validation", 0, nxv_nif::validation_nif, 0},
+    {"clear_validation_messages", 0, nxv_nif::clear_validation_nif, 0},
 };
 
 }  // namespace

@@ -19,8 +19,8 @@ namespace {
   throw nxv::Error(nxv::ErrorKind::InvalidArgument, message);
 }
 
-std::vector<nxv::Tensor> get_tensors(ErlNifEnv* env, ERL_NIF_TERM list) {
-  std::vector<nxv::Tensor> tensors;
+std::vector<HeldTensor> get_tensors(ErlNifEnv* env, ERL_NIF_TERM list) {
+  std::vector<HeldTensor> tensors;
   unsigned length = 0;
   if (!enif_get_list_length(env, list, &length)) invalid("expected a list of tensor references");
   tensors.reserve(length);
@@ -53,7 +53,8 @@ ERL_NIF_TERM from_binary_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
 // byte for byte as the device holds them.
 ERL_NIF_TERM to_binary_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
-    nxv::Tensor tensor = get_tensor(env, argv[0]);
+    auto [tensor, index] = get_tensor(env, argv[0]);
+    auto device = device_at(index);
     int64_t limit = get_int64(env, argv[1], "limit");
     int64_t size = tensor.size();
     int64_t count = limit < 0 ? size : std::min(limit, size);
@@ -66,7 +67,7 @@ ERL_NIF_TERM to_binary_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
     ErlNifBinary bin;
     if (!enif_alloc_binary(bytes, &bin)) throw std::bad_alloc();
     try {
-      if (bytes > 0) nxv::to_host(tensor, bin.data, bytes);
+      if (bytes > 0) nxv::to_host(*device, tensor, bin.data, bytes);
     } catch (...) {
       enif_release_binary(&bin);
       throw;
@@ -99,10 +100,10 @@ ERL_NIF_TERM deallocated_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
 // copy(ref, device_index) -> {:ok, ref}: a new buffer with the same contents (any device).
 ERL_NIF_TERM copy_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
-    nxv::Tensor tensor = get_tensor(env, argv[0]);
+    auto [tensor, from] = get_tensor(env, argv[0]);
     int64_t index = get_int64(env, argv[1], "device");
+    std::vector<std::byte> bytes = nxv::to_host(*device_at(from), tensor);
     auto device = device_at(index);
-    std::vector<std::byte> bytes = nxv::to_host(tensor);
     nxv::Tensor copy = nxv::from_host(*device, tensor.type, tensor.shape, bytes.data(), bytes.size());
     return make_ok(env, make_tensor_term(env, std::move(copy), index));
   });
@@ -114,13 +115,17 @@ ERL_NIF_TERM op_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
     int64_t index = get_int64(env, argv[0], "device");
     std::string name = get_string(env, argv[1], "op name");
     nxv::OutSpec out{get_dtype(env, argv[2]), get_shape(env, argv[3])};
-    std::vector<nxv::Tensor> inputs = get_tensors(env, argv[4]);
+    std::vector<HeldTensor> held = get_tensors(env, argv[4]);
     nxv::Options options = options_to_json(env, argv[5]);
     auto device = device_at(index);
-    for (const auto& input : inputs)
-      if (&input.device() != device.get())
-        invalid("input tensor of " + name + " lives on another device than device " +
-                std::to_string(index));
+    std::vector<nxv::Tensor> inputs;
+    inputs.reserve(held.size());
+    for (auto& input : held) {
+      if (input.device_index != index)
+        invalid("an input of " + name + " lives on device " + std::to_string(input.device_index) +
+                ", not on device " + std::to_string(index));
+      inputs.push_back(std::move(input.tensor));
+    }
     nxv::Tensor result = nxv::run_op(*device, name, out, inputs, options);
     return make_ok(env, make_tensor_term(env, std::move(result), index));
   });

@@ -50,11 +50,11 @@ TensorResource& get_resource(ErlNifEnv* env, ERL_NIF_TERM term) {
   return *static_cast<TensorResource*>(object);
 }
 
-nxv::Tensor get_tensor(ErlNifEnv* env, ERL_NIF_TERM term) {
+HeldTensor get_tensor(ErlNifEnv* env, ERL_NIF_TERM term) {
   TensorResource& resource = get_resource(env, term);
   std::lock_guard<std::mutex> lock(resource.mutex);
   if (!resource.tensor) throw nxv::Error(nxv::ErrorKind::Deallocated, "tensor was deallocated");
-  return *resource.tensor;
+  return {*resource.tensor, resource.device_index};
 }
 
 bool deallocate(TensorResource& resource) {

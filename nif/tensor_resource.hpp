@@ -26,8 +26,14 @@ ERL_NIF_TERM make_tensor_term(ErlNifEnv* env, nxv::Tensor tensor, int64_t device
 // The resource behind `term`; throws InvalidArgument when it is not a tensor reference.
 TensorResource& get_resource(ErlNifEnv* env, ERL_NIF_TERM term);
 
+// A tensor with the index of the device that holds it.
+struct HeldTensor {
+  nxv::Tensor tensor;
+  int64_t device_index = 0;
+};
+
 // A copy of the tensor (sharing its buffer); throws nxv::Error(Deallocated) after deallocate.
-nxv::Tensor get_tensor(ErlNifEnv* env, ERL_NIF_TERM term);
+HeldTensor get_tensor(ErlNifEnv* env, ERL_NIF_TERM term);
 
 // Drops the resource's tensor. Returns false when it was already deallocated.
 bool deallocate(TensorResource& resource);

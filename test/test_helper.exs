@@ -10,3 +10,16 @@ Application.put_env(:nx_vulkan, :host_fallback, fallback)
 
 exclude = if System.get_env("NX_VULKAN_SKIP_LARGE") in ["1", "true"], do: [:large], else: []
 ExUnit.start(exclude: exclude, timeout: 600_000)
+
+# Vulkan validation (NX_VULKAN_VALIDATION=1): any message fails the run.
+ExUnit.after_suite(fn _results ->
+  case Nx.Vulkan.validation() do
+    %{enabled: true, count: count, messages: messages} when count > 0 ->
+      IO.puts(:stderr, "\n#{count} Vulkan validation message(s); the most recent:")
+      Enum.each(messages, &IO.puts(:stderr, "  " <> &1))
+      System.at_exit(fn _ -> exit({:shutdown, 1}) end)
+
+    %{enabled: enabled} ->
+      IO.puts("Vulkan validation layer: #{if enabled, do: "on, no messages", else: "off"}")
+  end
+end)

@@ -66,6 +66,15 @@ defmodule Nx.Vulkan do
   end
 
   @doc """
+  Validation-layer state (`NX_VULKAN_VALIDATION=1` turns the Khronos validation layer on):
+  `%{enabled: boolean, count: n, messages: [binary]}` (the most recent messages).
+  """
+  def validation, do: Error.unwrap!(NIF.validation())
+
+  @doc "Forgets the validation messages seen so far."
+  def clear_validation_messages, do: NIF.clear_validation_messages()
+
+  @doc """
   How many times each op ran on the host through `Nx.BinaryBackend`, as `%{op => count}`.
   """
   def fallback_counts, do: Fallback.counts()

@@ -52,7 +52,8 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
-  defp device_from_opts(opts) when is_list(opts), do: opts[:device] || Native.default_device()
+  defp device_from_opts(opts) when is_list(opts),
+    do: Keyword.get(init(opts), :device) || Native.default_device()
 
   # The device for an op: that of the first Vulkan input, else the default one.
   defp pick_device(tensors) do

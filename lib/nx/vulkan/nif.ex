@@ -32,6 +32,8 @@ defmodule Nx.Vulkan.NIF do
   def memory_statistics(_device), do: nif_error()
   def reset_peak_memory(_device), do: nif_error()
   def synchronize(_device), do: nif_error()
+  def validation, do: nif_error()
+  def clear_validation_messages, do: nif_error()
 
   # The NIF replaces these stubs at load time.
   defp nif_error, do: :erlang.nif_error(:nx_vulkan_nif_not_loaded)

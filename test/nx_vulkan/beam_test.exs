@@ -1,0 +1,167 @@
+defmodule Nx.Vulkan.BeamTest do
+  # BEAM-level robustness: racing processes, tensor churn, processes killed mid-op, use after
+  # deallocation, a 2 GiB transfer. Not async: memory statistics must not see other tests.
+  use ExUnit.Case, async: false
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    :ok
+  end
+
+  # Collects garbage everywhere until device memory stops shrinking (resource destructors run
+  # when the last reference goes; recorded work may still hold buffers for a moment).
+  defp settle_memory(baseline, attempts \\ 100) do
+    for pid <- Process.list(), do: :erlang.garbage_collect(pid)
+    Nx.Vulkan.synchronize()
+    stats = Nx.Vulkan.memory_statistics()
+
+    cond do
+      stats.bytes_in_use <= baseline.bytes_in_use and stats.buffers <= baseline.buffers -> stats
+      attempts == 0 -> stats
+      true -> Process.sleep(20) && settle_memory(baseline, attempts - 1)
+    end
+  end
+
+  defp baseline do
+    for pid <- Process.list(), do: :erlang.garbage_collect(pid)
+    Nx.Vulkan.synchronize()
+    Nx.Vulkan.memory_statistics()
+  end
+
+  test "100 processes racing ops on shared and private tensors" do
+    shared = Nx.iota({64}, type: :f32)
+    expected_shared = Nx.to_binary(shared)
+
+    tasks =
+      for i <- 1..100 do
+        Task.async(fn ->
+          Nx.default_backend(Nx.Vulkan.Backend)
+          mine = Nx.multiply(Nx.iota({64}, type: :f32), i)
+
+          result =
+            Enum.reduce(1..20, mine, fn _, acc ->
+              acc |> Nx.add(shared) |> Nx.subtract(shared) |> Nx.max(-1.0e9)
+            end)
+
+          {i, Nx.to_flat_list(result)}
+        end)
+      end
+
+    for {i, values} <- Task.await_many(tasks, 120_000) do
+      assert values == Enum.map(0..63, &(&1 * i * 1.0))
+    end
+
+    assert Nx.to_binary(shared) == expected_shared
+  end
+
+  test "50k tensors created and dropped: device memory back to baseline" do
+    base = baseline()
+
+    Enum.each(1..50, fn _ ->
+      # 1000 per batch, each in a short-lived process so its heap goes at once.
+      task =
+        Task.async(fn ->
+          Nx.default_backend(Nx.Vulkan.Backend)
+
+          Enum.each(1..1000, fn i ->
+            t = Nx.from_binary(<<i::32-float-native, 1.0::32-float-native>>, :f32)
+            _ = Nx.add(t, t)
+          end)
+        end)
+
+      Task.await(task, 120_000)
+    end)
+
+    stats = settle_memory(base)
+    assert stats.bytes_in_use == base.bytes_in_use
+    assert stats.buffers == base.buffers
+  end
+
+  test "200 processes killed mid-op: no crash, no leak, the device still works" do
+    base = baseline()
+    big = Nx.iota({256, 1024}, type: :f32)
+
+    pids =
+      for i <- 1..200 do
+        spawn(fn ->
+          Nx.default_backend(Nx.Vulkan.Backend)
+
+          Stream.iterate(big, fn t -> t |> Nx.add(i) |> Nx.multiply(0.5) end)
+          |> Enum.each(fn t -> Nx.to_binary(t, limit: 1) end)
+        end)
+      end
+
+    Process.sleep(200)
+    Enum.each(pids, &Process.exit(&1, :kill))
+    refute Enum.any?(pids, &Process.alive?/1)
+
+    _ = Nx.to_binary(big)
+    :erlang.garbage_collect()
+
+    # `big` is still alive here, everything the killed processes made must be gone.
+    stats =
+      settle_memory(%{
+        base
+        | bytes_in_use: base.bytes_in_use + 256 * 1024 * 4,
+          buffers: base.buffers + 1
+      })
+
+    assert stats.bytes_in_use <= base.bytes_in_use + 256 * 1024 * 4
+    assert Nx.to_flat_list(Nx.add(Nx.tensor([1.0]), 1.0)) == [2.0]
+  end
+
+  test "a tensor used after deallocation raises, in any process" do
+    t = Nx.iota({16}, type: :f32)
+    assert Nx.backend_deallocate(t) == :ok
+
+    task =
+      Task.async(fn ->
+        try do
+          Nx.to_binary(t)
+          :no_error
+        rescue
+          e in Nx.Vulkan.Error -> e.kind
+        end
+      end)
+
+    assert Task.await(task) == :deallocated
+    assert_raise Nx.Vulkan.Error, ~r/deallocated/, fn -> Nx.exp(t) end
+  end
+
+  test "concurrent deallocate and use never crash" do
+    for _ <- 1..50 do
+      t = Nx.iota({4096}, type: :f32)
+
+      users =
+        for _ <- 1..4 do
+          Task.async(fn ->
+            try do
+              Nx.to_binary(Nx.add(t, 1.0))
+              :ok
+            rescue
+              e in Nx.Vulkan.Error -> e.kind
+            end
+          end)
+        end
+
+      Nx.backend_deallocate(t)
+      assert Enum.all?(Task.await_many(users), &(&1 in [:ok, :deallocated]))
+    end
+  end
+
+  @tag :large
+  @tag timeout: 900_000
+  test "a 2 GiB tensor goes to the device and back" do
+    size = 2 * 1024 * 1024 * 1024
+    pattern = :crypto.strong_rand_bytes(1024 * 1024)
+    data = :binary.copy(pattern, div(size, byte_size(pattern)))
+    assert byte_size(data) == size
+
+    t = Nx.from_binary(data, :u8, backend: Nx.Vulkan.Backend)
+    back = Nx.to_binary(t)
+    assert byte_size(back) == size
+    assert back == data
+    assert Nx.to_binary(t, limit: 10) == binary_part(data, 0, 10)
+    Nx.backend_deallocate(t)
+  end
+end

@@ -1,0 +1,12 @@
+defmodule Nx.Vulkan.ValidationTest do
+  # With NX_VULKAN_VALIDATION=1 the Khronos validation layer watches every Vulkan call; this
+  # module (run after the async ones) asserts that nothing was reported so far.
+  use ExUnit.Case, async: false
+
+  test "no validation messages" do
+    t = Nx.iota({8}, type: :f32, backend: Nx.Vulkan.Backend)
+    _ = t |> Nx.add(1.0) |> Nx.exp() |> Nx.to_binary()
+    validation = Nx.Vulkan.validation()
+    assert validation.count == 0, Enum.join(validation.messages, "\n")
+  end
+end
