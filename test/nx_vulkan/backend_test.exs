@@ -362,8 +362,11 @@ defmodule Nx.Vulkan.BackendTest do
     assert actual.type == expected.type
     assert actual.shape == expected.shape
 
-    assert :ok == Compare.compare(expected.type, bytes(expected), bytes(actual), ulps),
-           "#{op} on #{Enum.map_join(inputs, ", ", &inspect(&1.type))}"
+    result = Compare.compare(expected.type, bytes(expected), bytes(actual), ulps)
+
+    assert :ok == result,
+           "#{op} on #{Enum.map_join(inputs, ", ", &inspect(&1.type))}: #{inspect(result)} " <>
+             "inputs #{inspect(Enum.map(inputs, &Nx.to_flat_list/1), limit: 8)}"
   end
 
   # Inputs with special values; the reference is computed element by element on
@@ -399,14 +402,12 @@ defmodule Nx.Vulkan.BackendTest do
         {:ok, expected} ->
           got = binary_part(actual, i * out_size, out_size)
 
-          assert :ok ==
-                   Compare.compare(
-                     expected.type,
-                     bytes(expected),
-                     got,
-                     if(op == :exp, do: 4, else: 0)
-                   ),
-                 "#{op} #{inspect(type)} element #{i}: inputs #{inspect(Enum.map(args, &bytes/1))}"
+          result =
+            Compare.compare(expected.type, bytes(expected), got, if(op == :exp, do: 4, else: 0))
+
+          assert :ok == result,
+                 "#{op} #{inspect(type)} element #{i}: inputs #{inspect(Enum.map(args, &bytes/1))}" <>
+                   " expected #{inspect(bytes(expected))} got #{inspect(got)}"
 
         :error ->
           :skip

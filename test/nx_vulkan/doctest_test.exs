@@ -9,8 +9,12 @@ defmodule Nx.Vulkan.DoctestTest do
     :ok
   end
 
-  # None yet: the native kernels so far are bit-exact or within what the doctests print.
-  @rounding_error_doctests []
+  # Documented rounding differences only (each is also in EXLA's exclusions):
+  #   * exp/1 - the device's exp is not correctly rounded: f64 exp(2) prints
+  #     7.3890560989306495 instead of 7.38905609893065 (1 ulp).
+  #   * logsumexp/2 - built on exp; its f32 results differ in the last digit printed
+  #     (4.313262 instead of 4.3132615, 1 ulp).
+  @rounding_error_doctests [exp: 1, logsumexp: 2]
 
   doctest Nx, except: [:moduledoc] ++ @rounding_error_doctests
 end
