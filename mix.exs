@@ -69,16 +69,21 @@ defmodule Mix.Tasks.Compile.NxVulkanNif do
     {:ok, []}
   end
 
+  # Quiet when there is nothing to do; the full output when CMake works or fails.
   defp cmake!(args, root) do
-    Mix.shell().info("cmake " <> Enum.join(args, " "))
+    {output, status} = System.cmd("cmake", args, cd: root, stderr_to_stdout: true)
 
-    case System.cmd("cmake", args,
-           cd: root,
-           into: IO.stream(:stdio, :line),
-           stderr_to_stdout: true
-         ) do
-      {_, 0} -> :ok
-      {_, status} -> Mix.raise("cmake #{Enum.join(args, " ")} failed with status #{status}")
+    cond do
+      status != 0 ->
+        Mix.shell().info(output)
+        Mix.raise("cmake #{Enum.join(args, " ")} failed with status #{status}")
+
+      output =~ "no work to do" ->
+        :ok
+
+      true ->
+        Mix.shell().info("cmake " <> Enum.join(args, " "))
+        Mix.shell().info(output)
     end
   end
 
