@@ -72,6 +72,9 @@ struct DeviceOptions {
   uint32_t disabled = 0;
   // Limits each device-local heap (VMA's heap size limit); 0 = NX_VULKAN_HEAP_LIMIT or none.
   uint64_t heap_limit = 0;
+  // Caps the size of one VkBuffer (rounded down to a power of two, at least 64 KiB); 0 =
+  // NX_VULKAN_MAX_CHUNK_BYTES or the device's limits. Tensors above it span several buffers.
+  uint64_t max_chunk_bytes = 0;
 };
 
 struct MemoryStats {

@@ -89,7 +89,7 @@ std::unique_ptr<DeviceImpl> make_impl(const DeviceOptions& options) {
     uint32_t disabled = options.disabled;
     if (const char* env = std::getenv("NX_VULKAN_DISABLE")) disabled |= parse_capability_mask(env);
     auto core = std::make_shared<DeviceCore>(instance, std::move(physicals[index]), infos[index], disabled,
-                                             options.heap_limit);
+                                             options.heap_limit, options.max_chunk_bytes);
     return std::make_unique<DeviceImpl>(core);
   });
 }

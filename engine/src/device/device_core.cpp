@@ -31,7 +31,8 @@ uint32_t find_compute_family(const vk::raii::PhysicalDevice& physical) {
 }  // namespace
 
 DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDevice physical,
-                       DeviceInfo info, uint32_t disabled, uint64_t heap_limit)
+                       DeviceInfo info, uint32_t disabled, uint64_t heap_limit,
+                       uint64_t max_chunk_bytes)
     : instance_(std::move(instance)), physical_(std::move(physical)), info_(std::move(info)),
       disabled_(disabled) {
   const auto avail = info_.features;
@@ -113,7 +114,8 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   // Largest power of two a single buffer may be, below the device's allocation/buffer limits.
   uint64_t limit = std::min<uint64_t>(info_.max_allocation_size ? info_.max_allocation_size : (1ull << 31),
                                       info_.max_buffer_size ? info_.max_buffer_size : (1ull << 31));
-  if (uint64_t cap = env_u64("NX_VULKAN_MAX_CHUNK_BYTES")) limit = std::min(limit, cap);
+  if (max_chunk_bytes == 0) max_chunk_bytes = env_u64("NX_VULKAN_MAX_CHUNK_BYTES");
+  if (max_chunk_bytes) limit = std::min(limit, max_chunk_bytes);
   limit = std::max<uint64_t>(limit, 1u << 16);
   chunk_bytes_ = std::bit_floor(limit);
 

@@ -16,7 +16,7 @@ namespace nxv {
 class DeviceCore {
  public:
   DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDevice physical, DeviceInfo info,
-             uint32_t disabled, uint64_t heap_limit);
+             uint32_t disabled, uint64_t heap_limit, uint64_t max_chunk_bytes);
   ~DeviceCore();
   DeviceCore(const DeviceCore&) = delete;
   DeviceCore& operator=(const DeviceCore&) = delete;

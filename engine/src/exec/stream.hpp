@@ -30,7 +30,7 @@ class Stream;
 // Handed to a recording function while the stream's lock is held.
 class Recorder {
  public:
-  vk::CommandBuffer cmd() const { return cmd_; }
+  const vk::raii::CommandBuffer& cmd() const { return cmd_; }
   const vk::raii::Device& device() const;
   // Declares a use of `buffer` by the next command: inserts a barrier on a hazard and keeps the
   // buffer alive until the batch has finished on the GPU.
@@ -42,9 +42,9 @@ class Recorder {
 
  private:
   friend class Stream;
-  Recorder(Stream& s, vk::CommandBuffer c) : stream_(s), cmd_(c) {}
+  Recorder(Stream& s, const vk::raii::CommandBuffer& c) : stream_(s), cmd_(c) {}
   Stream& stream_;
-  vk::CommandBuffer cmd_;
+  const vk::raii::CommandBuffer& cmd_;
   uint32_t commands_ = 0;
 };
 

@@ -19,7 +19,7 @@ void record_buffer_copy(Recorder& rec, const Buffer& src, uint64_t src_offset, c
     vk::BufferCopy region{.srcOffset = src_offset % src.chunk_bytes(),
                           .dstOffset = dst_offset % dst.chunk_bytes(),
                           .size = n};
-    rec.cmd().copyBuffer(vk::Buffer(s.buffer), vk::Buffer(d.buffer), 1, &region);
+    rec.cmd().copyBuffer(vk::Buffer(s.buffer), vk::Buffer(d.buffer), region);
     rec.count_command();
     src_offset += n;
     dst_offset += n;

@@ -100,7 +100,13 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
     return;
   }
 
-  for (const auto& v : views) check_strided_reach(v);
+  // Inputs laid out like the output are indexed by the output position (and may span chunks);
+  // the others must be reachable with 32-bit offsets inside one chunk.
+  std::vector<bool> like_out;
+  for (const auto& v : views) {
+    like_out.push_back(v.is_contiguous() && !is_scalar_view(v));
+    if (!like_out.back()) check_strided_reach(v);
+  }
   Collapsed c = collapse(out, views);
   size_t rank = c.shape.size();
   size_t outer = rank > size_t(kMaxRank) ? rank - kMaxRank : 0;
@@ -116,6 +122,8 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
     for (uint64_t s = 0; s < block;) {
       uint64_t len = std::min<uint64_t>(block - s, kMaxDispatchElements);
       len = std::min(len, elements_left_in_chunk(out, b * block + s));
+      for (size_t i = 0; i < views.size(); ++i)
+        if (like_out[i]) len = std::min(len, elements_left_in_chunk(views[i], b * block + s));
       ElementwisePush p;
       p.out_addr = address_of(out, b * block + s);
       p.rank = uint32_t(rank - outer);
@@ -124,7 +132,11 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
         p.shape[d - outer] = uint32_t(c.shape[d]);
         for (size_t i = 0; i < views.size(); ++i) (i == 0 ? p.a_stride : p.b_stride)[d - outer] = uint32_t(c.strides[i][d]);
       }
-      for (size_t i = 0; i < views.size(); ++i) (i == 0 ? p.a_addr : p.b_addr) = address_of(views[i], uint64_t(base[i]));
+      for (size_t i = 0; i < views.size(); ++i) {
+        (i == 0 ? p.a_addr : p.b_addr) =
+            like_out[i] ? address_of(views[i], b * block + s) : address_of(views[i], uint64_t(base[i]));
+        if (like_out[i]) p.dense |= 1u << i;
+      }
       p.n = uint32_t(len);
       emit(p);
       s += len;

@@ -16,7 +16,7 @@ inline constexpr uint64_t kMaxDispatchElements = 1ull << 30;
 // Push constants of the elementwise-shaped kernels (must match elementwise.comp).
 struct ElementwisePush {
   uint64_t out_addr = 0, a_addr = 0, b_addr = 0;
-  uint32_t n = 0, rank = 0, start = 0, pad = 0;
+  uint32_t n = 0, rank = 0, start = 0, dense = 0;
   uint32_t shape[kMaxRank] = {};
   uint32_t a_stride[kMaxRank] = {};
   uint32_t b_stride[kMaxRank] = {};

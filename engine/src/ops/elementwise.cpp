@@ -45,11 +45,11 @@ std::string int_limit(DType t, bool max) {
     case DType::U8: return max ? "255u" : "0u";
     case DType::U16: return max ? "65535u" : "0u";
     case DType::U32: return max ? "4294967295u" : "0u";
-    case DType::U64: return max ? "18446744073709551615ul" : "0ul";
+    case DType::U64: return max ? "NXV_U64_MAX" : "0";
     case DType::S8: return max ? "127" : "(-128)";
     case DType::S16: return max ? "32767" : "(-32768)";
     case DType::S32: return max ? "2147483647" : "(-2147483647 - 1)";
-    case DType::S64: return max ? "9223372036854775807l" : "(-9223372036854775807l - 1l)";
+    case DType::S64: return max ? "NXV_S64_MAX" : "NXV_S64_MIN";
     default: return "0";
   }
 }
@@ -75,6 +75,11 @@ void check_elementwise(Device& device, std::string_view op, const OutSpec& out, 
     throw Error(ErrorKind::Unsupported, std::string(op) + " on complex types is not native yet");
   for (DType t : in)
     if (!supported_real(t)) throw Error(ErrorKind::Unsupported, std::string(op) + " on complex inputs is not native yet");
+  if (op != "as_type" && is_integer(out.type))
+    for (DType t : in)
+      if (!is_integer(t))
+        throw Error(ErrorKind::InvalidArgument, std::string(op) + ": an integer output cannot come from float inputs "
+                                                                  "(Nx promotes the output type first)");
   if (def.float_out && !is_float(out.type))
     throw Error(ErrorKind::InvalidArgument, std::string(op) + " needs a floating-point output type");
   FeatureSet features;
@@ -136,10 +141,10 @@ void record_elementwise(Device& device, const Tensor& out, const std::vector<Ten
   impl.stream.record([&](Recorder& rec) {
     for (const auto& v : views) rec.use(v.buffer, Access::Read);
     rec.use(out.buffer, Access::Write);
-    auto cmd = rec.cmd();
+    const auto& cmd = rec.cmd();
     cmd.bindPipeline(vk::PipelineBindPoint::eCompute, *kernel.pipeline);
     plan_elementwise(out, views, dense, [&](ElementwisePush& p) {
-      cmd.pushConstants(layout, vk::ShaderStageFlagBits::eCompute, 0, sizeof p, &p);
+      cmd.pushConstants<ElementwisePush>(layout, vk::ShaderStageFlagBits::eCompute, 0, p);
       cmd.dispatch(workgroups_for(*impl.core, p.n, kernel.workgroup_size), 1, 1);
       rec.count_command();
     });

@@ -36,7 +36,7 @@ layout(push_constant, std430) uniform Params {
   uint n;      // elements in this dispatch
   uint rank;   // strided: collapsed rank (<= 6)
   uint start;  // strided: linear index of this dispatch's first output element
-  uint pad;
+  uint dense;  // strided: bit 0/1 set when a/b is dense like the output (indexed by i)
   uint shape[6];
   uint a_stride[6];  // linear: a_stride[0] is 1 (dense) or 0 (scalar)
   uint b_stride[6];
@@ -62,6 +62,8 @@ void main() {
       ia += c * pc.a_stride[d];
       ib += c * pc.b_stride[d];
     }
+    if ((pc.dense & 1u) != 0u) ia = i;
+    if ((pc.dense & 2u) != 0u) ib = i;
 #endif
 #if NIN >= 2
     C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]));

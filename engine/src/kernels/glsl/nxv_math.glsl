@@ -23,6 +23,11 @@ uint nxv_trunc_low32(float x) {
 }
 
 #if NXV_INT64
+// 64-bit literals must be spelled here, after the int64 extension is enabled (not in -D macros).
+const uint64_t NXV_U64_MAX = 18446744073709551615ul;
+const int64_t NXV_S64_MAX = 9223372036854775807l;
+const int64_t NXV_S64_MIN = -9223372036854775807l - 1l;
+
 uint64_t nxv_trunc_low64(float x) {
   uint bits = floatBitsToUint(x);
   int e = int((bits >> 23) & 0xFFu) - 127;

@@ -1,0 +1,283 @@
+// Elementwise ops against host references: every size class around workgroup and dispatch
+// limits, broadcasting, non-contiguous views, any rank, mixed types.
+#include <limits>
+#include <thread>
+
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -100.f, float hi = 100.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+}  // namespace
+
+class AddSizes : public testing::TestWithParam<int64_t> {};
+
+TEST_P(AddSizes, MatchesHostAcrossWorkgroupBoundaries) {
+  auto dev = shared_device();
+  int64_t n = GetParam();
+  auto a = random_floats(size_t(n), 1), b = random_floats(size_t(n), 2);
+  auto ta = upload(*dev, DType::F32, {n}, a), tb = upload(*dev, DType::F32, {n}, b);
+  auto out = download<float>(*dev, run_op(*dev, "add", {DType::F32, {n}}, {ta, tb}));
+  ASSERT_EQ(out.size(), size_t(n));
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], a[i] + b[i]) << "at " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Elementwise, AddSizes,
+                         testing::Values(0, 1, 255, 256, 257, 65535, 65536, 65537, 65535 * 256 + 1));
+
+TEST(Elementwise, BinaryOpsOnF32MatchHostIncludingSpecialValues) {
+  auto dev = shared_device();
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> a = {1.5f, -2.f, 0.f, -0.f, inf, -inf, nan, 3.f, 1e-40f, 7.f};
+  std::vector<float> b = {2.f, 0.f, -0.f, 0.f, inf, 2.f, 1.f, nan, 1e-40f, -7.f};
+  int64_t n = int64_t(a.size());
+  auto ta = upload(*dev, DType::F32, {n}, a), tb = upload(*dev, DType::F32, {n}, b);
+  auto check = [&](const char* op, auto ref) {
+    auto out = download<float>(*dev, run_op(*dev, op, {DType::F32, {n}}, {ta, tb}));
+    for (int64_t i = 0; i < n; ++i) {
+      float want = ref(a[i], b[i]);
+      EXPECT_EQ(ulp_distance(out[i], want), 0u) << op << "(" << a[i] << ", " << b[i] << ") = " << out[i] << ", want " << want;
+      if (want == 0) EXPECT_EQ(std::signbit(out[i]), std::signbit(want)) << op << " sign of zero at " << i;
+    }
+  };
+  check("add", [](float x, float y) { return x + y; });
+  check("subtract", [](float x, float y) { return x - y; });
+  check("multiply", [](float x, float y) { return x * y; });
+  check("divide", [](float x, float y) { return x / y; });
+  // Nx: NaN wins; on a tie the first operand is kept.
+  check("max", [](float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : (x >= y ? x : y); });
+  check("min", [](float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : (x <= y ? x : y); });
+}
+
+TEST(Elementwise, IntegerOpsWrapLikeNx) {
+  auto dev = shared_device();
+  std::vector<int32_t> a = {INT32_MAX, INT32_MIN, -7, 5, 0};
+  std::vector<int32_t> b = {1, -1, 3, -9, 0};
+  auto ta = upload(*dev, DType::S32, {5}, a), tb = upload(*dev, DType::S32, {5}, b);
+  auto sum = download<int32_t>(*dev, run_op(*dev, "add", {DType::S32, {5}}, {ta, tb}));
+  auto prod = download<int32_t>(*dev, run_op(*dev, "multiply", {DType::S32, {5}}, {ta, tb}));
+  auto neg = download<int32_t>(*dev, run_op(*dev, "negate", {DType::S32, {5}}, {ta}));
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(sum[i], int32_t(uint32_t(a[i]) + uint32_t(b[i])));
+    EXPECT_EQ(prod[i], int32_t(uint32_t(a[i]) * uint32_t(b[i])));
+    EXPECT_EQ(neg[i], int32_t(0u - uint32_t(a[i])));
+  }
+  std::vector<uint8_t> u = {250, 3, 128, 0}, v = {10, 255, 128, 1};
+  auto tu = upload(*dev, DType::U8, {4}, u), tv = upload(*dev, DType::U8, {4}, v);
+  auto s8 = download<uint8_t>(*dev, run_op(*dev, "add", {DType::U8, {4}}, {tu, tv}));
+  auto m8 = download<uint8_t>(*dev, run_op(*dev, "max", {DType::U8, {4}}, {tu, tv}));
+  for (size_t i = 0; i < u.size(); ++i) {
+    EXPECT_EQ(s8[i], uint8_t(u[i] + v[i]));
+    EXPECT_EQ(m8[i], std::max(u[i], v[i]));
+  }
+  std::vector<int64_t> x = {INT64_MAX, -3, 1ll << 40};
+  std::vector<int64_t> y = {1, 5, 1ll << 30};
+  auto tx = upload(*dev, DType::S64, {3}, x), ty = upload(*dev, DType::S64, {3}, y);
+  auto p64 = download<int64_t>(*dev, run_op(*dev, "multiply", {DType::S64, {3}}, {tx, ty}));
+  auto a64 = download<int64_t>(*dev, run_op(*dev, "add", {DType::S64, {3}}, {tx, ty}));
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(p64[i], int64_t(uint64_t(x[i]) * uint64_t(y[i])));
+    EXPECT_EQ(a64[i], int64_t(uint64_t(x[i]) + uint64_t(y[i])));
+  }
+}
+
+TEST(Elementwise, MixedTypesAreConvertedToTheOutputType) {
+  auto dev = shared_device();
+  // Nx hands add(s32[3], f32 scalar) -> f32[3] un-broadcast and un-cast.
+  auto ti = upload(*dev, DType::S32, {3}, std::vector<int32_t>{1, -2, 16777217});
+  auto ts = upload(*dev, DType::F32, {}, std::vector<float>{0.5f});
+  auto out = download<float>(*dev, run_op(*dev, "add", {DType::F32, {3}}, {ti, ts}));
+  EXPECT_EQ(out[0], 1.5f);
+  EXPECT_EQ(out[1], -1.5f);
+  EXPECT_EQ(out[2], float(16777217) + 0.5f);
+  auto tu = upload(*dev, DType::U8, {2}, std::vector<uint8_t>{200, 7});
+  auto tf = upload(*dev, DType::F64, {2}, std::vector<double>{0.25, -1e300});
+  auto d = download<double>(*dev, run_op(*dev, "multiply", {DType::F64, {2}}, {tu, tf}));
+  EXPECT_EQ(d[0], 50.0);
+  EXPECT_EQ(d[1], -7e300);
+}
+
+TEST(Elementwise, BroadcastsSizeOneAndMissingLeadingAxes) {
+  auto dev = shared_device();
+  // a: {2,1,3}, b: {4,1} -> out {2,4,3}
+  std::vector<float> a = random_floats(6, 3), b = random_floats(4, 4);
+  auto ta = upload(*dev, DType::F32, {2, 1, 3}, a), tb = upload(*dev, DType::F32, {4, 1}, b);
+  auto out = download<float>(*dev, run_op(*dev, "subtract", {DType::F32, {2, 4, 3}}, {ta, tb}));
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 3; ++k) EXPECT_EQ(out[(i * 4 + j) * 3 + k], a[i * 3 + k] - b[j]);
+  EXPECT_THROW(run_op(*dev, "add", {DType::F32, {2, 4, 3}}, {ta, upload(*dev, DType::F32, {5}, random_floats(5, 1))}),
+               Error);
+}
+
+TEST(Elementwise, NonContiguousInputs) {
+  auto dev = shared_device();
+  std::vector<float> a = random_floats(5 * 7, 5);
+  auto ta = upload(*dev, DType::F32, {5, 7}, a);
+  Tensor t = transpose_view(ta, {1, 0});                    // {7,5}
+  Tensor s = slice_view(ta, {1, 0}, {3, 4}, {1, 2});        // rows 1..3, cols 0,2,4,6
+  auto out_t = download<float>(*dev, run_op(*dev, "negate", {DType::F32, {7, 5}}, {t}));
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 5; ++j) EXPECT_EQ(out_t[i * 5 + j], -a[j * 7 + i]);
+  auto out_s = download<float>(*dev, run_op(*dev, "multiply", {DType::F32, {3, 4}}, {s, s}));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(out_s[i * 4 + j], a[(1 + i) * 7 + 2 * j] * a[(1 + i) * 7 + 2 * j]);
+  // A download of a view makes it contiguous first.
+  auto back = download<float>(*dev, t);
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 5; ++j) EXPECT_EQ(back[i * 5 + j], a[j * 7 + i]);
+}
+
+TEST(Elementwise, HighRankThatCannotCollapse) {
+  auto dev = shared_device();
+  // Alternating broadcast axes over rank 9 keep 9 axes after collapsing (> 6 in one dispatch).
+  Shape out_shape = {2, 3, 2, 3, 2, 3, 2, 3, 2};
+  Shape a_shape = {2, 1, 2, 1, 2, 1, 2, 1, 2};
+  Shape b_shape = {1, 3, 1, 3, 1, 3, 1, 3, 1};
+  auto a = random_floats(size_t(shape_size(a_shape)), 6), b = random_floats(size_t(shape_size(b_shape)), 7);
+  auto ta = upload(*dev, DType::F32, a_shape, a), tb = upload(*dev, DType::F32, b_shape, b);
+  auto out = download<float>(*dev, run_op(*dev, "add", {DType::F32, out_shape}, {ta, tb}));
+  auto as = row_major_strides(a_shape), bs = row_major_strides(b_shape);
+  int64_t n = shape_size(out_shape);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, ia = 0, ib = 0;
+    for (int d = 8; d >= 0; --d) {
+      int64_t c = rest % out_shape[d];
+      rest /= out_shape[d];
+      if (a_shape[d] != 1) ia += c * as[d];
+      if (b_shape[d] != 1) ib += c * bs[d];
+    }
+    ASSERT_EQ(out[size_t(i)], a[size_t(ia)] + b[size_t(ib)]) << "at " << i;
+  }
+}
+
+TEST(Elementwise, UnaryMathOnF32AndF64) {
+  auto dev = shared_device();
+  std::vector<double> x = {0.0, -0.0, 1.0, -1.0, 0.5, 2.5, 80.0, -80.0, 700.0, -740.0, 1e-310, 3.0e8,
+                           std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), NAN};
+  int64_t n = int64_t(x.size());
+  auto t64 = upload(*dev, DType::F64, {n}, x);
+  auto e64 = download<double>(*dev, run_op(*dev, "exp", {DType::F64, {n}}, {t64}));
+  auto l64 = download<double>(*dev, run_op(*dev, "log", {DType::F64, {n}}, {t64}));
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_LE(ulp_distance(e64[i], std::exp(x[i])), 2u) << "exp(" << x[i] << ") = " << e64[i];
+    EXPECT_LE(ulp_distance(l64[i], std::log(x[i])), 2u) << "log(" << x[i] << ") = " << l64[i];
+  }
+  std::vector<float> xf;
+  for (double v : x) xf.push_back(float(v));
+  auto t32 = upload(*dev, DType::F32, {n}, xf);
+  auto e32 = download<float>(*dev, run_op(*dev, "exp", {DType::F32, {n}}, {t32}));
+  auto l32 = download<float>(*dev, run_op(*dev, "log", {DType::F32, {n}}, {t32}));
+  for (size_t i = 0; i < xf.size(); ++i) {
+    EXPECT_LE(ulp_distance(e32[i], std::exp(xf[i])), 4u) << "exp(" << xf[i] << ") = " << e32[i];
+    EXPECT_LE(ulp_distance(l32[i], std::log(xf[i])), 4u) << "log(" << xf[i] << ") = " << l32[i];
+  }
+}
+
+TEST(Elementwise, F16AndBF16ComputeInF32) {
+  auto dev = shared_device();
+  std::vector<float> a = {1.f, 0.1f, 65504.f, -3.5f, 1e-7f}, b = {2.f, 0.2f, 65504.f, 0.25f, 1e-7f};
+  std::vector<uint16_t> ha, hb;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ha.push_back(f32_to_f16_bits(a[i]));
+    hb.push_back(f32_to_f16_bits(b[i]));
+  }
+  auto ta = upload(*dev, DType::F16, {5}, ha), tb = upload(*dev, DType::F16, {5}, hb);
+  auto out = download<uint16_t>(*dev, run_op(*dev, "add", {DType::F16, {5}}, {ta, tb}));
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(out[i], f32_to_f16_bits(f16_bits_to_f32(ha[i]) + f16_bits_to_f32(hb[i]))) << i;
+  // bf16: Nx truncates the f32 result.
+  auto bf = [](float f) { return uint16_t(std::bit_cast<uint32_t>(f) >> 16); };
+  auto unbf = [](uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); };
+  std::vector<uint16_t> ba, bb;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ba.push_back(bf(a[i]));
+    bb.push_back(bf(b[i]));
+  }
+  auto tba = upload(*dev, DType::BF16, {5}, ba), tbb = upload(*dev, DType::BF16, {5}, bb);
+  auto bout = download<uint16_t>(*dev, run_op(*dev, "multiply", {DType::BF16, {5}}, {tba, tbb}));
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(bout[i], bf(unbf(ba[i]) * unbf(bb[i]))) << i;
+}
+
+TEST(Elementwise, AsTypeFollowsNx) {
+  auto dev = shared_device();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {1.9f, -1.9f, 300.f, -129.f, NAN, inf, -inf, 3e9f, -0.f, 1e20f};
+  int64_t n = int64_t(x.size());
+  auto t = upload(*dev, DType::F32, {n}, x);
+  // Nx: truncate toward zero, keep the integer's low bits; NaN -> 0; +-Inf -> the extremes.
+  auto u8 = download<uint8_t>(*dev, run_op(*dev, "as_type", {DType::U8, {n}}, {t}));
+  auto s32 = download<int32_t>(*dev, run_op(*dev, "as_type", {DType::S32, {n}}, {t}));
+  auto s64 = download<int64_t>(*dev, run_op(*dev, "as_type", {DType::S64, {n}}, {t}));
+  std::vector<uint8_t> want_u8 = {1, 255, 44, 127, 0, 255, 0, 0, 0, 0};
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(u8[i], want_u8[i]) << "u8 of " << x[i];
+  EXPECT_EQ(s32[0], 1);
+  EXPECT_EQ(s32[1], -1);
+  EXPECT_EQ(s32[4], 0);
+  EXPECT_EQ(s32[5], INT32_MAX);
+  EXPECT_EQ(s32[6], INT32_MIN);
+  EXPECT_EQ(s32[7], int32_t(uint32_t(3000000000u)));
+  EXPECT_EQ(s64[7], 3000000000ll);
+  EXPECT_EQ(s64[9], int64_t(uint64_t(100000002004087734272.0L - 5.0L * 18446744073709551616.0L)));
+  // int -> float and float -> float.
+  auto ti = upload(*dev, DType::S64, {2}, std::vector<int64_t>{-5, 1ll << 53});
+  auto f = download<double>(*dev, run_op(*dev, "as_type", {DType::F64, {2}}, {ti}));
+  EXPECT_EQ(f[0], -5.0);
+  EXPECT_EQ(f[1], 9007199254740992.0);
+  auto h = download<uint16_t>(*dev, run_op(*dev, "as_type", {DType::F16, {n}}, {t}));
+  EXPECT_EQ(h[2], f32_to_f16_bits(300.f));
+  EXPECT_EQ(h[9], 0x7C00);  // overflow -> +Inf, as Erlang writes it
+}
+
+TEST(Elementwise, UnsupportedAndInvalidCallsAreClearErrors) {
+  auto dev = shared_device();
+  auto t = upload(*dev, DType::F32, {2}, std::vector<float>{1, 2});
+  try {
+    run_op(*dev, "no_such_op", {DType::F32, {2}}, {t});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+  }
+  try {
+    run_op(*dev, "add", {DType::F32, {2}}, {t});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+  Tensor freed = t;
+  freed.buffer.reset();
+  try {
+    run_op(*dev, "exp", {DType::F32, {2}}, {freed});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Deallocated);
+  }
+  EXPECT_FALSE(supports_op(*dev, "add", {DType::C64, {2}}, {DType::C64, DType::C64}));
+  EXPECT_TRUE(supports_op(*dev, "add", {DType::F32, {2}}, {DType::F32, DType::S32}));
+}
+
+TEST(Elementwise, CapabilityMaskMakesF64Unsupported) {
+  auto dev = Device::open({.disabled = kCapFloat64 | kCapInt64});
+  auto t = upload(*dev, DType::F64, {2}, std::vector<double>{1, 2});
+  EXPECT_FALSE(supports_op(*dev, "add", {DType::F64, {2}}, {DType::F64, DType::F64}));
+  try {
+    run_op(*dev, "add", {DType::F64, {2}}, {t, t});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("f64"), std::string::npos);
+  }
+  // f32 keeps working on the masked device.
+  auto f = upload(*dev, DType::F32, {2}, std::vector<float>{1, 2});
+  EXPECT_EQ(download<float>(*dev, run_op(*dev, "add", {DType::F32, {2}}, {f, f}))[1], 4.f);
+}

@@ -1,0 +1,101 @@
+// Kernel templates and caches: every template compiles for every type it claims; SPIR-V is
+// found on disk by a new device and by another process.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "device/device_impl.hpp"
+#include "kernels/kernel_cache.hpp"
+#include "ops/registry.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+std::filesystem::path fresh_cache_dir(const char* name) {
+  auto dir = std::filesystem::temp_directory_path() / (std::string("nxv-cache-") + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST(Kernels, EveryElementwiseOpCompilesForEveryTypeItClaims) {
+  auto dev = shared_device();
+  int compiled = 0;
+  for (const auto& op : native_op_names()) {
+    for (DType out : kAllDTypes) {
+      for (DType in : kAllDTypes) {
+        std::vector<DType> ins(op == "negate" || op == "exp" || op == "log" || op == "as_type" ? 1 : 2, in);
+        if (!supports_op(*dev, op, {out, {3}}, ins)) continue;
+        std::vector<Tensor> tensors;
+        for (DType t : ins) tensors.push_back(empty(*dev, t, {3}));
+        EXPECT_NO_THROW(run_op(*dev, op, {out, {3}}, tensors)) << op << " " << dtype_name(in) << " -> " << dtype_name(out);
+        ++compiled;
+      }
+    }
+  }
+  dev->synchronize();
+  EXPECT_GT(compiled, 500);
+}
+
+TEST(Kernels, SpirvIsReusedFromDiskByANewDeviceAndAnotherProcess) {
+  if (std::getenv("NXV_CACHE_CHILD")) {
+    // Child process: the parent's cache directory must already hold this kernel.
+    auto dev = Device::open();
+    auto t = upload(*dev, DType::F32, {4}, std::vector<float>{1, 2, 3, 4});
+    auto r = download<float>(*dev, run_op(*dev, "subtract", {DType::F32, {4}}, {t, t}));
+    EXPECT_EQ(r[3], 0.f);
+    auto s = dev->impl().kernels.stats();
+    EXPECT_EQ(s.compiled, 0u);
+    EXPECT_GE(s.disk_hits, 1u);
+    return;
+  }
+  auto dir = fresh_cache_dir("spirv");
+  setenv("NX_VULKAN_CACHE_DIR", dir.c_str(), 1);
+  {
+    auto dev = Device::open();
+    auto t = upload(*dev, DType::F32, {4}, std::vector<float>{1, 2, 3, 4});
+    download<float>(*dev, run_op(*dev, "subtract", {DType::F32, {4}}, {t, t}));
+    EXPECT_GE(dev->impl().kernels.stats().compiled, 1u);
+  }
+  EXPECT_FALSE(std::filesystem::is_empty(dir / "spirv"));
+  bool has_pipeline_cache = false;
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().starts_with("pipelines-")) has_pipeline_cache = true;
+  EXPECT_TRUE(has_pipeline_cache);
+  {
+    auto dev = Device::open();
+    auto t = upload(*dev, DType::F32, {4}, std::vector<float>{1, 2, 3, 4});
+    download<float>(*dev, run_op(*dev, "subtract", {DType::F32, {4}}, {t, t}));
+    EXPECT_EQ(dev->impl().kernels.stats().compiled, 0u);
+    EXPECT_GE(dev->impl().kernels.stats().disk_hits, 1u);
+  }
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string cmd = "NXV_CACHE_CHILD=1 '" + self +
+                    "' --gtest_filter=Kernels.SpirvIsReusedFromDiskByANewDeviceAndAnotherProcess > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  // A corrupt entry is ignored and rewritten, never trusted.
+  for (auto& e : std::filesystem::directory_iterator(dir / "spirv")) std::filesystem::resize_file(e.path(), 20);
+  {
+    auto dev = Device::open();
+    auto t = upload(*dev, DType::F32, {4}, std::vector<float>{1, 2, 3, 4});
+    EXPECT_EQ(download<float>(*dev, run_op(*dev, "subtract", {DType::F32, {4}}, {t, t}))[0], 0.f);
+    EXPECT_GE(dev->impl().kernels.stats().compiled, 1u);
+  }
+  unsetenv("NX_VULKAN_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Kernels, ShadercErrorsKeepTheCompilerMessage) {
+  KernelKey key{"elementwise", {{"NIN", "1"}, {"LINEAR", "1"}}, 256};
+  try {
+    compile_glsl(key);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("elementwise"), std::string::npos);
+  }
+}

@@ -1,0 +1,79 @@
+// The asynchronous stream: no waits while recording, barriers only on hazards, thread safety.
+#include <atomic>
+#include <thread>
+
+#include "device/device_impl.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+TEST(Stream, IndependentOpsNeedNoBarrierAndChainsDo) {
+  auto dev = Device::open();
+  auto& stream = dev->impl().stream;
+  auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
+  dev->synchronize();
+  auto before = stream.stats();
+  // Eight independent ops on the same input: reads after no write in the batch.
+  std::vector<Tensor> outs;
+  for (int i = 0; i < 8; ++i) outs.push_back(run_op(*dev, "negate", {DType::F32, {1000}}, {t}));
+  auto mid = stream.stats();
+  // A chain: each reads the previous result.
+  Tensor c = t;
+  for (int i = 0; i < 8; ++i) c = run_op(*dev, "add", {DType::F32, {1000}}, {c, t});
+  auto after = stream.stats();
+  EXPECT_EQ(mid.barriers - before.barriers, 0u);
+  EXPECT_GE(after.barriers - mid.barriers, 1u);
+  EXPECT_EQ(download<float>(*dev, c)[999], 9.f);
+  for (auto& o : outs) EXPECT_EQ(download<float>(*dev, o)[0], -1.f);
+}
+
+TEST(Stream, RecordingDoesNotWaitAndADownloadWaitsOnce) {
+  auto dev = Device::open();
+  auto& stream = dev->impl().stream;
+  auto t = upload(*dev, DType::F32, {4096}, std::vector<float>(4096, 2.f));
+  auto before = stream.stats();
+  Tensor c = t;
+  for (int i = 0; i < 200; ++i) c = run_op(*dev, "multiply", {DType::F32, {4096}}, {c, t});
+  EXPECT_EQ(stream.stats().waits, before.waits);  // nothing waited while recording
+  EXPECT_GT(stream.stats().submits, before.submits);
+  auto r = download<float>(*dev, c);
+  EXPECT_EQ(stream.stats().waits, before.waits + 1);
+  EXPECT_TRUE(std::isinf(r[0]));  // 2^201 overflows f32
+}
+
+TEST(Stream, HundredThreadsIssuingOpsAtOnce) {
+  auto dev = shared_device();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 100; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        std::vector<float> a(513, float(t)), b(513, 1.f);
+        auto ta = upload(*dev, DType::F32, {513}, a), tb = upload(*dev, DType::F32, {513}, b);
+        Tensor c = ta;
+        for (int i = 0; i < 20; ++i) c = run_op(*dev, "add", {DType::F32, {513}}, {c, tb});
+        auto r = download<float>(*dev, c);
+        for (float x : r)
+          if (x != float(t + 20)) ++failures;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Stream, SeveralDevicesAtOnceFromOneProcess) {
+  auto a = Device::open(), b = Device::open();
+  auto ta = upload(*a, DType::F32, {2}, std::vector<float>{1, 2});
+  auto tb = upload(*b, DType::F32, {2}, std::vector<float>{3, 4});
+  auto ra = run_op(*a, "add", {DType::F32, {2}}, {ta, ta});
+  auto rb = run_op(*b, "add", {DType::F32, {2}}, {tb, tb});
+  EXPECT_EQ(download<float>(*a, ra), (std::vector<float>{2, 4}));
+  EXPECT_EQ(download<float>(*b, rb), (std::vector<float>{6, 8}));
+  // A tensor of one device handed to another is refused, not misread.
+  EXPECT_THROW(run_op(*a, "add", {DType::F32, {2}}, {ta, tb}), Error);
+}

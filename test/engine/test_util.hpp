@@ -1,0 +1,58 @@
+// Helpers for engine tests: typed uploads/downloads, host references and float comparison.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "nxv/device.hpp"
+#include "nxv/error.hpp"
+#include "nxv/ops.hpp"
+#include "nxv/tensor.hpp"
+
+namespace nxv::test {
+
+inline std::shared_ptr<Device> shared_device() {
+  static std::shared_ptr<Device> d = Device::open();
+  return d;
+}
+
+template <class T>
+Tensor upload(Device& d, DType type, const Shape& shape, const std::vector<T>& values) {
+  return from_host(d, type, shape, values.data(), values.size() * sizeof(T));
+}
+
+template <class T>
+std::vector<T> download(Device& d, const Tensor& t) {
+  std::vector<T> out(size_t(t.size()));
+  to_host(d, t, out.data(), out.size() * sizeof(T));
+  return out;
+}
+
+// Distance in units in the last place between two floats of the same type (NaN == NaN).
+template <class F>
+uint64_t ulp_distance(F a, F b) {
+  if (std::isnan(a) && std::isnan(b)) return 0;
+  if (std::isnan(a) || std::isnan(b)) return UINT64_MAX;
+  if (a == b) return 0;
+  using I = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
+  auto key = [](F x) {
+    I i = std::bit_cast<I>(x);
+    return i < 0 ? std::numeric_limits<I>::min() - i : i;
+  };
+  I ka = key(a), kb = key(b);
+  return ka > kb ? uint64_t(ka) - uint64_t(kb) : uint64_t(kb) - uint64_t(ka);
+}
+
+inline uint16_t f32_to_f16_bits(float f) {
+  _Float16 h = static_cast<_Float16>(f);
+  return std::bit_cast<uint16_t>(h);
+}
+inline float f16_bits_to_f32(uint16_t b) { return static_cast<float>(std::bit_cast<_Float16>(b)); }
+
+}  // namespace nxv::test
