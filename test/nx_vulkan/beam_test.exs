@@ -149,6 +149,39 @@ defmodule Nx.Vulkan.BeamTest do
     end
   end
 
+  test "device memory exhausted: a clean :out_of_memory error, the device stays usable" do
+    # The heap limit applies when the device is opened: run in a fresh VM with this build's
+    # code paths.
+    script = """
+    {:ok, _} = Application.ensure_all_started(:nx_vulkan)
+    Nx.global_default_backend(Nx.Vulkan.Backend)
+    a = Nx.from_binary(:binary.copy(<<1.0::float-32-native>>, 10_000), :f32)
+    col = Nx.new_axis(a, 1)
+    row = Nx.new_axis(a, 0)
+    kind =
+      try do
+        Nx.add(col, row)
+        :no_error
+      rescue
+        e in Nx.Vulkan.Error -> e.kind
+      end
+    IO.puts("kind=\#{kind}")
+    IO.puts("after=\#{inspect(Nx.to_flat_list(Nx.add(Nx.tensor([1.0]), 1.0)))}")
+    """
+
+    paths = Enum.flat_map(:code.get_path(), &["-pa", List.to_string(&1)])
+
+    {output, status} =
+      System.cmd("elixir", paths ++ ["-e", script],
+        env: [{"NX_VULKAN_HEAP_LIMIT", "100000000"}],
+        stderr_to_stdout: true
+      )
+
+    assert status == 0, output
+    assert output =~ "kind=out_of_memory"
+    assert output =~ "after=[2.0]"
+  end
+
   @tag :large
   @tag timeout: 900_000
   test "a 2 GiB tensor goes to the device and back" do
