@@ -288,6 +288,12 @@ defmodule Nx.Vulkan.BackendTest do
   end
 
   describe "errors and API" do
+    test "every Nx.Backend callback is implemented" do
+      callbacks = Nx.Backend.behaviour_info(:callbacks)
+      assert length(callbacks) >= 115
+      assert callbacks -- Nx.Vulkan.Backend.__info__(:functions) == []
+    end
+
     test "invalid device options raise ArgumentError" do
       assert_raise ArgumentError, fn ->
         Nx.tensor([1], backend: {Nx.Vulkan.Backend, device: -1})
