@@ -31,8 +31,8 @@ const std::map<std::string, ElementwiseDef, std::less<>>& defs() {
       {"max", {2, false, "NXV_FMAX(a, b)", "", "NXV_IMAX(a, b)"}},
       {"min", {2, false, "NXV_FMIN(a, b)", "", "NXV_IMIN(a, b)"}},
       {"negate", {1, false, "(-a)", "", "(-a)"}},
-      {"exp", {1, true, "exp(a)", "nxv_exp(a)", ""}},
-      {"log", {1, true, "log(a)", "nxv_log(a)", ""}},
+      {"exp", {1, true, "nxv_expf(a)", "nxv_exp(a)", ""}},
+      {"log", {1, true, "nxv_logf(a)", "nxv_log(a)", ""}},
       {"as_type", {1, false, "", "", ""}},
   };
   return d;

@@ -13,6 +13,69 @@ float nxv_bf16_load(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }
 uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
 #endif
 
+// GLSL's exp/log may be off by many ulps (exp: 3 + 2|x| ulp) and flush subnormals; Nx rounds
+// the exact result once. These stay within ~1 ulp on any driver. No fma(): llvmpipe's loses
+// precision, while plain a * b + c is exact where it matters (k * ln2_hi) and may still fuse.
+float nxv_expf(float x) {
+  if (isnan(x)) return x;
+  if (x > 88.72283935546875) return 1.0 / 0.0;
+  if (x < -103.97208404541016) return 0.0;
+  const float ln2_hi = 0.693359375;          // few bits: k * ln2_hi is exact
+  const float ln2_lo = -2.12194440e-4;
+  float k = floor(x * 1.44269504 + 0.5);
+  float r = (x - k * ln2_hi) - k * ln2_lo;
+  // exp(r) on |r| <= 0.35: Taylor terms to r^7 / 7!.
+  float p = 1.0 / 5040.0;
+  p = (p * r + 1.0 / 720.0);
+  p = (p * r + 1.0 / 120.0);
+  p = (p * r + 1.0 / 24.0);
+  p = (p * r + 1.0 / 6.0);
+  p = (p * r + 0.5);
+  p = (p * r * r + r);
+  float e = 1.0 + p;
+  int ki = int(k);
+  int k1 = ki / 2;  // two steps keep 2^k finite near overflow and exact into subnormals
+  // Powers of two built from bits: some drivers implement ldexp through an approximate exp2.
+  return (e * uintBitsToFloat(uint(k1 + 127) << 23)) * uintBitsToFloat(uint(ki - k1 + 127) << 23);
+}
+
+float nxv_logf(float x) {
+  if (isnan(x) || x < 0.0) return 0.0 / 0.0;
+  if (x == 0.0) return -1.0 / 0.0;
+  if (isinf(x)) return x;
+  uint bits = floatBitsToUint(x);
+  int e = int(bits >> 23) - 127;
+  if ((bits >> 23) == 0u) {  // subnormal: normalise by hand, drivers may flush them
+    int lz = 31 - findMSB(bits);  // leading zeros in 32 bits
+    bits = (bits << uint(lz - 8)) & 0x7FFFFFu;
+    e = -126 - (lz - 8);
+    bits |= 127u << 23;
+  } else {
+    bits = (bits & 0x7FFFFFu) | (127u << 23);
+  }
+  float m = uintBitsToFloat(bits);  // [1, 2)
+  if (m > 1.41421356) {
+    m *= 0.5;
+    e += 1;
+  }
+  float f = m - 1.0;
+  float s = f / (2.0 + f);
+  float s2 = s * s;
+  float t = 1.0 / 11.0;
+  t = (t * s2 + 1.0 / 9.0);
+  t = (t * s2 + 1.0 / 7.0);
+  t = (t * s2 + 1.0 / 5.0);
+  t = (t * s2 + 1.0 / 3.0);
+  // log(1+f) = f - f^2/2 + s (f^2/2 + R), the fdlibm arrangement that keeps small f exact.
+  float hfsq = 0.5 * f * f;
+  float R = s2 * t * 2.0;  // 2 (s^2/3 + s^4/5 + ...)
+  float log1pf = f - (hfsq - s * (hfsq + R));
+  const float ln2_hi = 0.693359375;
+  const float ln2_lo = -2.12194440e-4;
+  float de = float(e);
+  return de * ln2_hi + (de * ln2_lo + log1pf);
+}
+
 // Low 32 bits of trunc(x) for finite x, as Nx's as_type writes an integer (wrapping).
 uint nxv_trunc_low32(float x) {
   uint bits = floatBitsToUint(x);
@@ -74,9 +137,12 @@ double nxv_exp(double x) {
   p = p * r * r + r;
   double e = 1.0LF + p;
   int ki = int(k);
-  // Two steps so that 2^k stays representable near the overflow and subnormal ends.
+  // Two steps so that 2^k stays representable near the overflow and subnormal ends; powers of
+  // two built from bits (some drivers implement ldexp through an approximate exp2).
   int k1 = ki / 2;
-  return ldexp(ldexp(e, k1), ki - k1);
+  double s1 = packDouble2x32(uvec2(0u, uint(k1 + 1023) << 20));
+  double s2 = packDouble2x32(uvec2(0u, uint(ki - k1 + 1023) << 20));
+  return (e * s1) * s2;
 }
 
 double nxv_log(double x) {
@@ -98,7 +164,7 @@ double nxv_log(double x) {
   double f = m - 1.0LF;
   double s = f / (2.0LF + f);
   double s2 = s * s;
-  // log(1+f) = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...), |s| < 0.172.
+  // log(1+f) = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...), |s| < 0.172, arranged as in fdlibm.
   double t = 1.0LF / 23.0LF;
   t = t * s2 + 1.0LF / 21.0LF;
   t = t * s2 + 1.0LF / 19.0LF;
@@ -110,7 +176,8 @@ double nxv_log(double x) {
   t = t * s2 + 1.0LF / 7.0LF;
   t = t * s2 + 1.0LF / 5.0LF;
   t = t * s2 + 1.0LF / 3.0LF;
-  double log1pf = 2.0LF * s + 2.0LF * s * s2 * t;
+  double hfsq = 0.5LF * f * f;
+  double log1pf = f - (hfsq - s * (hfsq + 2.0LF * s2 * t));
   const double ln2_hi = 6.93147180369123816490e-01LF;
   const double ln2_lo = 1.90821492927058770002e-10LF;
   double de = double(e);

@@ -1,0 +1,76 @@
+#include "device_limits.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "device/device_impl.hpp"
+#include "memory/transfer.hpp"
+
+namespace nxv::bench {
+
+Device& device() {
+  static std::shared_ptr<Device> d = [] {
+    auto dev = Device::open();
+    std::fprintf(stderr, "device: %s (%s, %s)\n", dev->info().name.c_str(), dev->info().type.c_str(),
+                 dev->info().driver_info.c_str());
+    return dev;
+  }();
+  return *d;
+}
+
+int64_t max_elements() {
+  if (const char* v = std::getenv("NXV_BENCH_MAX_ELEMENTS")) return std::strtoll(v, nullptr, 0);
+  return device().info().type == "cpu" ? (16ll << 20) : (256ll << 20);
+}
+
+double time_copies(uint64_t bytes, int iterations) {
+  auto& impl = device().impl();
+  auto src = impl.allocate(bytes), dst = impl.allocate(bytes);
+  auto run = [&](int n) {
+    for (int i = 0; i < n; ++i)
+      impl.stream.record([&](Recorder& rec) {
+        rec.use(src, Access::Read);
+        rec.use(dst, Access::Write);
+        record_buffer_copy(rec, *src, 0, *dst, 0, bytes);
+      });
+    impl.stream.synchronize();
+  };
+  run(2);  // warm up
+  auto t0 = std::chrono::steady_clock::now();
+  run(iterations);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iterations;
+}
+
+const Limits& limits() {
+  static Limits l = [] {
+    Limits m;
+    uint64_t bytes = uint64_t(max_elements()) * 4;  // the largest f32 tensor the run uses
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) best = std::min(best, time_copies(bytes, 10));
+    m.copy_bytes_per_s = 2.0 * double(bytes) / best;
+    // Round trip: one 4-byte copy recorded, submitted and waited for.
+    auto& impl = device().impl();
+    auto a = impl.allocate(4), b = impl.allocate(4);
+    auto once = [&] {
+      impl.stream.record([&](Recorder& rec) {
+        rec.use(a, Access::Read);
+        rec.use(b, Access::Write);
+        record_buffer_copy(rec, *a, 0, *b, 0, 4);
+      });
+      impl.stream.synchronize();
+    };
+    for (int i = 0; i < 20; ++i) once();
+    const int n = 500;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) once();
+    m.round_trip_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+    std::fprintf(stderr, "device limits: copy %.1f GB/s (read+write, %.0f MiB buffers), round trip %.1f us\n",
+                 m.copy_bytes_per_s / 1e9, double(bytes) / (1 << 20), m.round_trip_s * 1e6);
+    return m;
+  }();
+  return l;
+}
+
+}  // namespace nxv::bench
