@@ -25,10 +25,11 @@ void run_binary(benchmark::State& state, const char* op, DType type) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < per_iter; ++i) run_op(dev, op, {type, {n}}, {a, b});
     dev.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / per_iter);
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  double bytes = 3.0 * double(n) * double(dtype_size(type));
-  state.counters["bytes"] = bytes;
+  // Rates below are per second of manual time, which covers `per_iter` ops.
+  double bytes = 3.0 * double(n) * double(dtype_size(type)) * per_iter;
+  state.counters["ops_per_iter"] = per_iter;
   state.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_copy_bw"] = benchmark::Counter(bytes / limits().copy_bytes_per_s,
                                                     benchmark::Counter::kIsIterationInvariantRate);

@@ -176,13 +176,17 @@ std::vector<uint32_t> KernelCache::spirv_for(const KernelKey& key, const std::st
 }
 
 const Kernel& KernelCache::get(const KernelKey& key) {
-  std::string text = key_text(key);
-  std::string map_key = text + "\nwg=" + std::to_string(key.workgroup_size);
+  // The in-memory key is the specialisation alone (sources are fixed for the process); the
+  // full source text is only needed to name SPIR-V on disk, on a miss.
+  std::string map_key = key.name;
+  for (const auto& [k, v] : key.defines) (((map_key += '|') += k) += '=') += v;
+  map_key += "|wg=" + std::to_string(key.workgroup_size);
   std::lock_guard lock(mutex_);
   if (auto it = kernels_.find(map_key); it != kernels_.end()) {
     ++stats_.memory_hits;
     return *it->second;
   }
+  std::string text = key_text(key);
   auto words = spirv_for(key, text);
   return translate_vk("creating a compute pipeline", [&]() -> const Kernel& {
     vk::raii::ShaderModule module(core_->device(),
