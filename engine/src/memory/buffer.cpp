@@ -13,7 +13,11 @@ Buffer::Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind
   alloc.usage = VMA_MEMORY_USAGE_AUTO;
   switch (kind) {
     case BufferKind::Device:
+      // Device-local first; VMA may still pick host-visible memory (UMA, CPU devices, ReBAR),
+      // and then the host reads and writes it directly instead of staging.
       alloc.usage = VMA_MEMORY_USAGE_AUTO_PREFER_DEVICE;
+      alloc.flags = VMA_ALLOCATION_CREATE_HOST_ACCESS_RANDOM_BIT |
+                    VMA_ALLOCATION_CREATE_HOST_ACCESS_ALLOW_TRANSFER_INSTEAD_BIT;
       break;
     case BufferKind::Upload:
       alloc.flags = VMA_ALLOCATION_CREATE_HOST_ACCESS_SEQUENTIAL_WRITE_BIT | VMA_ALLOCATION_CREATE_MAPPED_BIT;
