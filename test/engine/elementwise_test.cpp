@@ -262,7 +262,9 @@ TEST(Elementwise, UnsupportedAndInvalidCallsAreClearErrors) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Deallocated);
   }
-  EXPECT_FALSE(supports_op(*dev, "add", {DType::C64, {2}}, {DType::C64, DType::C64}));
+  EXPECT_TRUE(supports_op(*dev, "add", {DType::C64, {2}}, {DType::C64, DType::C64}));
+  EXPECT_FALSE(supports_op(*dev, "quotient", {DType::F32, {2}}, {DType::F32, DType::F32}));  // not in Nx
+  EXPECT_FALSE(supports_op(*dev, "equal", {DType::F32, {2}}, {DType::F32, DType::F32}));     // Nx gives u8
   EXPECT_TRUE(supports_op(*dev, "add", {DType::F32, {2}}, {DType::F32, DType::S32}));
 }
 

@@ -72,11 +72,21 @@ uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t wg) {
   return uint32_t(std::max<uint64_t>(1, std::min(groups, cap)));
 }
 
-void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool dense,
-                      const std::function<void(ElementwisePush&)>& emit) {
+namespace {
+
+// A dispatch as planned, before packing into a kernel's push constants.
+struct Planned {
+  uint64_t out_addr = 0, addr[3] = {};
+  uint32_t n = 0, rank = 0, start = 0, dense = 0;
+  uint32_t shape[kMaxRank] = {};
+  uint32_t stride[3][kMaxRank] = {};
+};
+
+void plan_generic(const Tensor& out, const std::vector<Tensor>& views, bool dense, size_t max_rank,
+                  const std::function<void(Planned&)>& emit) {
   const uint64_t total = uint64_t(out.size());
   if (total == 0) return;
-  if (views.size() > 2) throw Error(ErrorKind::InvalidArgument, "elementwise kernels take at most two inputs");
+  if (views.size() > 3) throw Error(ErrorKind::InvalidArgument, "elementwise kernels take at most three inputs");
 
   if (dense) {
     std::vector<bool> scalar;
@@ -86,12 +96,11 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
       len = std::min(len, elements_left_in_chunk(out, s));
       for (size_t i = 0; i < views.size(); ++i)
         if (!scalar[i]) len = std::min(len, elements_left_in_chunk(views[i], s));
-      ElementwisePush p;
+      Planned p;
       p.out_addr = address_of(out, s);
       for (size_t i = 0; i < views.size(); ++i) {
-        uint64_t addr = scalar[i] ? address_of(views[i], 0) : address_of(views[i], s);
-        (i == 0 ? p.a_addr : p.b_addr) = addr;
-        (i == 0 ? p.a_stride : p.b_stride)[0] = scalar[i] ? 0 : 1;
+        p.addr[i] = scalar[i] ? address_of(views[i], 0) : address_of(views[i], s);
+        p.stride[i][0] = scalar[i] ? 0 : 1;
       }
       p.n = uint32_t(len);
       emit(p);
@@ -109,7 +118,7 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
   }
   Collapsed c = collapse(out, views);
   size_t rank = c.shape.size();
-  size_t outer = rank > size_t(kMaxRank) ? rank - kMaxRank : 0;
+  size_t outer = rank > max_rank ? rank - max_rank : 0;
   uint64_t block = 1;
   for (size_t d = outer; d < rank; ++d) block *= uint64_t(c.shape[d]);
   if (block >= (1ull << 32)) throw Error(ErrorKind::Unsupported, "strided operation over 2^32 elements per block");
@@ -124,17 +133,16 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
       len = std::min(len, elements_left_in_chunk(out, b * block + s));
       for (size_t i = 0; i < views.size(); ++i)
         if (like_out[i]) len = std::min(len, elements_left_in_chunk(views[i], b * block + s));
-      ElementwisePush p;
+      Planned p;
       p.out_addr = address_of(out, b * block + s);
       p.rank = uint32_t(rank - outer);
       p.start = uint32_t(s);
       for (size_t d = outer; d < rank; ++d) {
         p.shape[d - outer] = uint32_t(c.shape[d]);
-        for (size_t i = 0; i < views.size(); ++i) (i == 0 ? p.a_stride : p.b_stride)[d - outer] = uint32_t(c.strides[i][d]);
+        for (size_t i = 0; i < views.size(); ++i) p.stride[i][d - outer] = uint32_t(c.strides[i][d]);
       }
       for (size_t i = 0; i < views.size(); ++i) {
-        (i == 0 ? p.a_addr : p.b_addr) =
-            like_out[i] ? address_of(views[i], b * block + s) : address_of(views[i], uint64_t(base[i]));
+        p.addr[i] = like_out[i] ? address_of(views[i], b * block + s) : address_of(views[i], uint64_t(base[i]));
         if (like_out[i]) p.dense |= 1u << i;
       }
       p.n = uint32_t(len);
@@ -146,6 +154,47 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
       outer_index[d] = 0;
     }
   }
+}
+
+}  // namespace
+
+void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool dense,
+                      const std::function<void(ElementwisePush&)>& emit) {
+  if (views.size() > 2) throw Error(ErrorKind::InvalidArgument, "elementwise kernels take at most two inputs");
+  plan_generic(out, views, dense, kMaxRank, [&](Planned& q) {
+    ElementwisePush p;
+    p.out_addr = q.out_addr;
+    p.a_addr = q.addr[0];
+    p.b_addr = q.addr[1];
+    p.n = q.n;
+    p.rank = q.rank;
+    p.start = q.start;
+    p.dense = q.dense;
+    for (int d = 0; d < kMaxRank; ++d) {
+      p.shape[d] = q.shape[d];
+      p.a_stride[d] = q.stride[0][d];
+      p.b_stride[d] = q.stride[1][d];
+    }
+    emit(p);
+  });
+}
+
+void plan_elementwise3(const Tensor& out, const std::vector<Tensor>& views, bool dense,
+                       const std::function<void(Elementwise3Push&)>& emit) {
+  plan_generic(out, views, dense, kMaxRank3, [&](Planned& q) {
+    Elementwise3Push p;
+    p.out_addr = q.out_addr;
+    for (int i = 0; i < 3; ++i) p.addr[i] = q.addr[i];
+    p.n = q.n;
+    p.rank = q.rank;
+    p.start = q.start;
+    p.dense = q.dense;
+    for (int d = 0; d < kMaxRank3; ++d) {
+      p.shape[d] = q.shape[d];
+      for (int i = 0; i < 3; ++i) p.stride[i][d] = q.stride[i][d];
+    }
+    emit(p);
+  });
 }
 
 }  // namespace nxv

@@ -23,6 +23,17 @@ struct ElementwisePush {
 };
 static_assert(sizeof(ElementwisePush) <= 128);
 
+// Three inputs (select, clip): one more address and stride set fit in 128 bytes with at most
+// kMaxRank3 collapsed axes per dispatch (higher ranks are split into more dispatches).
+inline constexpr int kMaxRank3 = 4;
+struct Elementwise3Push {
+  uint64_t out_addr = 0, addr[3] = {};
+  uint32_t n = 0, rank = 0, start = 0, dense = 0;
+  uint32_t shape[kMaxRank3] = {};
+  uint32_t stride[3][kMaxRank3] = {};
+};
+static_assert(sizeof(Elementwise3Push) <= 128);
+
 // One operand as the kernel reads it: a view already broadcast to the output shape.
 struct Operand {
   const Tensor* view;
@@ -37,6 +48,10 @@ bool all_dense(const std::vector<Tensor>& views);
 // cannot be addressed with 32-bit element offsets inside one chunk.
 void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool dense,
                       const std::function<void(ElementwisePush&)>& emit);
+
+// The same for three inputs.
+void plan_elementwise3(const Tensor& out, const std::vector<Tensor>& views, bool dense,
+                       const std::function<void(Elementwise3Push&)>& emit);
 
 // Number of workgroups for `n` elements with grid-stride loops.
 uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_size);

@@ -18,6 +18,8 @@ std::string glsl_storage_type(DType t) {
     case DType::BF16: return "uint16_t";
     case DType::F32: return "float";
     case DType::F64: return "double";
+    case DType::C64: return "vec2";
+    case DType::C128: return "dvec2";
     default: throw Error(ErrorKind::Unsupported, "type " + std::string(dtype_name(t)) + " has no GLSL storage yet");
   }
 }
@@ -30,13 +32,18 @@ std::string glsl_compute_type(DType t) {
     case DType::S64: return "int64_t";
     case DType::F16: case DType::BF16: case DType::F32: return "float";  // Nx computes wider too
     case DType::F64: return "double";
+    case DType::C64: return "vec2";  // (re, im)
+    case DType::C128: return "dvec2";
     default: throw Error(ErrorKind::Unsupported, "type " + std::string(dtype_name(t)) + " has no GLSL compute type yet");
   }
 }
 
 std::string glsl_load(DType from, const std::string& to) {
-  if (from == DType::BF16) return to + "(nxv_bf16_load(x))";
-  return to + "(x)";
+  std::string x = from == DType::BF16 ? "nxv_bf16_load(x)" : "x";
+  bool to_complex = to == "vec2" || to == "dvec2";
+  if (to_complex && !is_complex(from)) return to + "(" + (to == "vec2" ? "float(" : "double(") + x + "), 0)";
+  if (!to_complex && is_complex(from)) return to + "(" + x + ".x)";
+  return to + "(" + x + ")";
 }
 
 std::string glsl_store(DType to) {
@@ -51,7 +58,7 @@ void FeatureSet::add_type(DType t) {
     default: break;
   }
   if (t == DType::U64 || t == DType::S64) int64_ = true;
-  if (t == DType::F64) f64_ = true;
+  if (t == DType::F64 || t == DType::C128) f64_ = true;
 }
 
 void FeatureSet::check(const DeviceCore& core, const char* op) const {

@@ -1,7 +1,7 @@
-// Elementwise kernel: out[i] = OP(LOAD_A(a[...]), LOAD_B(b[...])).
+// Elementwise kernel: out[i] = OP(LOAD_A(a[...]), LOAD_B(b[...]), LOAD_CC(c[...])).
 // Buffers are reached by device address (push constants), so one pipeline layout serves all.
-// Defines (from ops/elementwise.cpp): NIN (1|2), LINEAR (1: operands are dense or scalar;
-// 0: strided with up to 6 collapsed axes), A_STORE/B_STORE/OUT_STORE (storage types), C
+// Defines (from ops/elementwise.cpp): NIN (1|2|3), LINEAR (1: operands are dense or scalar;
+// 0: strided with up to 6 collapsed axes, 4 with three inputs), A_STORE/B_STORE/OUT_STORE (storage types), C
 // (compute type), LOAD_A(x)/LOAD_B(x)/STORE_OUT(v), OP(a[,b]), and NXV_* feature switches.
 #version 460
 #extension GL_EXT_buffer_reference : require
@@ -28,18 +28,30 @@ layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buff
 #if NIN >= 2
 layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buffer BBuf { B_STORE v[]; };
 #endif
+#if NIN >= 3
+layout(buffer_reference, std430, buffer_reference_align = CC_ALIGN) readonly buffer CBuf { CC_STORE v[]; };
+#define MAXR 4
+#else
+#define MAXR 6
+#endif
 
 layout(push_constant, std430) uniform Params {
   uvec2 out_addr;
   uvec2 a_addr;
   uvec2 b_addr;
+#if NIN >= 3
+  uvec2 c_addr;
+#endif
   uint n;      // elements in this dispatch
-  uint rank;   // strided: collapsed rank (<= 6)
+  uint rank;   // strided: collapsed rank (<= MAXR)
   uint start;  // strided: linear index of this dispatch's first output element
-  uint dense;  // strided: bit 0/1 set when a/b is dense like the output (indexed by i)
-  uint shape[6];
-  uint a_stride[6];  // linear: a_stride[0] is 1 (dense) or 0 (scalar)
-  uint b_stride[6];
+  uint dense;  // strided: bit 0/1/2 set when a/b/c is dense like the output (indexed by i)
+  uint shape[MAXR];
+  uint a_stride[MAXR];  // linear: a_stride[0] is 1 (dense) or 0 (scalar)
+  uint b_stride[MAXR];
+#if NIN >= 3
+  uint c_stride[MAXR];
+#endif
 } pc;
 
 void main() {
@@ -48,24 +60,36 @@ void main() {
 #if NIN >= 2
   BBuf b = BBuf(pc.b_addr);
 #endif
+#if NIN >= 3
+  CBuf cb = CBuf(pc.c_addr);
+#endif
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
 #if LINEAR
     uint ia = i * pc.a_stride[0];
     uint ib = i * pc.b_stride[0];
+#if NIN >= 3
+    uint ic = i * pc.c_stride[0];
+#endif
 #else
     uint rest = pc.start + i;
-    uint ia = 0u, ib = 0u;
+    uint ia = 0u, ib = 0u, ic = 0u;
     for (int d = int(pc.rank) - 1; d >= 0; --d) {
       uint c = rest % pc.shape[d];
       rest /= pc.shape[d];
       ia += c * pc.a_stride[d];
       ib += c * pc.b_stride[d];
+#if NIN >= 3
+      ic += c * pc.c_stride[d];
+#endif
     }
     if ((pc.dense & 1u) != 0u) ia = i;
     if ((pc.dense & 2u) != 0u) ib = i;
+    if ((pc.dense & 4u) != 0u) ic = i;
 #endif
-#if NIN >= 2
+#if NIN >= 3
+    C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]), LOAD_CC(cb.v[ic]));
+#elif NIN >= 2
     C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]));
 #else
     C r = OP(LOAD_A(a.v[ia]));

@@ -184,3 +184,154 @@ double nxv_log(double x) {
   return de * ln2_hi + (log1pf + de * ln2_lo);
 }
 #endif
+
+// ---- Per-type primitives for nxv_real.glsl ----
+
+float nxv_exp(float x) { return nxv_expf(x); }
+float nxv_log(float x) { return nxv_logf(x); }
+
+// x * 2^k exactly (while representable), powers of two built from bits in steps.
+float nxv_scale(float x, int k) {
+  for (int i = 0; i < 4 && k != 0; ++i) {
+    int s = clamp(k, -126, 127);
+    x *= uintBitsToFloat(uint(s + 127) << 23);
+    k -= s;
+  }
+  return x;
+}
+
+// |x| = (m1 2^32 + m0) 2^e for finite normal x.
+void nxv_mantissa(float x, out uint m0, out uint m1, out int e) {
+  uint b = floatBitsToUint(x);
+  m0 = (b & 0x7FFFFFu) | 0x800000u;
+  m1 = 0u;
+  e = int((b >> 23) & 0xFFu) - 150;
+}
+
+// The first 1280 bits of 2/pi, most significant word first.
+const uint NXV_TWO_OVER_PI[40] = uint[](
+    0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u,
+    0xB7246E3Au, 0x424DD2E0u, 0x06492EEAu, 0x09D1921Cu, 0xFE1DEB1Cu, 0xB129A73Eu, 0xE88235F5u, 0x2EBB4484u,
+    0xE99C7026u, 0xB45F7E41u, 0x3991D639u, 0x835339F4u, 0x9C845F8Bu, 0xBDF9283Bu, 0x1FF897FFu, 0xDE05980Fu,
+    0xEF2F118Bu, 0x5A0A6D1Fu, 0x6D367ECFu, 0x27CB09B7u, 0x4F463F66u, 0x9E5FEA2Du, 0x7527BAC7u, 0xEBE5F17Bu,
+    0x3D0739F7u, 0x8A5292EAu, 0x6BFB5FB1u, 0x1F8D5D08u, 0x56033046u, 0xFC7B6BABu, 0xF0CFBC20u, 0x9AF4361Du);
+
+#define T float
+#define K(x) float(x)  // literals are written as doubles; folded to float
+#define NXV_MANT 24
+#define NXV_LN2_HI 0.693359375
+#define NXV_LN2_LO (-2.12194440e-4)
+#define NXV_EXP_MAX 88.72283935546875
+#define NXV_PIO2_1 1.5703125
+#define NXV_PIO2_2 4.837512969970703125e-4
+#define NXV_PIO2_3 7.54978995489188216e-8
+#define NXV_RED_MAX 8192.0
+#define NXV_SPLIT 4097.0
+#define NXV_SQRT_LO 1.0e-30
+#define NXV_SQRT_HI 1.0e30
+#define NXV_SQRT_SHIFT 60
+#include "nxv_real.glsl"
+#undef T
+#undef K
+#undef NXV_MANT
+#undef NXV_LN2_HI
+#undef NXV_LN2_LO
+#undef NXV_EXP_MAX
+#undef NXV_PIO2_1
+#undef NXV_PIO2_2
+#undef NXV_PIO2_3
+#undef NXV_RED_MAX
+#undef NXV_SPLIT
+#undef NXV_SQRT_LO
+#undef NXV_SQRT_HI
+#undef NXV_SQRT_SHIFT
+
+#if NXV_F64
+double nxv_scale(double x, int k) {
+  for (int i = 0; i < 4 && k != 0; ++i) {
+    int s = clamp(k, -1022, 1023);
+    x *= packDouble2x32(uvec2(0u, uint(s + 1023) << 20));
+    k -= s;
+  }
+  return x;
+}
+
+void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
+  uvec2 u = unpackDouble2x32(x);
+  m0 = u.x;
+  m1 = (u.y & 0xFFFFFu) | 0x100000u;
+  e = int((u.y >> 20) & 0x7FFu) - 1075;
+}
+
+#define T double
+#define K(x) x
+#define NXV_MANT 53
+#define NXV_LN2_HI 6.93147180369123816490e-01LF
+#define NXV_LN2_LO 1.90821492927058770002e-10LF
+#define NXV_EXP_MAX 709.782712893384LF
+#define NXV_PIO2_1 1.57079632673412561417e+00LF
+#define NXV_PIO2_2 6.07710050630396597660e-11LF
+#define NXV_PIO2_3 2.02226624871116645580e-21LF
+#define NXV_RED_MAX 262144.0LF
+#define NXV_SPLIT 134217729.0LF
+#define NXV_SQRT_LO 1.0e-290LF
+#define NXV_SQRT_HI 1.0e290LF
+#define NXV_SQRT_SHIFT 500
+#include "nxv_real.glsl"
+#undef T
+#undef K
+#undef NXV_MANT
+#undef NXV_LN2_HI
+#undef NXV_LN2_LO
+#undef NXV_EXP_MAX
+#undef NXV_PIO2_1
+#undef NXV_PIO2_2
+#undef NXV_PIO2_3
+#undef NXV_RED_MAX
+#undef NXV_SPLIT
+#undef NXV_SQRT_LO
+#undef NXV_SQRT_HI
+#undef NXV_SQRT_SHIFT
+#endif
+
+#include "nxv_int.glsl"
+
+#define NXV_CLIP(x, lo, hi) nxv_clip(x, lo, hi)
+bool nxv_nz(int x) { return x != 0; }
+bool nxv_nz(uint x) { return x != 0u; }
+#if NXV_INT64
+bool nxv_nz(int64_t x) { return x != 0l; }
+bool nxv_nz(uint64_t x) { return x != 0ul; }
+#endif
+#define I int
+#include "nxv_clip_int.glsl"
+#undef I
+#define I uint
+#include "nxv_clip_int.glsl"
+#undef I
+#if NXV_INT64
+#define I int64_t
+#include "nxv_clip_int.glsl"
+#undef I
+#define I uint64_t
+#include "nxv_clip_int.glsl"
+#undef I
+#endif
+
+// ---- Complex (vec2 / dvec2 as (re, im)) ----
+#define CT vec2
+#define T float
+#define K(x) float(x)  // literals are written as doubles; folded to float
+#include "nxv_complex.glsl"
+#undef CT
+#undef T
+#undef K
+#if NXV_F64
+#define CT dvec2
+#define T double
+#define K(x) x
+#include "nxv_complex.glsl"
+#undef CT
+#undef T
+#undef K
+#endif

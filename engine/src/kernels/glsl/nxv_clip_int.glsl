@@ -1,0 +1,5 @@
+// nxv_clip for one integer type I (included by nxv_math.glsl).
+I nxv_clip(I x, I lo, I hi) {
+  I m = x > lo ? x : lo;
+  return m < hi ? m : hi;
+}
