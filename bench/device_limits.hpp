@@ -13,7 +13,9 @@ Device& device();
 int64_t max_elements();
 
 struct Limits {
-  double copy_bytes_per_s = 0;  // bytes read + written per second
+  double copy_bytes_per_s = 0;  // bytes read + written per second: the best of the two below
+  double transfer_bytes_per_s = 0;
+  double shader_copy_bytes_per_s = 0;
   double round_trip_s = 0;      // one tiny command: record, submit, wait
 };
 const Limits& limits();

@@ -81,6 +81,7 @@ struct MemoryStats {
   uint64_t bytes_in_use = 0;
   uint64_t peak_bytes = 0;
   uint64_t buffers = 0;
+  uint64_t cached_bytes = 0;  // freed buffers kept for reuse (not in use)
 };
 
 // All physical devices, features before any mask.

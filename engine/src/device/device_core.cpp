@@ -137,10 +137,21 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   create.pVulkanFunctions = &functions;
   create.pHeapSizeLimit = heap_limit ? heap_limits.data() : nullptr;
   check_vk(vmaCreateAllocator(&create, &allocator_), "vmaCreateAllocator");
+
+  // Reuse limit: a quarter of the largest device-local heap, at most 16 GiB (1 GiB on CPU
+  // devices, whose "device memory" is the host's); NX_VULKAN_BUFFER_CACHE_BYTES overrides.
+  uint64_t largest = 0;
+  for (const auto& h : info_.heaps)
+    if (h.device_local) largest = std::max(largest, h.size);
+  uint64_t cache_limit = std::min<uint64_t>(largest / 4, info_.type == "cpu" ? (1ull << 30) : (16ull << 30));
+  if (heap_limit) cache_limit = std::min(cache_limit, heap_limit / 4);
+  if (const char* v = std::getenv("NX_VULKAN_BUFFER_CACHE_BYTES"); v && *v) cache_limit = std::strtoull(v, nullptr, 0);
+  buffer_cache_ = std::make_unique<BufferCache>(allocator_, cache_limit);
 }
 
 DeviceCore::~DeviceCore() {
   if (device_) device_->waitIdle();
+  buffer_cache_.reset();
   if (allocator_) vmaDestroyAllocator(allocator_);
 }
 
@@ -171,7 +182,8 @@ void DeviceCore::note_freed(uint64_t bytes) {
 }
 
 MemoryStats DeviceCore::memory_stats() const {
-  return {bytes_in_use_.load(), peak_bytes_.load(), buffers_.load()};
+  return {bytes_in_use_.load(), peak_bytes_.load(), buffers_.load(),
+          buffer_cache_ ? buffer_cache_->cached_bytes() : 0};
 }
 
 void DeviceCore::reset_peak() { peak_bytes_.store(bytes_in_use_.load()); }

@@ -9,6 +9,7 @@
 
 #include "common/vk.hpp"
 #include "device/instance.hpp"
+#include "memory/buffer_cache.hpp"
 #include "nxv/device.hpp"
 
 namespace nxv {
@@ -28,6 +29,7 @@ class DeviceCore {
   vk::Queue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
   VmaAllocator allocator() const { return allocator_; }
+  BufferCache& buffer_cache() { return *buffer_cache_; }
   // Largest single VkBuffer the engine makes (a power of two); bigger tensors span several.
   uint64_t chunk_bytes() const { return chunk_bytes_; }
   std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid() const { return pipeline_cache_uuid_; }
@@ -47,6 +49,7 @@ class DeviceCore {
   vk::Queue queue_;
   uint32_t queue_family_ = 0;
   VmaAllocator allocator_ = nullptr;
+  std::unique_ptr<BufferCache> buffer_cache_;
   uint64_t chunk_bytes_ = 0;
   std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid_{};
   std::atomic<uint64_t> bytes_in_use_{0}, peak_bytes_{0}, buffers_{0};

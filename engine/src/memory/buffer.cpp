@@ -9,9 +9,20 @@ namespace nxv {
 
 Buffer::Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind)
     : core_(std::move(core)), size_(bytes), chunk_bytes_(core_->chunk_bytes()), kind_(kind) {
+  if (kind == BufferKind::Device && bytes > 0) {
+    class_bytes_ = BufferCache::size_class(bytes);
+    if (auto cached = core_->buffer_cache().take(class_bytes_)) chunks_ = std::move(*cached);
+    else allocate_chunks(class_bytes_);
+  } else {
+    allocate_chunks(bytes);
+  }
+  set_host_access();
+  if (kind == BufferKind::Device) core_->note_allocated(bytes);
+}
+
+void Buffer::allocate_chunks(uint64_t bytes) {
   VmaAllocationCreateInfo alloc{};
-  alloc.usage = VMA_MEMORY_USAGE_AUTO;
-  switch (kind) {
+  switch (kind_) {
     case BufferKind::Device:
       // Device-local first; VMA may still pick host-visible memory (UMA, CPU devices, ReBAR),
       // and then the host reads and writes it directly instead of staging.
@@ -29,15 +40,7 @@ Buffer::Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind
       break;
   }
   VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                             VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                             VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-  auto release = [&] {
-    for (auto& c : chunks_) {
-      if (c.mapped && kind_ == BufferKind::Device) vmaUnmapMemory(core_->allocator(), c.allocation);
-      vmaDestroyBuffer(core_->allocator(), c.buffer, c.allocation);
-    }
-    chunks_.clear();
-  };
+                             VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   VkDevice device = static_cast<VkDevice>(*core_->device());
   for (uint64_t done = 0; done < bytes; done += chunk_bytes_) {
     BufferChunk chunk;
@@ -48,19 +51,22 @@ Buffer::Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     VmaAllocationInfo got{};
     VkResult r = vmaCreateBuffer(core_->allocator(), &info, &alloc, &chunk.buffer, &chunk.allocation, &got);
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
+      // Memory kept for reuse goes back to the driver before we give up.
+      core_->buffer_cache().clear();
+      r = vmaCreateBuffer(core_->allocator(), &info, &alloc, &chunk.buffer, &chunk.allocation, &got);
+    }
     if (r != VK_SUCCESS) {
-      release();
+      BufferCache::destroy(core_->allocator(), chunks_, kind_ == BufferKind::Device);
       if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
         throw Error(ErrorKind::OutOfMemory, "out of device memory allocating " + std::to_string(bytes) +
                                                 " bytes (" + std::to_string(core_->memory_stats().bytes_in_use) +
                                                 " bytes in use)");
       throw_vk(static_cast<vk::Result>(r), "vmaCreateBuffer");
     }
-    VkMemoryPropertyFlags flags = 0;
-    vmaGetAllocationMemoryProperties(core_->allocator(), chunk.allocation, &flags);
-    if (kind == BufferKind::Device) {
-      // UMA and CPU devices (lavapipe) give host-visible memory: map it and skip staging.
-      if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+    vmaGetAllocationMemoryProperties(core_->allocator(), chunk.allocation, &chunk.flags);
+    if (kind_ == BufferKind::Device) {
+      if (chunk.flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
         void* p = nullptr;
         if (vmaMapMemory(core_->allocator(), chunk.allocation, &p) == VK_SUCCESS)
           chunk.mapped = static_cast<std::byte*>(p);
@@ -68,24 +74,29 @@ Buffer::Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind
     } else {
       chunk.mapped = static_cast<std::byte*>(got.pMappedData);
     }
-    // Reads through uncached (write-combined) memory are slow: stage those instead.
-    if (!chunk.mapped) host_readable_ = host_writable_ = false;
-    if (kind == BufferKind::Device && !(flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) host_readable_ = false;
     VkBufferDeviceAddressInfo addr{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
     addr.buffer = chunk.buffer;
     chunk.address = core_->device().getDispatcher()->vkGetBufferDeviceAddress(device, &addr);
     chunks_.push_back(chunk);
   }
-  if (bytes == 0) host_readable_ = host_writable_ = true;  // nothing to move
-  if (kind == BufferKind::Device) core_->note_allocated(bytes);
+}
+
+void Buffer::set_host_access() {
+  host_readable_ = host_writable_ = true;  // also for an empty buffer: nothing to move
+  for (const auto& c : chunks_) {
+    if (!c.mapped) host_readable_ = host_writable_ = false;
+    // Reads through uncached (write-combined) memory are slow: stage those instead.
+    if (kind_ == BufferKind::Device && !(c.flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) host_readable_ = false;
+  }
 }
 
 Buffer::~Buffer() {
-  for (auto& c : chunks_) {
-    if (c.mapped && kind_ == BufferKind::Device) vmaUnmapMemory(core_->allocator(), c.allocation);
-    vmaDestroyBuffer(core_->allocator(), c.buffer, c.allocation);
+  if (kind_ == BufferKind::Device) {
+    core_->note_freed(size_);
+    if (!chunks_.empty()) core_->buffer_cache().give(class_bytes_, std::move(chunks_));
+  } else {
+    BufferCache::destroy(core_->allocator(), chunks_, false);
   }
-  if (kind_ == BufferKind::Device) core_->note_freed(size_);
 }
 
 VkDeviceAddress Buffer::address_at(uint64_t byte_offset) const {

@@ -10,6 +10,7 @@
 #include <vk_mem_alloc.h>
 
 #include "device/device_core.hpp"
+#include "memory/buffer_cache.hpp"
 
 namespace nxv {
 
@@ -17,14 +18,6 @@ enum class BufferKind {
   Device,    // tensors: device-local, host access only where the memory type happens to allow it
   Upload,    // staging for host -> device, host-visible and mapped
   Download,  // staging for device -> host, host-visible, cached when possible, mapped
-};
-
-struct BufferChunk {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VmaAllocation allocation = nullptr;
-  VkDeviceAddress address = 0;
-  uint64_t size = 0;
-  std::byte* mapped = nullptr;  // non-null where the host can reach this memory directly
 };
 
 class Buffer {
@@ -59,7 +52,11 @@ class Buffer {
 
  private:
   std::shared_ptr<DeviceCore> core_;
+  void allocate_chunks(uint64_t bytes);
+  void set_host_access();
+
   uint64_t size_ = 0;
+  uint64_t class_bytes_ = 0;  // the buffer cache's size class (device buffers)
   uint64_t chunk_bytes_ = 0;
   BufferKind kind_;
   bool host_readable_ = true, host_writable_ = true;

@@ -1,0 +1,54 @@
+// Device memory kept for reuse. Creating a VkBuffer and its memory costs far more than a
+// kernel on a fast GPU (drivers zero new memory), and training loops free and ask for the
+// same sizes again and again; like the caching allocators of PyTorch and XLA, freed tensor
+// buffers are kept by size class up to a byte limit and handed out again. They do not count
+// as bytes in use; out-of-memory empties the cache before giving up.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <vk_mem_alloc.h>
+
+namespace nxv {
+
+struct BufferChunk {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VmaAllocation allocation = nullptr;
+  VkDeviceAddress address = 0;
+  uint64_t size = 0;
+  std::byte* mapped = nullptr;  // non-null where the host can reach this memory directly
+  VkMemoryPropertyFlags flags = 0;
+};
+
+class BufferCache {
+ public:
+  BufferCache(VmaAllocator allocator, uint64_t limit_bytes) : allocator_(allocator), limit_(limit_bytes) {}
+  ~BufferCache() { clear(); }
+  BufferCache(const BufferCache&) = delete;
+  BufferCache& operator=(const BufferCache&) = delete;
+
+  // The size actually allocated for a request of `bytes`: classes 1/8 of a power of two apart,
+  // so that reuse wastes at most 12.5%.
+  static uint64_t size_class(uint64_t bytes);
+
+  std::optional<std::vector<BufferChunk>> take(uint64_t class_bytes);
+  // Keeps the chunks if they fit under the limit; otherwise frees them.
+  void give(uint64_t class_bytes, std::vector<BufferChunk> chunks);
+  void clear();
+  uint64_t cached_bytes() const;
+
+  // Frees chunks; `unmap` for memory mapped with vmaMapMemory (not VMA's persistent mapping).
+  static void destroy(VmaAllocator allocator, std::vector<BufferChunk>& chunks, bool unmap);
+
+ private:
+  VmaAllocator allocator_;
+  uint64_t limit_;
+  mutable std::mutex mutex_;
+  std::multimap<uint64_t, std::vector<BufferChunk>> free_;
+  uint64_t cached_ = 0;
+};
+
+}  // namespace nxv
