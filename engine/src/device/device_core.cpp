@@ -108,8 +108,12 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   translate_vk("creating the logical device", [&] { device_.emplace(physical_, device_info); });
   queue_ = static_cast<vk::Queue>(*device_->getQueue(queue_family_, 0));
 
-  auto props = physical_.getProperties();
+  auto props2 = physical_.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceVulkan12Properties>();
+  const auto& props = props2.get<vk::PhysicalDeviceProperties2>().properties;
   std::memcpy(pipeline_cache_uuid_.data(), props.pipelineCacheUUID.data(), VK_UUID_SIZE);
+  const auto& p12 = props2.get<vk::PhysicalDeviceVulkan12Properties>();
+  float_controls_ = {bool(p12.shaderDenormPreserveFloat32), bool(p12.shaderDenormPreserveFloat64),
+                     bool(p12.shaderSignedZeroInfNanPreserveFloat32), bool(p12.shaderSignedZeroInfNanPreserveFloat64)};
 
   // Largest power of two a single buffer may be, below the device's allocation/buffer limits.
   uint64_t limit = std::min<uint64_t>(info_.max_allocation_size ? info_.max_allocation_size : (1ull << 31),

@@ -33,6 +33,12 @@ class DeviceCore {
   // Largest single VkBuffer the engine makes (a power of two); bigger tensors span several.
   uint64_t chunk_bytes() const { return chunk_bytes_; }
   std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid() const { return pipeline_cache_uuid_; }
+  // Shader float controls the device honours (VK 1.2 float-controls properties).
+  struct FloatControls {
+    bool denorm_preserve32 = false, denorm_preserve64 = false;
+    bool signed_zero_inf_nan32 = false, signed_zero_inf_nan64 = false;
+  };
+  const FloatControls& float_controls() const { return float_controls_; }
 
   // Memory statistics, updated by Buffer.
   void note_allocated(uint64_t bytes);
@@ -52,6 +58,7 @@ class DeviceCore {
   std::unique_ptr<BufferCache> buffer_cache_;
   uint64_t chunk_bytes_ = 0;
   std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid_{};
+  FloatControls float_controls_;
   std::atomic<uint64_t> bytes_in_use_{0}, peak_bytes_{0}, buffers_{0};
 };
 

@@ -175,7 +175,14 @@ std::vector<uint32_t> KernelCache::spirv_for(const KernelKey& key, const std::st
   return words;
 }
 
-const Kernel& KernelCache::get(const KernelKey& key) {
+const Kernel& KernelCache::get(const KernelKey& requested) {
+  // Device-wide switches every template may use.
+  KernelKey key = requested;
+  const auto& fc = core_->float_controls();
+  key.defines.emplace_back("NXV_FC_DENORM32", fc.denorm_preserve32 ? "1" : "0");
+  key.defines.emplace_back("NXV_FC_DENORM64", fc.denorm_preserve64 ? "1" : "0");
+  key.defines.emplace_back("NXV_FC_SZINP32", fc.signed_zero_inf_nan32 ? "1" : "0");
+  key.defines.emplace_back("NXV_FC_SZINP64", fc.signed_zero_inf_nan64 ? "1" : "0");
   // The in-memory key is the specialisation alone (sources are fixed for the process); the
   // full source text is only needed to name SPIR-V on disk, on a miss.
   std::string map_key = key.name;

@@ -49,7 +49,7 @@ class KernelCache {
  public:
   explicit KernelCache(std::shared_ptr<DeviceCore> core);
   ~KernelCache();  // persists the pipeline cache
-  const Kernel& get(const KernelKey& key);
+  const Kernel& get(const KernelKey& requested);
   vk::PipelineLayout layout() const { return **layout_; }
   KernelCacheStats stats() const;
   void save_pipeline_cache();

@@ -96,6 +96,11 @@ void check_elementwise(Device& device, std::string_view op, const OutSpec& out, 
     case EwOut::Real:
       if (is_complex(out.type) || (is_complex(in[0]) && !is_float(out.type)))
         throw Error(ErrorKind::InvalidArgument, name + " gives a real output type");
+      // Nx: the real part type of c64 is f32, of c128 f64.
+      if (in[0] == DType::C64 && out.type != DType::F32 && op != "phase")
+        throw Error(ErrorKind::InvalidArgument, name + " of c64 gives f32");
+      if (in[0] == DType::C128 && out.type != DType::F64 && op != "phase")
+        throw Error(ErrorKind::InvalidArgument, name + " of c128 gives f64");
       if (!is_complex(in[0]) && op != "phase" && out.type != in[0])
         throw Error(ErrorKind::InvalidArgument, name + ": output type must be the input type");
       break;

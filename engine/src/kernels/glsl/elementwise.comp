@@ -21,6 +21,7 @@
 
 layout(local_size_x_id = 0) in;
 
+#include "nxv_float_controls.glsl"
 #include "nxv_math.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
@@ -64,14 +65,30 @@ void main() {
   CBuf cb = CBuf(pc.c_addr);
 #endif
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
 #if LINEAR
-    uint ia = i * pc.a_stride[0];
-    uint ib = i * pc.b_stride[0];
 #if NIN >= 3
-    uint ic = i * pc.c_stride[0];
-#endif
+#define ELEM(j) OP(LOAD_A(a.v[(j) * pc.a_stride[0]]), LOAD_B(b.v[(j) * pc.b_stride[0]]), LOAD_CC(cb.v[(j) * pc.c_stride[0]]))
+#elif NIN >= 2
+#define ELEM(j) OP(LOAD_A(a.v[(j) * pc.a_stride[0]]), LOAD_B(b.v[(j) * pc.b_stride[0]]))
 #else
+#define ELEM(j) OP(LOAD_A(a.v[(j) * pc.a_stride[0]]))
+#endif
+  uint i = gl_GlobalInvocationID.x;
+  // Four independent elements per trip keep more loads in flight: these kernels are bound by
+  // memory bandwidth. (n <= 2^30 per dispatch, so i + 3 * threads cannot wrap.)
+  for (; i + 3u * threads < pc.n; i += 4u * threads) {
+    C r0 = ELEM(i);
+    C r1 = ELEM(i + threads);
+    C r2 = ELEM(i + 2u * threads);
+    C r3 = ELEM(i + 3u * threads);
+    o.v[i] = STORE_OUT(r0);
+    o.v[i + threads] = STORE_OUT(r1);
+    o.v[i + 2u * threads] = STORE_OUT(r2);
+    o.v[i + 3u * threads] = STORE_OUT(r3);
+  }
+  for (; i < pc.n; i += threads) o.v[i] = STORE_OUT(ELEM(i));
+#else
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
     uint rest = pc.start + i;
     uint ia = 0u, ib = 0u, ic = 0u;
     for (int d = int(pc.rank) - 1; d >= 0; --d) {
@@ -86,7 +103,6 @@ void main() {
     if ((pc.dense & 1u) != 0u) ia = i;
     if ((pc.dense & 2u) != 0u) ib = i;
     if ((pc.dense & 4u) != 0u) ic = i;
-#endif
 #if NIN >= 3
     C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]), LOAD_CC(cb.v[ic]));
 #elif NIN >= 2
@@ -96,4 +112,5 @@ void main() {
 #endif
     o.v[i] = STORE_OUT(r);
   }
+#endif
 }
