@@ -14,7 +14,12 @@ defmodule Nx.Vulkan.DoctestTest do
   #     7.3890560989306495 instead of 7.38905609893065 (1 ulp).
   #   * logsumexp/2 - built on exp; its f32 results differ in the last digit printed
   #     (4.313262 instead of 4.3132615, 1 ulp).
-  @rounding_error_doctests [exp: 1, logsumexp: 2]
+  #   * sinh/1, cosh/1, atan/1, acos/1 (also excluded by EXLA), erf/1, acosh/1 (not excluded
+  #     by EXLA, whose XLA kernels happen to round these points the other way): the engine's
+  #     f64 kernels are within 1-2 ulp, not correctly rounded, and the doctests print all 17
+  #     digits (e.g. f64 erf(1) prints 0.842700792949715 instead of 0.8427007929497149,
+  #     acosh(3) 1.7627471740390859 instead of 1.762747174039086). 8 exclusions; EXLA has 14.
+  @rounding_error_doctests [exp: 1, logsumexp: 2, sinh: 1, cosh: 1, atan: 1, acos: 1, erf: 1, acosh: 1]
 
   doctest Nx, except: [:moduledoc] ++ @rounding_error_doctests
 end

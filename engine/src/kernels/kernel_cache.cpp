@@ -212,6 +212,20 @@ const Kernel& KernelCache::get(const KernelKey& requested) {
   });
 }
 
+const Kernel& KernelCache::get_memo(const std::string& memo, const std::function<KernelKey()>& make) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = memo_.find(memo); it != memo_.end()) {
+      ++stats_.memory_hits;
+      return *it->second;
+    }
+  }
+  const Kernel& kernel = get(make());
+  std::lock_guard lock(mutex_);
+  memo_.emplace(memo, &kernel);
+  return kernel;
+}
+
 KernelCacheStats KernelCache::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;

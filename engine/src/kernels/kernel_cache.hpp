@@ -5,6 +5,8 @@
 // pipeline layout with no descriptor sets.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <unordered_map>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +52,9 @@ class KernelCache {
   explicit KernelCache(std::shared_ptr<DeviceCore> core);
   ~KernelCache();  // persists the pipeline cache
   const Kernel& get(const KernelKey& requested);
+  // Hot path: `memo` is a short caller-chosen name for a specialisation (op and types); the
+  // full key is built by `make` only the first time.
+  const Kernel& get_memo(const std::string& memo, const std::function<KernelKey()>& make);
   vk::PipelineLayout layout() const { return **layout_; }
   KernelCacheStats stats() const;
   void save_pipeline_cache();
@@ -62,6 +67,7 @@ class KernelCache {
   std::optional<vk::raii::PipelineLayout> layout_;
   std::optional<vk::raii::PipelineCache> pipeline_cache_;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::unordered_map<std::string, const Kernel*> memo_;
   KernelCacheStats stats_;
 };
 

@@ -169,10 +169,9 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
 }
 
 // Records `key` over `out` with `views` (inputs already broadcast to out's shape).
-void record_elementwise(Device& device, const Tensor& out, const std::vector<Tensor>& views, KernelKey key,
+void record_elementwise(Device& device, const Tensor& out, const std::vector<Tensor>& views, const Kernel& kernel,
                         bool dense) {
   auto& impl = device.impl();
-  const Kernel& kernel = impl.kernels.get(key);
   vk::PipelineLayout layout = impl.kernels.layout();
   impl.stream.record([&](Recorder& rec) {
     for (const auto& v : views) rec.use(v.buffer, Access::Read);
@@ -214,7 +213,14 @@ Tensor run_elementwise(const OpCall& call) {
     types.push_back(t.type);
   }
   bool dense = all_dense(views);
-  record_elementwise(call.device, out, views, make_key(call.op, call.out.type, types, dense), dense);
+  // A short memo key first: building the full specialisation costs more than a small op.
+  std::string memo(call.op);
+  memo += char(call.out.type);
+  for (DType t : types) memo += char(t);
+  memo += dense ? 'd' : 's';
+  const Kernel& kernel = call.device.impl().kernels.get_memo(
+      memo, [&] { return make_key(call.op, call.out.type, types, dense); });
+  record_elementwise(call.device, out, views, kernel, dense);
   return out;
 }
 
@@ -246,16 +252,20 @@ Tensor contiguous(Device& device, const Tensor& t) {
   std::vector<Tensor> views{t};
   bool dense = all_dense(views);
   // A bit copy: storage type in and out, so NaN payloads and bf16 patterns survive.
-  KernelKey key{"elementwise", {}, kWorkgroupSize};
   FeatureSet features;
   features.add_type(t.type);
   features.check(*device.impl().core, "copy");
-  features.add_defines(key.defines);
-  std::string st = glsl_storage_type(t.type), align = std::to_string(dtype_size(t.type));
-  key.defines.insert(key.defines.end(), {{"NIN", "1"}, {"LINEAR", dense ? "1" : "0"}, {"C", st}, {"OUT_STORE", st},
-                                         {"OUT_ALIGN", align}, {"STORE_OUT(v)", "(v)"}, {"A_STORE", st},
-                                         {"A_ALIGN", align}, {"LOAD_A(x)", "(x)"}, {"OP(a)", "(a)"}});
-  record_elementwise(device, out, views, key, dense);
+  std::string memo = std::string("\x01copy") + char(t.type) + (dense ? 'd' : 's');
+  const Kernel& kernel = device.impl().kernels.get_memo(memo, [&] {
+    KernelKey key{"elementwise", {}, kWorkgroupSize};
+    features.add_defines(key.defines);
+    std::string st = glsl_storage_type(t.type), align = std::to_string(dtype_size(t.type));
+    key.defines.insert(key.defines.end(), {{"NIN", "1"}, {"LINEAR", dense ? "1" : "0"}, {"C", st}, {"OUT_STORE", st},
+                                           {"OUT_ALIGN", align}, {"STORE_OUT(v)", "(v)"}, {"A_STORE", st},
+                                           {"A_ALIGN", align}, {"LOAD_A(x)", "(x)"}, {"OP(a)", "(a)"}});
+    return key;
+  });
+  record_elementwise(device, out, views, kernel, dense);
   return out;
 }
 
