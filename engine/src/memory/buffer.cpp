@@ -29,6 +29,8 @@ void Buffer::allocate_chunks(uint64_t bytes) {
       alloc.usage = VMA_MEMORY_USAGE_AUTO_PREFER_DEVICE;
       alloc.flags = VMA_ALLOCATION_CREATE_HOST_ACCESS_RANDOM_BIT |
                     VMA_ALLOCATION_CREATE_HOST_ACCESS_ALLOW_TRANSFER_INSTEAD_BIT;
+      // Never spill into system memory behind the PCIe bus: a full device is out of memory.
+      alloc.requiredFlags = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
       break;
     case BufferKind::Upload:
       alloc.flags = VMA_ALLOCATION_CREATE_HOST_ACCESS_SEQUENTIAL_WRITE_BIT | VMA_ALLOCATION_CREATE_MAPPED_BIT;

@@ -127,7 +127,7 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
   if (!ok) throw Error(ErrorKind::InvalidArgument, std::string(op) + ": an operand cannot be broadcast to the output shape");
 }
 
-KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in, bool linear) {
+KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in, bool linear, bool vec4 = false) {
   std::string c = glsl_compute_type(out);
   KernelKey key{"elementwise", {}, kWorkgroupSize};
   auto& d = key.defines;
@@ -165,6 +165,11 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
     d.emplace_back("LOAD_" + n + "(x)", glsl_load(in[i], load_types[i]));
   }
   d.emplace_back(in.size() == 3 ? "OP(a,b,c)" : in.size() == 2 ? "OP(a,b)" : "OP(a)", expr);
+  d.emplace_back("VEC4", vec4 ? "1" : "0");
+  if (vec4) {
+    d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+    for (size_t i = 0; i < in.size(); ++i) d.emplace_back(std::string(names[i]) + "_VEC", glsl_vec4_type(in[i]));
+  }
   return key;
 }
 
@@ -213,13 +218,20 @@ Tensor run_elementwise(const OpCall& call) {
     types.push_back(t.type);
   }
   bool dense = all_dense(views);
+  // Four-wide loads and stores where every dense operand starts 4-element aligned.
+  bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(call.out.type).empty() && std::getenv("NX_VULKAN_NO_VEC4") == nullptr;
+  for (const auto& v : views) {
+    if (glsl_vec4_type(v.type).empty()) vec4 = false;
+    bool scalar = v.size() == 1 || std::all_of(v.strides.begin(), v.strides.end(), [](int64_t x) { return x == 0; });
+    if (!scalar && v.offset % 4 != 0) vec4 = false;
+  }
   // A short memo key first: building the full specialisation costs more than a small op.
   std::string memo(call.op);
   memo += char(call.out.type);
   for (DType t : types) memo += char(t);
-  memo += dense ? 'd' : 's';
+  memo += dense ? (vec4 ? 'v' : 'd') : 's';
   const Kernel& kernel = call.device.impl().kernels.get_memo(
-      memo, [&] { return make_key(call.op, call.out.type, types, dense); });
+      memo, [&] { return make_key(call.op, call.out.type, types, dense, vec4); });
   record_elementwise(call.device, out, views, kernel, dense);
   return out;
 }

@@ -24,6 +24,23 @@ std::string glsl_storage_type(DType t) {
   }
 }
 
+std::string glsl_vec4_type(DType t) {
+  switch (t) {
+    case DType::U8: return "u8vec4";
+    case DType::S8: return "i8vec4";
+    case DType::U16: case DType::BF16: return "u16vec4";
+    case DType::S16: return "i16vec4";
+    case DType::U32: return "uvec4";
+    case DType::S32: return "ivec4";
+    case DType::U64: return "u64vec4";
+    case DType::S64: return "i64vec4";
+    case DType::F16: return "";  // f16 vectors in registers need shaderFloat16; stay scalar
+    case DType::F32: return "vec4";
+    case DType::F64: return "dvec4";
+    default: return "";
+  }
+}
+
 std::string glsl_compute_type(DType t) {
   switch (t) {
     case DType::U8: case DType::U16: case DType::U32: return "uint";

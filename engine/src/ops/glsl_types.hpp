@@ -11,7 +11,9 @@ namespace nxv {
 
 using Defines = std::vector<std::pair<std::string, std::string>>;
 
-std::string glsl_storage_type(DType t);  // "uint8_t", "float16_t", "uint16_t" (bf16), "double"...
+std::string glsl_storage_type(DType t);
+// Four-element vector of the storage type, for 4-wide loads; "" where there is none (complex).
+std::string glsl_vec4_type(DType t);  // "uint8_t", "float16_t", "uint16_t" (bf16), "double"...
 // Type used for arithmetic on values of `t` (bool is_float: float/double; ints: 32 or 64-bit).
 std::string glsl_compute_type(DType t);
 // Expression converting storage value `x` of type `from` to compute type `to_compute`.

@@ -36,6 +36,15 @@ layout(buffer_reference, std430, buffer_reference_align = CC_ALIGN) readonly buf
 #define MAXR 6
 #endif
 
+#if LINEAR && VEC4
+// Four-wide views of the same memory (the host checks 4-element alignment).
+layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer OutBuf4 { OUT_VEC v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ABuf4 { A_VEC v[]; };
+#if NIN >= 2
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer BBuf4 { B_VEC v[]; };
+#endif
+#endif
+
 layout(push_constant, std430) uniform Params {
   uvec2 out_addr;
   uvec2 a_addr;
@@ -74,6 +83,40 @@ void main() {
 #define ELEM(j) OP(LOAD_A(a.v[(j) * pc.a_stride[0]]))
 #endif
   uint i = gl_GlobalInvocationID.x;
+#if VEC4
+  {
+    // 4 elements per load; scalar operands (stride 0) are read once and splatted.
+    OutBuf4 o4 = OutBuf4(pc.out_addr);
+    ABuf4 a4 = ABuf4(pc.a_addr);
+    bool a_one = pc.a_stride[0] == 0u;
+    A_VEC a_splat = A_VEC(a.v[0]);
+#if NIN >= 2
+    BBuf4 b4 = BBuf4(pc.b_addr);
+    bool b_one = pc.b_stride[0] == 0u;
+    B_VEC b_splat = B_VEC(b.v[0]);
+#endif
+    uint n4 = pc.n / 4u;
+    for (uint j = gl_GlobalInvocationID.x; j < n4; j += threads) {
+      A_VEC av = a_one ? a_splat : a4.v[j];
+#if NIN >= 2
+      B_VEC bv = b_one ? b_splat : b4.v[j];
+      OUT_VEC r;
+      r.x = STORE_OUT(OP(LOAD_A(av.x), LOAD_B(bv.x)));
+      r.y = STORE_OUT(OP(LOAD_A(av.y), LOAD_B(bv.y)));
+      r.z = STORE_OUT(OP(LOAD_A(av.z), LOAD_B(bv.z)));
+      r.w = STORE_OUT(OP(LOAD_A(av.w), LOAD_B(bv.w)));
+#else
+      OUT_VEC r;
+      r.x = STORE_OUT(OP(LOAD_A(av.x)));
+      r.y = STORE_OUT(OP(LOAD_A(av.y)));
+      r.z = STORE_OUT(OP(LOAD_A(av.z)));
+      r.w = STORE_OUT(OP(LOAD_A(av.w)));
+#endif
+      o4.v[j] = r;
+    }
+    i = n4 * 4u + gl_GlobalInvocationID.x;  // the tail, below, element by element
+  }
+#endif
   // Four independent elements per trip keep more loads in flight: these kernels are bound by
   // memory bandwidth. (n <= 2^30 per dispatch, so i + 3 * threads cannot wrap.)
   for (; i + 3u * threads < pc.n; i += 4u * threads) {
