@@ -127,7 +127,8 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
   if (!ok) throw Error(ErrorKind::InvalidArgument, std::string(op) + ": an operand cannot be broadcast to the output shape");
 }
 
-KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in, bool linear, bool vec4 = false) {
+KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in, bool linear, bool vec4 = false,
+                   bool divide_in_f64 = false) {
   std::string c = glsl_compute_type(out);
   KernelKey key{"elementwise", {}, kWorkgroupSize};
   auto& d = key.defines;
@@ -149,6 +150,12 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
       else if (def.load == EwLoad::Own || (op == "select" && i == 0)) load_types[i] = glsl_compute_type(in[i]);
     }
     expr = def.expr(EwCtx{out, in, ct});
+    // GPU float division may be 2.5 ulp off (Vulkan allows it; NVIDIA's is); Nx rounds the
+    // exact quotient. A double quotient rounded to f32 is correct where the device has f64.
+    if (op == "divide" && divide_in_f64 && (out == DType::F32 || out == DType::F16 || out == DType::BF16)) {
+      features.need_f64();
+      expr = "float(double(a) / double(b))";
+    }
   }
   features.add_defines(d);
   d.emplace_back("NIN", std::to_string(in.size()));
@@ -231,7 +238,7 @@ Tensor run_elementwise(const OpCall& call) {
   for (DType t : types) memo += char(t);
   memo += dense ? (vec4 ? 'v' : 'd') : 's';
   const Kernel& kernel = call.device.impl().kernels.get_memo(
-      memo, [&] { return make_key(call.op, call.out.type, types, dense, vec4); });
+      memo, [&] { return make_key(call.op, call.out.type, types, dense, vec4, call.device.has(kCapFloat64)); });
   record_elementwise(call.device, out, views, kernel, dense);
   return out;
 }
