@@ -231,20 +231,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 #define NXV_SQRT_HI 1.0e30
 #define NXV_SQRT_SHIFT 60
 #include "nxv_real.glsl"
-#undef T
-#undef K
-#undef NXV_MANT
-#undef NXV_LN2_HI
-#undef NXV_LN2_LO
-#undef NXV_EXP_MAX
-#undef NXV_PIO2_1
-#undef NXV_PIO2_2
-#undef NXV_PIO2_3
-#undef NXV_RED_MAX
-#undef NXV_SPLIT
-#undef NXV_SQRT_LO
-#undef NXV_SQRT_HI
-#undef NXV_SQRT_SHIFT
+#include "nxv_real_end.glsl"
 
 #if NXV_F64
 double nxv_scale(double x, int k) {
@@ -278,20 +265,7 @@ void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
 #define NXV_SQRT_HI 1.0e290LF
 #define NXV_SQRT_SHIFT 500
 #include "nxv_real.glsl"
-#undef T
-#undef K
-#undef NXV_MANT
-#undef NXV_LN2_HI
-#undef NXV_LN2_LO
-#undef NXV_EXP_MAX
-#undef NXV_PIO2_1
-#undef NXV_PIO2_2
-#undef NXV_PIO2_3
-#undef NXV_RED_MAX
-#undef NXV_SPLIT
-#undef NXV_SQRT_LO
-#undef NXV_SQRT_HI
-#undef NXV_SQRT_SHIFT
+#include "nxv_real_end.glsl"
 #endif
 
 #include "nxv_int.glsl"
