@@ -19,7 +19,16 @@ defmodule Nx.Vulkan.DoctestTest do
   #     f64 kernels are within 1-2 ulp, not correctly rounded, and the doctests print all 17
   #     digits (e.g. f64 erf(1) prints 0.842700792949715 instead of 0.8427007929497149,
   #     acosh(3) 1.7627471740390859 instead of 1.762747174039086). 8 exclusions; EXLA has 14.
-  @rounding_error_doctests [exp: 1, logsumexp: 2, sinh: 1, cosh: 1, atan: 1, acos: 1, erf: 1, acosh: 1]
+  @rounding_error_doctests [
+    exp: 1,
+    logsumexp: 2,
+    sinh: 1,
+    cosh: 1,
+    atan: 1,
+    acos: 1,
+    erf: 1,
+    acosh: 1
+  ]
 
   doctest Nx, except: [:moduledoc] ++ @rounding_error_doctests
 end
