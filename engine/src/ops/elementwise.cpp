@@ -3,6 +3,7 @@
 // their own types) and any layout.
 #include "ops/elementwise.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "common/errors.hpp"
@@ -101,6 +102,7 @@ void check_elementwise(Device& device, std::string_view op, const OutSpec& out, 
         throw Error(ErrorKind::InvalidArgument, name + " of c64 gives f32");
       if (in[0] == DType::C128 && out.type != DType::F64 && op != "phase")
         throw Error(ErrorKind::InvalidArgument, name + " of c128 gives f64");
+      if (op == "phase" && !is_float(out.type)) throw Error(ErrorKind::InvalidArgument, "phase gives a float output type");
       if (!is_complex(in[0]) && op != "phase" && out.type != in[0])
         throw Error(ErrorKind::InvalidArgument, name + ": output type must be the input type");
       break;
@@ -127,8 +129,20 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
   if (!ok) throw Error(ErrorKind::InvalidArgument, std::string(op) + ": an operand cannot be broadcast to the output shape");
 }
 
-KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in, bool linear, bool vec4 = false,
-                   bool divide_in_f64 = false) {
+// Nx.BinaryBackend computes every float result in f64 from the exact inputs and rounds once to
+// the output type. Where the device has f64, narrower float outputs compute in f64 when an
+// integer input is not exact in f32 (u32, s32, u64, s64: cos(2^31 - 1) needs every bit), and
+// for the ops whose f32 result through f32 arithmetic is not within a few ulps (division: GPU
+// float division may be 2.5 ulp off; pow amplifies log's rounding by |y log x|; erfc's and
+// erf_inv's residuals; sqrt, rsqrt and cbrt so that they round once, as Nx does).
+bool computes_in_f64(std::string_view op, const EwDef& def, DType out, const std::vector<DType>& in) {
+  if (!(out == DType::F32 || out == DType::F16 || out == DType::BF16) || def.load != EwLoad::ToOut) return false;
+  static constexpr std::string_view kWide[] = {"divide", "pow", "erfc", "erf_inv", "sqrt", "rsqrt", "cbrt"};
+  if (std::find(std::begin(kWide), std::end(kWide), op) != std::end(kWide)) return true;
+  return std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
+}
+
+KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in, bool linear, bool vec4, bool has_f64) {
   std::string c = glsl_compute_type(out);
   KernelKey key{"elementwise", {}, kWorkgroupSize};
   auto& d = key.defines;
@@ -145,17 +159,16 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
     const EwDef& def = elementwise_defs().find(op)->second;
     DType ct = compute_type(def, op, out, in);
     features.add_type(ct);
+    if (has_f64 && ew_class(ct) == kFloat && computes_in_f64(op, def, out, in)) {
+      features.need_f64();
+      c = "double";
+      std::fill(load_types.begin(), load_types.end(), c);
+    }
     for (size_t i = 0; i < in.size(); ++i) {
       if (def.load == EwLoad::Common) load_types[i] = glsl_compute_type(ct);
       else if (def.load == EwLoad::Own || (op == "select" && i == 0)) load_types[i] = glsl_compute_type(in[i]);
     }
     expr = def.expr(EwCtx{out, in, ct});
-    // GPU float division may be 2.5 ulp off (Vulkan allows it; NVIDIA's is); Nx rounds the
-    // exact quotient. A double quotient rounded to f32 is correct where the device has f64.
-    if (op == "divide" && divide_in_f64 && (out == DType::F32 || out == DType::F16 || out == DType::BF16)) {
-      features.need_f64();
-      expr = "float(double(a) / double(b))";
-    }
   }
   features.add_defines(d);
   d.emplace_back("NIN", std::to_string(in.size()));
@@ -245,20 +258,8 @@ Tensor run_elementwise(const OpCall& call) {
 
 }  // namespace
 
-// Ops whose kernels exist but still differ from Nx.BinaryBackend on some fixtures (integer inputs
-// not exact in f32, Nx's non-IEEE special values, large-argument or near-singular accuracy): not
-// claimed as native until they match, so callers fall back.
-bool conformant(const std::string& name) {
-  static const char* pending[] = {"asinh", "atan2", "atanh", "cbrt", "cos", "erf_inv", "erfc", "expm1", "log1p",
-                                  "phase", "pow", "remainder", "sin", "sqrt", "tan", "tanh", "rsqrt"};
-  for (const char* p : pending)
-    if (name == p) return false;
-  return true;
-}
-
 void register_elementwise_ops() {
-  for (const auto& [name, def] : elementwise_defs())
-    if (conformant(name)) register_op(name, OpImpl{check_elementwise, run_elementwise});
+  for (const auto& [name, def] : elementwise_defs()) register_op(name, OpImpl{check_elementwise, run_elementwise});
   register_op("as_type", OpImpl{check_elementwise, run_elementwise});
   register_op("bitcast", OpImpl{check_elementwise, run_elementwise});
 }

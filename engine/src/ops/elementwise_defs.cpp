@@ -145,7 +145,7 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
     m.emplace("phase", EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real, [](const EwCtx& c) {
                                std::string pi = lit(c.out, "3.14159265358979311600");
                                return by_class(c, "(a < 0 ? " + pi + " : C(0))",
-                                               "(isnan(a) ? C(a) : (a < 0 ? " + pi + " : C(0)))",
+                                               "(isnan(a) ? C(a) : ((a < 0 || (a == 0 && 1 / a < 0)) ? " + pi + " : C(0)))",
                                                "C(nxv_atan2(a.y, a.x))");
                              }});
     // Bit counts on the input's storage width.

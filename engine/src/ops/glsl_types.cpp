@@ -65,6 +65,7 @@ std::string glsl_load(DType from, const std::string& to) {
 
 std::string glsl_store(DType to) {
   if (to == DType::BF16) return "nxv_bf16_store(float(v))";
+  if (to == DType::F16) return "float16_t(float(v))";  // v may be a double (f64 compute)
   return glsl_storage_type(to) + "(v)";
 }
 

@@ -7,6 +7,16 @@
 
 T nxv_nan(T x) { return (x - x) / (x - x); }  // 0/0 without a compile-time constant fold warning
 
+// frexp that also normalises subnormals (drivers' frexp may flush them to zero).
+T nxv_frexp(T x, out int e) {
+  if (x != K(0.0LF) && abs(x) < NXV_MIN_NORMAL) {
+    T m = frexp(nxv_scale(x, NXV_MANT), e);
+    e -= NXV_MANT;
+    return m;
+  }
+  return frexp(x, e);
+}
+
 T nxv_copysign(T mag, T s) { return (s < K(0.0LF) || (s == K(0.0LF) && K(1.0LF) / s < K(0.0LF))) ? -abs(mag) : abs(mag); }
 
 // Nx round: half away from zero; a zero result is +0 (Erlang returns the integer 0).
@@ -27,8 +37,8 @@ T nxv_fmod(T x, T y) {
   T ax = abs(x), ay = abs(y), r = ax;
   for (int i = 0; i < 2200 && r >= ay; ++i) {
     int er, ey;
-    frexp(r, er);
-    frexp(ay, ey);
+    nxv_frexp(r, er);
+    nxv_frexp(ay, ey);
     T d = nxv_scale(ay, er - ey);
     if (d > r) d = nxv_scale(ay, er - ey - 1);
     r -= d;
@@ -219,7 +229,7 @@ T nxv_cbrt(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;
   T ax = abs(x);
   int e;
-  T m = frexp(ax, e);  // ax = m 2^e, m in [0.5, 1)
+  T m = nxv_frexp(ax, e);  // ax = m 2^e, m in [0.5, 1)
   int r3 = ((e % 3) + 3) % 3;
   int q = (e - r3) / 3;
   m = nxv_scale(m, r3);  // [0.5, 4)
@@ -268,10 +278,11 @@ T nxv_erf(T x) {
 T nxv_erfc(T x) {
   if (isnan(x)) return x;
   if (x < K(0.0LF)) return K(1.0LF) + nxv_erf(-x);
-  if (x < K(0.5LF)) return K(1.0LF) - nxv_erf(x);
+  // Below 0.75 the continued fraction needs thousands of terms; 1 - erf loses < 2 bits there.
+  if (x < K(0.75LF)) return K(1.0LF) - nxv_erf(x);
   if (x > K(27.3LF)) return K(0.0LF);
   if (x >= K(2.5LF)) return nxv_erfc_cf(x);
-  // 0.5 <= x < 2.5: the continued fraction converges slowly here; more terms.
+  // 0.75 <= x < 2.5: the continued fraction converges slowly here; more terms.
   T f = x;
   for (int n = 400; n >= 1; --n) f = x + K(0.5LF) * T(n) / f;
   return K(0.56418958354775628695LF) * nxv_exp_negsq(x) / f;
@@ -280,7 +291,7 @@ T nxv_erfc(T x) {
 // Inverse error function: Giles' estimate, then Newton steps on erf.
 T nxv_erf_inv(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
-  if (abs(x) == K(1.0LF)) return x / K(0.0LF);
+  if (abs(x) == K(1.0LF)) return x / (x - x);  // +-inf (x / 0.0 may be folded)
   if (x == K(0.0LF)) return x;
   T w = -nxv_log((K(1.0LF) - x) * (K(1.0LF) + x)), p;
   if (w < K(5.0LF)) {
@@ -311,8 +322,7 @@ T nxv_erf_inv(T x) {
   for (int i = 0; i < 3; ++i) {
     T ay = abs(y);
     // Near |x| = 1 use erfc to keep the residual accurate.
-    T resid = ax > K(0.5LF) ? (K(1.0LF) - ax) - nxv_erfc(ay) : nxv_erf(ay) - ax;
-    if (ax > K(0.5LF)) resid = -resid;
+    T resid = ax > K(0.5LF) ? (K(1.0LF) - ax) - nxv_erfc(ay) : nxv_erf(ay) - ax;  // erf(ay) - ax
     T d = K(1.12837916709551257390LF) * nxv_exp_negsq(ay);
     if (d == K(0.0LF)) break;
     ay = ay - resid / d;
@@ -447,7 +457,66 @@ T nxv_tan(T x) {
   return (q & 1) == 0 ? s / c : -c / s;
 }
 
-// Integer-exponent and general pow (C pow); exp(y log x) in the type's precision.
+// Error-free transformations (Dekker, Knuth; no fma: see nxv_math.glsl): a * b = p + e and
+// a + b = s + e exactly, for |a|, |b| well inside the range (the split multiplies by NXV_SPLIT).
+void nxv_two_prod(T a, T b, out T p, out T e) {
+  p = a * b;
+  T ca = a * NXV_SPLIT, cb = b * NXV_SPLIT;
+  T ah = ca - (ca - a), al = a - ah, bh = cb - (cb - b), bl = b - bh;
+  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
+
+void nxv_two_sum(T a, T b, out T s, out T e) {
+  s = a + b;
+  T bb = s - a;
+  e = (a - (s - bb)) + (b - bb);
+}
+
+// (ah + al) * (bh + bl) as a normalised pair.
+void nxv_dd_mul(T ah, T al, T bh, T bl, out T rh, out T rl) {
+  T p, e;
+  nxv_two_prod(ah, bh, p, e);
+  e += ah * bl + al * bh;
+  rh = p + e;
+  rl = e - (rh - p);
+}
+
+// log(x) = hi + lo for finite x > 0, some 10 bits beyond T: log(m) = 2 atanh(s), s = f / (2 + f)
+// carried as a pair, the series tail in T.
+void nxv_log_dd(T x, out T hi, out T lo) {
+  int e;
+  T m = nxv_frexp(x, e);
+  if (m < K(0.70710678118654752440LF)) {
+    m *= K(2.0LF);
+    e -= 1;
+  }
+  T f = m - K(1.0LF);
+  T dh = K(2.0LF) + f, dl = f - (dh - K(2.0LF));
+  T sh = f / dh, p, pe;
+  nxv_two_prod(sh, dh, p, pe);
+  T sl = (((f - p) - pe) - sh * dl) / dh;
+  T s2 = sh * sh;
+  T t = K(1.0LF) / K(23.0LF);
+  t = t * s2 + K(1.0LF) / K(21.0LF);
+  t = t * s2 + K(1.0LF) / K(19.0LF);
+  t = t * s2 + K(1.0LF) / K(17.0LF);
+  t = t * s2 + K(1.0LF) / K(15.0LF);
+  t = t * s2 + K(1.0LF) / K(13.0LF);
+  t = t * s2 + K(1.0LF) / K(11.0LF);
+  t = t * s2 + K(1.0LF) / K(9.0LF);
+  t = t * s2 + K(1.0LF) / K(7.0LF);
+  t = t * s2 + K(1.0LF) / K(5.0LF);
+  t = t * s2 + K(1.0LF) / K(3.0LF);
+  T tail = K(2.0LF) * sh * s2 * t;
+  T de = T(e), h, he;
+  nxv_two_sum(de * NXV_LN2_HI, K(2.0LF) * sh, h, he);
+  T l = he + (de * NXV_LN2_LO + K(2.0LF) * sl + tail);
+  hi = h + l;
+  lo = l - (hi - h);
+}
+
+// C pow. Integer exponents up to 64 by squaring in pairs (exact results stay exact, e.g.
+// 3.0^4 = 81.0); others as exp(y log x) with y log x carried as a pair.
 T nxv_pow(T x, T y) {
   if (y == K(0.0LF)) return K(1.0LF);
   if (isnan(x) || isnan(y)) return nxv_nan(x);
@@ -469,35 +538,69 @@ T nxv_pow(T x, T y) {
     return yodd ? -m : m;
   }
   if (x < K(0.0LF) && !yint) return nxv_nan(x);
-  T ax = abs(x);
-  T r;
+  T ax = abs(x), r = K(0.0LF);
+  bool done = false;
   if (yint && abs(y) <= K(64.0LF)) {
-    // Exact-ish by squaring in double steps would lose bits for large |y|; small integers only.
     int n = int(abs(y));
-    T b = ax, acc = K(1.0LF);
+    T bh = ax, bl = K(0.0LF), ah = K(1.0LF), al = K(0.0LF);
     while (n > 0) {
-      if ((n & 1) != 0) acc *= b;
-      b *= b;
+      if ((n & 1) != 0) nxv_dd_mul(ah, al, bh, bl, ah, al);
       n >>= 1;
+      if (n > 0) nxv_dd_mul(bh, bl, bh, bl, bh, bl);
     }
-    r = y < K(0.0LF) ? K(1.0LF) / acc : acc;
-    if (isinf(acc) || acc == K(0.0LF) || abs(y) > K(8.0LF)) r = nxv_exp(y * nxv_log(ax));
-  } else {
-    r = nxv_exp(y * nxv_log(ax));
+    if (y > K(0.0LF)) {
+      r = ah;
+    } else {  // 1 / (ah + al), one Newton correction
+      r = K(1.0LF) / ah;
+      T p, e;
+      nxv_two_prod(ah, r, p, e);
+      r = r + r * (((K(1.0LF) - p) - e) - al * r);
+    }
+    // Near the ends of the range the pairs lose their low part (or the split overflows).
+    done = !isnan(r) && !isinf(r) && abs(ah) < NXV_SQRT_HI && abs(ah) > NXV_SQRT_LO;
+  }
+  if (!done) {
+    T lh, ll;
+    nxv_log_dd(ax, lh, ll);
+    T p = y * lh;
+    if (abs(p) > K(2.0LF) * NXV_EXP_MAX) {
+      r = nxv_exp(p);  // certain overflow or underflow
+    } else {
+      T pe;
+      nxv_two_prod(y, lh, p, pe);
+      T zl = pe + y * ll;
+      T zh = p + zl;
+      zl = zl - (zh - p);
+      T ez = nxv_exp(zh);
+      r = ez + ez * zl;
+    }
   }
   return (x < K(0.0LF) && yodd) ? -r : r;
 }
 
-// Correctly rounded square root whatever the driver's sqrt: one residual correction with an
-// exact square (Veltkamp split), scaled away from the subnormal and overflow ranges.
+// Correctly rounded square root whatever the driver's sqrt: s from the driver, then the exact
+// residual r = x - s^2 (nxv_two_prod) decides. With u the ulp of s, the midpoint
+// (s + u/2)^2 = s^2 + s u + u^2/4; r and s u are multiples of u^2, so r > s u is the exact test
+// for rounding up (and r < -s u' for rounding down, u' the ulp below s).
+T nxv_sqrt_residual(T x, T s) {
+  T p, e;
+  nxv_two_prod(s, s, p, e);
+  return (x - p) - e;
+}
+
 T nxv_sqrt_core(T x) {
   T s = sqrt(x);
-  T cs = s * NXV_SPLIT;
-  T sh = cs - (cs - s), sl = s - sh;
-  T p = s * s;
-  T e = ((sh * sh - p) + K(2.0LF) * sh * sl) + sl * sl;
-  T r = (x - p) - e;
-  return s + r / (K(2.0LF) * s);
+  for (int i = 0; i < 2; ++i) {
+    int e;
+    T m = frexp(s, e);
+    T u = nxv_scale(K(1.0LF), e - NXV_MANT);
+    T ud = m == K(0.5LF) ? K(0.5LF) * u : u;
+    T r = nxv_sqrt_residual(x, s);
+    if (r > s * u) s += u;
+    else if (r < -(s * ud)) s -= ud;
+    else break;
+  }
+  return s;
 }
 
 T nxv_sqrt(T x) {

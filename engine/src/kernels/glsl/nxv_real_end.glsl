@@ -13,3 +13,4 @@
 #undef NXV_SQRT_LO
 #undef NXV_SQRT_HI
 #undef NXV_SQRT_SHIFT
+#undef NXV_MIN_NORMAL
