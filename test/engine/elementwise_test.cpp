@@ -1,5 +1,6 @@
 // Elementwise ops against host references: every size class around workgroup and dispatch
 // limits, broadcasting, non-contiguous views, any rank, mixed types.
+#include <complex>
 #include <limits>
 #include <thread>
 
@@ -183,6 +184,25 @@ TEST(Elementwise, UnaryMathOnF32AndF64) {
   for (size_t i = 0; i < xf.size(); ++i) {
     EXPECT_LE(ulp_distance(e32[i], std::exp(xf[i])), 4u) << "exp(" << xf[i] << ") = " << e32[i];
     EXPECT_LE(ulp_distance(l32[i], std::log(xf[i])), 4u) << "log(" << xf[i] << ") = " << l32[i];
+  }
+}
+
+TEST(Elementwise, ComplexMathMatchesStdComplex) {
+  // c128 against std::complex (finite inputs; the fixtures cover Nx's own formulas), and the
+  // sign of a complex number as z / |z| (Nx.BinaryBackend's is not defined: see fixtures README).
+  auto dev = shared_device();
+  std::vector<std::complex<double>> z = {{0.5, 0.25}, {-1.5, 2.0}, {3.0, -4.0}, {0.0, 1.0}, {-0.75, -0.5}};
+  int64_t n = int64_t(z.size());
+  auto t = upload(*dev, DType::C128, {n}, z);
+  auto ex = download<std::complex<double>>(*dev, run_op(*dev, "exp", {DType::C128, {n}}, {t}));
+  auto lg = download<std::complex<double>>(*dev, run_op(*dev, "log", {DType::C128, {n}}, {t}));
+  auto sq = download<std::complex<double>>(*dev, run_op(*dev, "sqrt", {DType::C128, {n}}, {t}));
+  auto sg = download<std::complex<double>>(*dev, run_op(*dev, "sign", {DType::C128, {n}}, {t}));
+  for (size_t i = 0; i < z.size(); ++i) {
+    EXPECT_NEAR(std::abs(ex[i] - std::exp(z[i])), 0.0, 1e-14 * std::abs(std::exp(z[i]))) << z[i];
+    EXPECT_NEAR(std::abs(lg[i] - std::log(z[i])), 0.0, 1e-14 * std::abs(std::log(z[i])) + 1e-15) << z[i];
+    EXPECT_NEAR(std::abs(sq[i] - std::sqrt(z[i])), 0.0, 1e-14 * std::abs(std::sqrt(z[i]))) << z[i];
+    EXPECT_NEAR(std::abs(sg[i] - z[i] / std::abs(z[i])), 0.0, 1e-15) << z[i];
   }
 }
 

@@ -134,10 +134,11 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
 // integer input is not exact in f32 (u32, s32, u64, s64: cos(2^31 - 1) needs every bit), and
 // for the ops whose f32 result through f32 arithmetic is not within a few ulps (division: GPU
 // float division may be 2.5 ulp off; pow amplifies log's rounding by |y log x|; erfc's and
-// erf_inv's residuals; sqrt, rsqrt and cbrt so that they round once, as Nx does).
+// erf_inv's residuals; atan2's quotient y / x, which drivers may flush for huge x; sqrt, rsqrt
+// and cbrt so that they round once, as Nx does).
 bool computes_in_f64(std::string_view op, const EwDef& def, DType out, const std::vector<DType>& in) {
   if (!(out == DType::F32 || out == DType::F16 || out == DType::BF16) || def.load != EwLoad::ToOut) return false;
-  static constexpr std::string_view kWide[] = {"divide", "pow", "erfc", "erf_inv", "sqrt", "rsqrt", "cbrt"};
+  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "erfc", "erf_inv", "sqrt", "rsqrt", "cbrt"};
   if (std::find(std::begin(kWide), std::end(kWide), op) != std::end(kWide)) return true;
   return std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
 }
@@ -162,6 +163,12 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
     if (has_f64 && ew_class(ct) == kFloat && computes_in_f64(op, def, out, in)) {
       features.need_f64();
       c = "double";
+      std::fill(load_types.begin(), load_types.end(), c);
+    } else if (has_f64 && out == DType::C64 && def.load == EwLoad::ToOut && op != "add" && op != "subtract" &&
+               op != "negate" && op != "select") {
+      // c64 math and products as Nx does them: in f64, each component rounded once.
+      features.need_f64();
+      c = "dvec2";
       std::fill(load_types.begin(), load_types.end(), c);
     }
     for (size_t i = 0; i < in.size(); ++i) {

@@ -87,7 +87,7 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
     m.emplace("add", same(kAnyClass, "(a + b)", "(a + b)", "(a + b)"));
     m.emplace("subtract", same(kAnyClass, "(a - b)", "(a - b)", "(a - b)"));
     m.emplace("multiply", same(kAnyClass, "(a * b)", "(a * b)", "nxv_cmul(a, b)"));
-    m.emplace("divide", binary(kFloat, EwOut::Inexact,
+    m.emplace("divide", binary(kFloat | kComplex, EwOut::Inexact,
                                [](const EwCtx& c) { return by_class(c, "", "(a / b)", "nxv_cdiv(a, b)"); }));
     m.emplace("pow", same(kInt | kFloat, "nxv_ipow(a, b)", "nxv_pow(a, b)", "nxv_cpow(a, b)"));
     m.emplace("remainder", same(kInt | kFloat, "nxv_rem(a, b)", "nxv_fmod(a, b)"));
@@ -112,8 +112,9 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
     m.emplace("logical_xor", logical("!="));
     // ---- unary math ----
     for (const char* fn : {"exp", "expm1", "log", "log1p", "sigmoid", "cos", "sin", "tan", "cosh", "sinh", "tanh",
-                           "acos", "asin", "atan", "acosh", "asinh", "atanh", "sqrt", "rsqrt", "cbrt"})
-      m.emplace(fn, math(fn, false));
+                           "sqrt", "rsqrt"})
+      m.emplace(fn, math(fn, true));
+    for (const char* fn : {"acos", "asin", "atan", "acosh", "asinh", "atanh", "cbrt"}) m.emplace(fn, math(fn, false));
     for (const char* fn : {"erf", "erfc", "erf_inv"}) m.emplace(fn, math(fn, false));
     // ---- unary, same type ----
     auto unary = [](unsigned classes, std::string i, std::string f, std::string z = "") {
@@ -125,7 +126,7 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
     m.emplace("ceil", unary(kInt | kFloat, "a", "ceil(a)"));
     m.emplace("floor", unary(kInt | kFloat, "a", "floor(a)"));
     m.emplace("round", unary(kInt | kFloat, "a", "nxv_round(a)"));
-    m.emplace("sign", unary(kInt | kFloat, "nxv_isign(a)", "nxv_sign(a)"));
+    m.emplace("sign", unary(kAnyClass, "nxv_isign(a)", "nxv_sign(a)", "nxv_csign(a)"));
     m.emplace("conjugate", EwDef{1, EwLoad::ToOut, kComplex, EwOut::Same,
                                  [](const EwCtx& c) {
                                    // Nx writes conjugate(real x) as (x, -0), but (x, +0) for NaN and infinities.

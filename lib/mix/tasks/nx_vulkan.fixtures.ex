@@ -82,7 +82,9 @@ defmodule Mix.Tasks.NxVulkan.Fixtures do
   Inputs on which Nx.BinaryBackend (through Complex) departs from C99/IEEE 754 are left out
   like those on which it raises: x / +-Inf and Inf / -0.0, tanh(+-Inf) (NaN there),
   atan2(y, -Inf) (+pi for every finite y), pow with a non-finite exponent or a NaN base
-  (pow(1, NaN) = NaN, pow(0.5, -Inf) = 0 there).
+  (pow(1, NaN) = NaN, pow(0.5, -Inf) = 0 there), complex math and complex division with an
+  infinite or NaN component (Complex's own rules, not C99 Annex G), and sign of a complex
+  number (compared with 0 as an Erlang term there: always 1; the engine gives z / |z|).
 
   ## Tolerances (`tolerance_ulp`, in ulps of the output type)
 

@@ -16,3 +16,35 @@ T nxv_cabs(CT z) {
   if (x > y) return x * nxv_sqrt(K(1.0LF) + (y / x) * (y / x));
   return y * nxv_sqrt(K(1.0LF) + (x / y) * (x / y));
 }
+
+// Complex math, finite inputs, by the Complex library's formulas (its special-value rules for
+// infinite and NaN components are not C99's and are not reproduced: see the fixtures' README).
+CT nxv_cexp(CT z) {
+  T r = nxv_exp(z.x);
+  return CT(r * nxv_cos(z.y), r * nxv_sin(z.y));
+}
+CT nxv_clog(CT z) { return CT(nxv_log(nxv_cabs(z)), nxv_atan2(z.y, z.x)); }
+CT nxv_csqrt(CT z) {
+  if (z.x == K(0.0LF) && z.y == K(0.0LF)) return z;
+  T x = abs(z.x), y = abs(z.y), w;
+  if (x >= y) w = nxv_sqrt(x) * nxv_sqrt(K(0.5LF) * (K(1.0LF) + nxv_sqrt(K(1.0LF) + (y / x) * (y / x))));
+  else w = nxv_sqrt(y) * nxv_sqrt(K(0.5LF) * (x / y + nxv_sqrt(K(1.0LF) + (x / y) * (x / y))));
+  if (z.x >= K(0.0LF)) return CT(w, z.y / (K(2.0LF) * w));
+  T i2 = z.y >= K(0.0LF) ? w : -w;
+  return CT(z.y / (K(2.0LF) * i2), i2);
+}
+CT nxv_csin(CT z) { return CT(nxv_sin(z.x) * nxv_cosh(z.y), nxv_cos(z.x) * nxv_sinh(z.y)); }
+CT nxv_ccos(CT z) { return CT(nxv_cos(z.x) * nxv_cosh(z.y), -nxv_sin(z.x) * nxv_sinh(z.y)); }
+CT nxv_ctan(CT z) { return nxv_cdiv(nxv_csin(z), nxv_ccos(z)); }
+CT nxv_csinh(CT z) { return (nxv_cexp(z) - nxv_cexp(-z)) * K(0.5LF); }
+CT nxv_ccosh(CT z) { return (nxv_cexp(z) + nxv_cexp(-z)) * K(0.5LF); }
+CT nxv_ctanh(CT z) { return nxv_cdiv(nxv_csinh(z), nxv_ccosh(z)); }
+CT nxv_cexpm1(CT z) { return nxv_cexp(z) - CT(K(1.0LF), K(0.0LF)); }
+CT nxv_clog1p(CT z) { return nxv_clog(z + CT(K(1.0LF), K(0.0LF))); }
+CT nxv_csigmoid(CT z) { return nxv_cdiv(CT(K(1.0LF), K(0.0LF)), CT(K(1.0LF), K(0.0LF)) + nxv_cexp(-z)); }
+CT nxv_crsqrt(CT z) { return nxv_cdiv(CT(K(1.0LF), K(0.0LF)), nxv_csqrt(z)); }
+// Nx's sign of a complex number: z / |z| (0 for 0).
+CT nxv_csign(CT z) {
+  T r = nxv_cabs(z);
+  return r == K(0.0LF) ? CT(K(0.0LF), K(0.0LF)) : CT(z.x / r, z.y / r);
+}

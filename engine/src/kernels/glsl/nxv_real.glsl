@@ -3,7 +3,9 @@
 //   NXV_LN2_HI/LO: ln 2 split so that k * HI is exact;  NXV_EXP_MAX: largest x with finite exp.
 // Needs nxv_exp(T), nxv_log(T), nxv_scale(T, int) (x * 2^k exactly) defined for T first.
 // Every function stays within a few ulps of the correctly rounded result, keeps subnormals and
-// never relies on the driver's transcendental built-ins. No fma(): see nxv_math.glsl.
+// never relies on the driver's transcendental built-ins. No fma(): see nxv_math.glsl. Compensated
+// steps (error-free sums and products, log1p's correction) are `precise`: without it NVIDIA's
+// compiler simplifies (1 + x) - 1 to x.
 
 T nxv_nan(T x) { return (x - x) / (x - x); }  // 0/0 without a compile-time constant fold warning
 
@@ -81,9 +83,9 @@ T nxv_log1p(T x) {
   if (isnan(x) || x < K(-1.0LF)) return nxv_nan(x);
   if (x == K(-1.0LF)) return K(-1.0LF) / K(0.0LF);
   if (isinf(x)) return x;
-  T u = K(1.0LF) + x;
+  precise T u = K(1.0LF) + x;
   if (u == K(1.0LF)) return x;
-  T c = (u - K(1.0LF) == x) ? K(0.0LF) : (x - (u - K(1.0LF))) / u;
+  precise T c = (u - K(1.0LF) == x) ? K(0.0LF) : (x - (u - K(1.0LF))) / u;
   return nxv_log(u) + c;
 }
 
@@ -230,7 +232,7 @@ T nxv_cbrt(T x) {
   T ax = abs(x);
   int e;
   T m = nxv_frexp(ax, e);  // ax = m 2^e, m in [0.5, 1)
-  int r3 = ((e % 3) + 3) % 3;
+  int r3 = (e + 3000) % 3;  // % of a negative int is undefined in GLSL (NVIDIA's differs)
   int q = (e - r3) / 3;
   m = nxv_scale(m, r3);  // [0.5, 4)
   // Newton on y^3 = m from a rough start.
@@ -246,7 +248,7 @@ T nxv_cbrt(T x) {
 // for large; e^-x^2 from a split x so that the square is exact.
 T nxv_exp_negsq(T x) {
   T xh = nxv_scale(floor(nxv_scale(x, 12)), -12);  // few bits: xh * xh exact
-  T d = (x - xh) * (x + xh);
+  precise T d = (x - xh) * (x + xh);
   return nxv_exp(-xh * xh) * nxv_exp(-d);
 }
 
@@ -460,25 +462,31 @@ T nxv_tan(T x) {
 // Error-free transformations (Dekker, Knuth; no fma: see nxv_math.glsl): a * b = p + e and
 // a + b = s + e exactly, for |a|, |b| well inside the range (the split multiplies by NXV_SPLIT).
 void nxv_two_prod(T a, T b, out T p, out T e) {
-  p = a * b;
-  T ca = a * NXV_SPLIT, cb = b * NXV_SPLIT;
-  T ah = ca - (ca - a), al = a - ah, bh = cb - (cb - b), bl = b - bh;
-  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  precise T pp = a * b;
+  precise T ca = a * NXV_SPLIT, cb = b * NXV_SPLIT;
+  precise T ah = ca - (ca - a), al = a - ah, bh = cb - (cb - b), bl = b - bh;
+  precise T ee = ((ah * bh - pp) + ah * bl + al * bh) + al * bl;
+  p = pp;
+  e = ee;
 }
 
 void nxv_two_sum(T a, T b, out T s, out T e) {
-  s = a + b;
-  T bb = s - a;
-  e = (a - (s - bb)) + (b - bb);
+  precise T ss = a + b;
+  precise T bb = ss - a;
+  precise T ee = (a - (ss - bb)) + (b - bb);
+  s = ss;
+  e = ee;
 }
 
 // (ah + al) * (bh + bl) as a normalised pair.
 void nxv_dd_mul(T ah, T al, T bh, T bl, out T rh, out T rl) {
-  T p, e;
-  nxv_two_prod(ah, bh, p, e);
-  e += ah * bl + al * bh;
-  rh = p + e;
-  rl = e - (rh - p);
+  T p, e0;
+  nxv_two_prod(ah, bh, p, e0);
+  precise T e = e0 + (ah * bl + al * bh);
+  precise T h = p + e;
+  precise T l = e - (h - p);
+  rh = h;
+  rl = l;
 }
 
 // log(x) = hi + lo for finite x > 0, some 10 bits beyond T: log(m) = 2 atanh(s), s = f / (2 + f)
@@ -491,10 +499,10 @@ void nxv_log_dd(T x, out T hi, out T lo) {
     e -= 1;
   }
   T f = m - K(1.0LF);
-  T dh = K(2.0LF) + f, dl = f - (dh - K(2.0LF));
+  precise T dh = K(2.0LF) + f, dl = f - (dh - K(2.0LF));
   T sh = f / dh, p, pe;
   nxv_two_prod(sh, dh, p, pe);
-  T sl = (((f - p) - pe) - sh * dl) / dh;
+  precise T sl = (((f - p) - pe) - sh * dl) / dh;
   T s2 = sh * sh;
   T t = K(1.0LF) / K(23.0LF);
   t = t * s2 + K(1.0LF) / K(21.0LF);
@@ -510,9 +518,11 @@ void nxv_log_dd(T x, out T hi, out T lo) {
   T tail = K(2.0LF) * sh * s2 * t;
   T de = T(e), h, he;
   nxv_two_sum(de * NXV_LN2_HI, K(2.0LF) * sh, h, he);
-  T l = he + (de * NXV_LN2_LO + K(2.0LF) * sl + tail);
-  hi = h + l;
-  lo = l - (hi - h);
+  precise T l = he + (de * NXV_LN2_LO + K(2.0LF) * sl + tail);
+  precise T hh = h + l;
+  precise T ll = l - (hh - h);
+  hi = hh;
+  lo = ll;
 }
 
 // C pow. Integer exponents up to 64 by squaring in pairs (exact results stay exact, e.g.
@@ -554,7 +564,8 @@ T nxv_pow(T x, T y) {
       r = K(1.0LF) / ah;
       T p, e;
       nxv_two_prod(ah, r, p, e);
-      r = r + r * (((K(1.0LF) - p) - e) - al * r);
+      precise T res = ((K(1.0LF) - p) - e) - al * r;
+      r = r + r * res;
     }
     // Near the ends of the range the pairs lose their low part (or the split overflows).
     done = !isnan(r) && !isinf(r) && abs(ah) < NXV_SQRT_HI && abs(ah) > NXV_SQRT_LO;
@@ -568,9 +579,9 @@ T nxv_pow(T x, T y) {
     } else {
       T pe;
       nxv_two_prod(y, lh, p, pe);
-      T zl = pe + y * ll;
-      T zh = p + zl;
-      zl = zl - (zh - p);
+      precise T zl0 = pe + y * ll;
+      precise T zh = p + zl0;
+      precise T zl = zl0 - (zh - p);
       T ez = nxv_exp(zh);
       r = ez + ez * zl;
     }
@@ -585,7 +596,8 @@ T nxv_pow(T x, T y) {
 T nxv_sqrt_residual(T x, T s) {
   T p, e;
   nxv_two_prod(s, s, p, e);
-  return (x - p) - e;
+  precise T r = (x - p) - e;
+  return r;
 }
 
 T nxv_sqrt_core(T x) {

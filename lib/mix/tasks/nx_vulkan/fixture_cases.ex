@@ -724,6 +724,9 @@ defmodule NxVulkan.Fixtures.Cases do
            Nx.to_number(Nx.any(Nx.logical_and(Nx.is_infinity(a), Nx.equal(b, 0)))) == 1,
          do: raise(ArgumentError, "infinity divided by zero")
 
+      if (complex?(a) or complex?(b)) and (non_finite?(a) or non_finite?(b)),
+        do: raise(ArgumentError, "complex division with non-finite components")
+
       Nx.divide(a, b)
     end
   end
@@ -753,17 +756,31 @@ defmodule NxVulkan.Fixtures.Cases do
 
   defp binary_fun(op), do: fn a, b -> apply(Nx, op, [a, b]) end
 
-  # Nx.BinaryBackend gives tanh(+-Inf) = NaN (C99: +-1): those inputs count as undefined.
-  defp unary_fun(:tanh) do
+  # Nx.BinaryBackend gives tanh(+-Inf) = NaN (C99: +-1), and complex math on infinite or NaN
+  # components follows Complex's own rules, not C99's Annex G: those inputs count as undefined.
+  @complex_math [:exp, :expm1, :log, :log1p, :sigmoid, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++
+                  [:sqrt, :rsqrt]
+
+  defp unary_fun(op) do
     fn t ->
-      if float?(t) and Nx.to_number(Nx.any(Nx.is_infinity(t))) == 1,
+      if op == :tanh and float?(t) and non_finite?(t),
         do: raise(ArgumentError, "tanh of an infinity")
 
-      Nx.tanh(t)
+      # sign(complex): Nx.BinaryBackend compares the Complex struct with 0 as an Erlang term
+      # (always greater, so every result is 1); EXLA and the engine give z / |z|.
+      if op == :sign and complex?(t), do: raise(ArgumentError, "sign of a complex number")
+
+      if op in @complex_math and complex?(t) and non_finite?(t),
+        do: raise(ArgumentError, "complex #{op} of a non-finite number")
+
+      apply(Nx, op, [t])
     end
   end
 
-  defp unary_fun(op), do: fn t -> apply(Nx, op, [t]) end
+  defp complex?(t), do: elem(Nx.type(t), 0) == :c
+
+  defp non_finite?(t),
+    do: Nx.to_number(Nx.any(Nx.logical_or(Nx.is_nan(t), Nx.is_infinity(t)))) == 1
 
   defp float?(t), do: elem(Nx.type(t), 0) in [:f, :bf]
 
