@@ -89,7 +89,7 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
     m.emplace("multiply", same(kAnyClass, "(a * b)", "(a * b)", "nxv_cmul(a, b)"));
     m.emplace("divide", binary(kFloat | kComplex, EwOut::Inexact,
                                [](const EwCtx& c) { return by_class(c, "", "(a / b)", "nxv_cdiv(a, b)"); }));
-    m.emplace("pow", same(kInt | kFloat, "nxv_ipow(a, b)", "nxv_pow(a, b)", "nxv_cpow(a, b)"));
+    m.emplace("pow", same(kAnyClass, "nxv_ipow(a, b)", "nxv_pow(a, b)", "nxv_cpow(a, b)"));
     m.emplace("remainder", same(kInt | kFloat, "nxv_rem(a, b)", "nxv_fmod(a, b)"));
     m.emplace("quotient", same(kInt, "nxv_quot(a, b)", ""));
     m.emplace("atan2", same(kFloat, "", "nxv_atan2(a, b)"));
@@ -112,9 +112,8 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
     m.emplace("logical_xor", logical("!="));
     // ---- unary math ----
     for (const char* fn : {"exp", "expm1", "log", "log1p", "sigmoid", "cos", "sin", "tan", "cosh", "sinh", "tanh",
-                           "sqrt", "rsqrt"})
+                           "acos", "asin", "atan", "acosh", "asinh", "atanh", "sqrt", "rsqrt", "cbrt"})
       m.emplace(fn, math(fn, true));
-    for (const char* fn : {"acos", "asin", "atan", "acosh", "asinh", "atanh", "cbrt"}) m.emplace(fn, math(fn, false));
     for (const char* fn : {"erf", "erfc", "erf_inv"}) m.emplace(fn, math(fn, false));
     // ---- unary, same type ----
     auto unary = [](unsigned classes, std::string i, std::string f, std::string z = "") {

@@ -48,3 +48,36 @@ CT nxv_csign(CT z) {
   T r = nxv_cabs(z);
   return r == K(0.0LF) ? CT(K(0.0LF), K(0.0LF)) : CT(z.x / r, z.y / r);
 }
+CT nxv_casin(CT z) {  // -i log(i z + sqrt(1 - z^2))
+  CT t = nxv_cmul(CT(K(0.0LF), K(1.0LF)), z) + nxv_csqrt(CT(K(1.0LF), K(0.0LF)) - nxv_cmul(z, z));
+  return nxv_cmul(CT(K(0.0LF), K(-1.0LF)), nxv_clog(t));
+}
+CT nxv_cacos(CT z) {  // -i log(z + sqrt(z^2 - 1))
+  CT t = z + nxv_csqrt(nxv_cmul(z, z) - CT(K(1.0LF), K(0.0LF)));
+  return nxv_cmul(CT(K(0.0LF), K(-1.0LF)), nxv_clog(t));
+}
+CT nxv_catan(CT z) {  // i/2 (log(1 - i z) - log(1 + i z))
+  CT iz = nxv_cmul(CT(K(0.0LF), K(1.0LF)), z);
+  CT d = nxv_clog(CT(K(1.0LF), K(0.0LF)) - iz) - nxv_clog(CT(K(1.0LF), K(0.0LF)) + iz);
+  return nxv_cmul(CT(K(0.0LF), K(0.5LF)), d);
+}
+CT nxv_casinh(CT z) { return nxv_clog(z + nxv_csqrt(nxv_cmul(z, z) + CT(K(1.0LF), K(0.0LF)))); }
+CT nxv_cacosh(CT z) { return nxv_clog(z + nxv_csqrt(nxv_cmul(z, z) - CT(K(1.0LF), K(0.0LF)))); }
+CT nxv_catanh(CT z) {  // log((1 + z) / (1 - z)) / 2
+  CT q = nxv_cdiv(CT(K(1.0LF), K(0.0LF)) + z, CT(K(1.0LF), K(0.0LF)) - z);
+  return nxv_cmul(CT(K(0.5LF), K(0.0LF)), nxv_clog(q));
+}
+CT nxv_ccbrt(CT z) {  // |z|^(1/3) at phase / 3
+  T r = nxv_cbrt(nxv_cabs(z)), t = nxv_atan2(z.y, z.x) / K(3.0LF);
+  return CT(r * nxv_cos(t), r * nxv_sin(t));
+}
+CT nxv_cpow(CT x, CT y) {
+  if (x.x == K(0.0LF) && x.y == K(0.0LF))
+    return (y.x == K(0.0LF) && y.y == K(0.0LF)) ? CT(K(1.0LF), K(0.0LF)) : CT(K(0.0LF), K(0.0LF));
+  if (y.x == K(1.0LF) && y.y == K(0.0LF)) return x;
+  if (y.x == K(-1.0LF) && y.y == K(0.0LF)) return nxv_cdiv(CT(K(1.0LF), K(0.0LF)), x);
+  T rho = nxv_cabs(x), theta = nxv_atan2(x.y, x.x);
+  T s = nxv_pow(rho, y.x) * nxv_exp(-y.y * theta);
+  T r = y.x * theta + y.y * nxv_log(rho);
+  return CT(s * nxv_cos(r), s * nxv_sin(r));
+}

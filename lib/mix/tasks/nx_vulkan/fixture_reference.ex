@@ -7,7 +7,7 @@ defmodule NxVulkan.Fixtures.Reference do
   #
   #   * expm1 = exp(x) - 1 and log1p = log(1 + x) cancel for small |x| (expm1(3e-6) loses
   #     17 bits; expm1 of the smallest normal gives 0): Kahan's corrections.
-  #   * cbrt = x ** (1/3) rounds 1/3 first: one Newton step on y^3 = x.
+  #   * cbrt = x ** (1/3) rounds 1/3 first: one Newton step on y^3 = x (for complex z, on |z|).
   #   * erf_inv uses a single-precision polynomial (Giles) even for f64: Newton steps on
   #     :math.erf / :math.erfc.
 
@@ -20,14 +20,33 @@ defmodule NxVulkan.Fixtures.Reference do
     ys = to_list(result)
 
     values =
-      Enum.zip_with(xs, ys, fn x, y ->
-        if is_number(x) and is_float(y), do: safe(op, x * 1.0, y), else: y
+      Enum.zip_with(xs, ys, fn
+        x, y when is_number(x) and is_float(y) ->
+          safe(op, x * 1.0, y)
+
+        %Complex{re: re, im: im}, %Complex{} = y when is_number(re) and is_number(im) ->
+          complex(op, re, im, y)
+
+        _, y ->
+          y
       end)
 
     Nx.tensor(values, type: result.type, backend: Nx.BinaryBackend) |> Nx.reshape(result.shape)
   end
 
   def refine(_op, _inputs, result), do: result
+
+  # cbrt of a complex number: Complex's formula, |z|^(1/3) at phase(z) / 3, with the accurate
+  # real cube root.
+  defp complex("cbrt", re, im, fallback) do
+    r = value("cbrt", Complex.abs(Complex.new(re, im)) * 1.0, nil)
+    t = :math.atan2(im, re) / 3
+    Complex.new(r * :math.cos(t), r * :math.sin(t))
+  rescue
+    ArithmeticError -> fallback
+  end
+
+  defp complex(_op, _re, _im, fallback), do: fallback
 
   defp to_list(t), do: t |> Nx.backend_transfer(Nx.BinaryBackend) |> Nx.to_flat_list()
 
