@@ -7,9 +7,10 @@
 # (NX_PATH etc. as for the Elixir suite). Prints the time per op on each backend and the ratio.
 n = System.argv() |> List.first("1048576") |> String.to_integer()
 
-key = Nx.Random.key(42)
-{x, key} = Nx.Random.uniform(key, shape: {n}, type: :f32, backend: Nx.BinaryBackend)
-{y, _key} = Nx.Random.uniform(key, shape: {n}, type: :f32, backend: Nx.BinaryBackend)
+:rand.seed(:exsss, {1, 2, 3})
+random = fn -> for _ <- 1..n, into: <<>>, do: <<:rand.uniform()::float-32-native>> end
+x = Nx.from_binary(random.(), :f32, backend: Nx.BinaryBackend)
+y = Nx.from_binary(random.(), :f32, backend: Nx.BinaryBackend)
 vx = Nx.backend_copy(x, Nx.Vulkan.Backend)
 vy = Nx.backend_copy(y, Nx.Vulkan.Backend)
 
