@@ -29,6 +29,14 @@ int64_t max_elements() {
   return device().info().type == "cpu" ? (16ll << 20) : (256ll << 20);
 }
 
+void warm_up(const std::function<void()>& one, double seconds) {
+  auto t0 = std::chrono::steady_clock::now();
+  do {
+    one();
+    device().synchronize();
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
+}
+
 double time_copies(uint64_t bytes, int iterations) {
   auto& impl = device().impl();
   auto src = impl.allocate(bytes), dst = impl.allocate(bytes);
@@ -41,7 +49,7 @@ double time_copies(uint64_t bytes, int iterations) {
       });
     impl.stream.synchronize();
   };
-  run(2);  // warm up
+  warm_up([&] { run(1); });
   auto t0 = std::chrono::steady_clock::now();
   run(iterations);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iterations;
@@ -68,7 +76,7 @@ double time_shader_copies(uint64_t bytes, int iterations) {
       });
     impl.stream.synchronize();
   };
-  run(2);
+  warm_up([&] { run(1); });
   auto t0 = std::chrono::steady_clock::now();
   run(iterations);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iterations;

@@ -2,6 +2,7 @@
 // copy bandwidth (vkCmdCopyBuffer, read + write bytes) and the submit + wait round trip.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "nxv/device.hpp"
@@ -19,6 +20,12 @@ struct Limits {
   double round_trip_s = 0;      // one tiny command: record, submit, wait
 };
 const Limits& limits();
+
+// Keeps the device busy with `one` (then a wait) for `seconds`. GPUs leave their idle clocks
+// only after a few hundred milliseconds of load (an H200 ran add 2.4x slower for the first
+// ~250 ms after 3 s idle), and a benchmark's host-side set-up idles the device: without this,
+// a timing averages the two clock states.
+void warm_up(const std::function<void()>& one, double seconds = 0.5);
 
 // Runs `iterations` copies of `bytes` between two buffers and waits; returns seconds per copy.
 double time_copies(uint64_t bytes, int iterations);

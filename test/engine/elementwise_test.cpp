@@ -231,6 +231,38 @@ TEST(Elementwise, F16AndBF16ComputeInF32) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(bout[i], bf(unbf(ba[i]) * unbf(bb[i]))) << i;
 }
 
+// Dense f16 and bf16 operands 4-element aligned go through the four-wide path; the same values
+// one element into a buffer go element by element. Both must agree bit for bit, also with a
+// scalar operand splatted, and with a tail that is not a multiple of four.
+TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
+  auto dev = shared_device();
+  const int64_t n = 1031;
+  std::mt19937 rng(7);
+  for (DType type : {DType::F16, DType::BF16}) {
+    std::vector<uint16_t> a(n + 1), b(n + 1);
+    for (auto* v : {&a, &b})
+      for (auto& x : *v) x = uint16_t(rng());  // every pattern: NaN, Inf, subnormals, -0.0
+    auto ta = upload(*dev, type, {n + 1}, a), tb = upload(*dev, type, {n + 1}, b);
+    Tensor a1 = slice_view(ta, {1}, {n}, {1}), b1 = slice_view(tb, {1}, {n}, {1});  // element path
+    Tensor a4 = upload(*dev, type, {n}, std::vector<uint16_t>(a.begin() + 1, a.end()));  // four-wide
+    Tensor b4 = upload(*dev, type, {n}, std::vector<uint16_t>(b.begin() + 1, b.end()));
+    Tensor scalar = upload(*dev, type, {}, std::vector<uint16_t>{a[5]});
+    auto same = [&](const std::vector<uint16_t>& wide, const std::vector<uint16_t>& elem, const std::string& what) {
+      ASSERT_EQ(wide.size(), size_t(n));
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(wide[i], elem[i]) << what << " " << dtype_name(type) << " at " << i;
+    };
+    for (const char* op : {"add", "multiply", "divide", "max", "pow"}) {
+      same(download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {a4, b4})),
+           download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {a1, b1})), op);
+      same(download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {scalar, b4})),
+           download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {scalar, b1})), std::string(op) + " of a scalar");
+    }
+    for (const char* op : {"exp", "tanh", "negate", "sqrt"})
+      same(download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {a4})),
+           download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {a1})), op);
+  }
+}
+
 TEST(Elementwise, AsTypeFollowsNx) {
   auto dev = shared_device();
   const float inf = std::numeric_limits<float>::infinity();

@@ -28,6 +28,25 @@ TEST(Memory, StatisticsFollowAllocationsAndPeakResets) {
   EXPECT_EQ(dev->memory_stats().peak_bytes, after.bytes_in_use);
 }
 
+TEST(Memory, BufferCacheMakesRoomForTheSizesInUseNow) {
+  auto dev = Device::open({.heap_limit = 64ull << 20});  // cache limit: a quarter of it, 16 MiB
+  const int64_t mib = 1 << 20;
+  {
+    std::vector<Tensor> phase_one;
+    for (int i = 0; i < 4; ++i) phase_one.push_back(empty(*dev, DType::U8, {4 * mib}));
+  }
+  EXPECT_EQ(dev->memory_stats().cached_bytes, uint64_t(16 * mib));
+  // A new size once the cache is full: the oldest 4 MiB buffer goes, the 1 MiB one is kept...
+  { Tensor t = empty(*dev, DType::U8, {mib}); }
+  EXPECT_EQ(dev->memory_stats().cached_bytes, uint64_t(13 * mib));
+  // ...and serves the next request of its size.
+  Tensor again = empty(*dev, DType::U8, {mib});
+  EXPECT_EQ(dev->memory_stats().cached_bytes, uint64_t(12 * mib));
+  // A buffer larger than the whole cache is freed, not cached.
+  { Tensor big = empty(*dev, DType::U8, {32 * mib}); }
+  EXPECT_EQ(dev->memory_stats().cached_bytes, uint64_t(12 * mib));
+}
+
 TEST(Memory, TransfersKeepEveryBitIncludingNaNPayloadsAndNegativeZero) {
   auto dev = shared_device();
   std::vector<uint32_t> bits = {0x7FC00001u, 0xFF800000u, 0x80000000u, 0x7F800001u, 0x00000001u, 0x3F800000u};

@@ -15,32 +15,42 @@ std::optional<std::vector<BufferChunk>> BufferCache::take(uint64_t class_bytes) 
   std::lock_guard lock(mutex_);
   auto it = free_.find(class_bytes);
   if (it == free_.end()) return std::nullopt;
-  auto chunks = std::move(it->second);
+  auto chunks = std::move(it->second.chunks);
   free_.erase(it);
   cached_ -= class_bytes;
   return chunks;
 }
 
 void BufferCache::give(uint64_t class_bytes, std::vector<BufferChunk> chunks) {
+  std::vector<std::vector<BufferChunk>> evicted;
   {
     std::lock_guard lock(mutex_);
-    if (cached_ + class_bytes <= limit_) {
-      free_.emplace(class_bytes, std::move(chunks));
+    if (class_bytes <= limit_) {
+      while (cached_ + class_bytes > limit_) {
+        auto oldest = free_.begin();
+        for (auto it = free_.begin(); it != free_.end(); ++it)
+          if (it->second.sequence < oldest->second.sequence) oldest = it;
+        cached_ -= oldest->first;
+        evicted.push_back(std::move(oldest->second.chunks));
+        free_.erase(oldest);
+      }
+      free_.emplace(class_bytes, Entry{next_sequence_++, std::move(chunks)});
       cached_ += class_bytes;
-      return;
     }
   }
-  destroy(allocator_, chunks, true);
+  // Freed outside the lock: returning memory to the driver is slow.
+  for (auto& e : evicted) destroy(allocator_, e, true);
+  if (!chunks.empty()) destroy(allocator_, chunks, true);
 }
 
 void BufferCache::clear() {
-  std::multimap<uint64_t, std::vector<BufferChunk>> all;
+  std::multimap<uint64_t, Entry> all;
   {
     std::lock_guard lock(mutex_);
     all.swap(free_);
     cached_ = 0;
   }
-  for (auto& [_, chunks] : all) destroy(allocator_, chunks, true);
+  for (auto& [_, entry] : all) destroy(allocator_, entry.chunks, true);
 }
 
 uint64_t BufferCache::cached_bytes() const {

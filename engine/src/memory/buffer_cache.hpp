@@ -2,7 +2,10 @@
 // kernel on a fast GPU (drivers zero new memory), and training loops free and ask for the
 // same sizes again and again; like the caching allocators of PyTorch and XLA, freed tensor
 // buffers are kept by size class up to a byte limit and handed out again. They do not count
-// as bytes in use; out-of-memory empties the cache before giving up.
+// as bytes in use; out-of-memory empties the cache before giving up. When a freed buffer does
+// not fit under the limit, the buffers cached longest ago make room for it: the cache follows
+// the sizes the program uses now (a cache full of one phase's sizes would otherwise make every
+// later allocation a fresh one, which the driver zeroes on the GPU).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -35,7 +38,8 @@ class BufferCache {
   static uint64_t size_class(uint64_t bytes);
 
   std::optional<std::vector<BufferChunk>> take(uint64_t class_bytes);
-  // Keeps the chunks if they fit under the limit; otherwise frees them.
+  // Keeps the chunks, freeing the oldest cached buffers if needed to stay under the limit;
+  // frees them at once if they alone exceed it.
   void give(uint64_t class_bytes, std::vector<BufferChunk> chunks);
   void clear();
   uint64_t cached_bytes() const;
@@ -47,8 +51,13 @@ class BufferCache {
   VmaAllocator allocator_;
   uint64_t limit_;
   mutable std::mutex mutex_;
-  std::multimap<uint64_t, std::vector<BufferChunk>> free_;
+  struct Entry {
+    uint64_t sequence;  // order of caching, for eviction
+    std::vector<BufferChunk> chunks;
+  };
+  std::multimap<uint64_t, Entry> free_;  // by size class
   uint64_t cached_ = 0;
+  uint64_t next_sequence_ = 0;
 };
 
 }  // namespace nxv

@@ -195,7 +195,17 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
   d.emplace_back("VEC4", vec4 ? "1" : "0");
   if (vec4) {
     d.emplace_back("OUT_VEC", glsl_vec4_type(out));
-    for (size_t i = 0; i < in.size(); ++i) d.emplace_back(std::string(names[i]) + "_VEC", glsl_vec4_type(in[i]));
+    d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
+    // f16 results leave registers as one vector conversion (see glsl_vec4_register_type), after
+    // the same float rounding step as the scalar store.
+    if (out == DType::F16) d.emplace_back("OUT_VEC_OF(r0,r1,r2,r3)", "f16vec4(vec4(float(r0), float(r1), float(r2), float(r3)))");
+    for (size_t i = 0; i < in.size(); ++i) {
+      std::string n = names[i];
+      d.emplace_back(n + "_VEC", glsl_vec4_type(in[i]));
+      d.emplace_back(n + "_VREG", glsl_vec4_register_type(in[i]));
+      d.emplace_back(n + "_SREG", in[i] == DType::F16 ? "float" : glsl_storage_type(in[i]));
+      d.emplace_back(n + "_VALIGN", std::to_string(vec4_alignment(in[i])));
+    }
   }
   return key;
 }

@@ -1,5 +1,7 @@
 #include "ops/glsl_types.hpp"
 
+#include <algorithm>
+
 #include "nxv/error.hpp"
 
 namespace nxv {
@@ -34,12 +36,16 @@ std::string glsl_vec4_type(DType t) {
     case DType::S32: return "ivec4";
     case DType::U64: return "u64vec4";
     case DType::S64: return "i64vec4";
-    case DType::F16: return "";  // f16 vectors in registers need shaderFloat16; stay scalar
+    case DType::F16: return "f16vec4";
     case DType::F32: return "vec4";
     case DType::F64: return "dvec4";
     default: return "";
   }
 }
+
+std::string glsl_vec4_register_type(DType t) { return t == DType::F16 ? "vec4" : glsl_vec4_type(t); }
+
+uint32_t vec4_alignment(DType t) { return uint32_t(std::min<size_t>(16, 4 * dtype_size(t))); }
 
 std::string glsl_compute_type(DType t) {
   switch (t) {

@@ -13,7 +13,12 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 
 std::string glsl_storage_type(DType t);
 // Four-element vector of the storage type, for 4-wide loads; "" where there is none (complex).
-std::string glsl_vec4_type(DType t);  // "uint8_t", "float16_t", "uint16_t" (bf16), "double"...
+std::string glsl_vec4_type(DType t);  // "u8vec4", "f16vec4", "u16vec4" (bf16), "dvec4"...
+// The vector a 4-wide load is converted to in registers: the storage vector itself, except f16
+// (16-bit storage without shaderFloat16 allows f16 values only in whole-vector conversions).
+std::string glsl_vec4_register_type(DType t);
+// Alignment in bytes of a 4-element group of `t`.
+uint32_t vec4_alignment(DType t);
 // Type used for arithmetic on values of `t` (bool is_float: float/double; ints: 32 or 64-bit).
 std::string glsl_compute_type(DType t);
 // Expression converting storage value `x` of type `from` to compute type `to_compute`.

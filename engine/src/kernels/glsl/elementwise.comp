@@ -37,11 +37,16 @@ layout(buffer_reference, std430, buffer_reference_align = CC_ALIGN) readonly buf
 #endif
 
 #if LINEAR && VEC4
-// Four-wide views of the same memory (the host checks 4-element alignment).
-layout(buffer_reference, std430, buffer_reference_align = 16) writeonly buffer OutBuf4 { OUT_VEC v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer ABuf4 { A_VEC v[]; };
+// Four-wide views of the same memory (the host checks 4-element alignment). Loads convert to
+// A_VREG/B_VREG, the register form (f16 widens to vec4); OUT_VEC_OF, where defined, builds the
+// stored vector from four results in one conversion.
+layout(buffer_reference, std430, buffer_reference_align = OUT_VALIGN) writeonly buffer OutBuf4 { OUT_VEC v[]; };
+layout(buffer_reference, std430, buffer_reference_align = A_VALIGN) readonly buffer ABuf4 { A_VEC v[]; };
 #if NIN >= 2
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer BBuf4 { B_VEC v[]; };
+layout(buffer_reference, std430, buffer_reference_align = B_VALIGN) readonly buffer BBuf4 { B_VEC v[]; };
+#endif
+#ifndef OUT_VEC_OF
+#define OUT_VEC_OF(r0, r1, r2, r3) OUT_VEC(STORE_OUT(r0), STORE_OUT(r1), STORE_OUT(r2), STORE_OUT(r3))
 #endif
 #endif
 
@@ -89,30 +94,31 @@ void main() {
     OutBuf4 o4 = OutBuf4(pc.out_addr);
     ABuf4 a4 = ABuf4(pc.a_addr);
     bool a_one = pc.a_stride[0] == 0u;
-    A_VEC a_splat = A_VEC(a.v[0]);
+    A_VREG a_splat = A_VREG(A_SREG(a.v[0]));
 #if NIN >= 2
     BBuf4 b4 = BBuf4(pc.b_addr);
     bool b_one = pc.b_stride[0] == 0u;
-    B_VEC b_splat = B_VEC(b.v[0]);
+    B_VREG b_splat = B_VREG(B_SREG(b.v[0]));
 #endif
     uint n4 = pc.n / 4u;
     for (uint j = gl_GlobalInvocationID.x; j < n4; j += threads) {
-      A_VEC av = a_one ? a_splat : a4.v[j];
+      // A branch, not a select: a scalar operand's buffer has no element j to read.
+      A_VREG av = a_splat;
+      if (!a_one) av = A_VREG(a4.v[j]);
 #if NIN >= 2
-      B_VEC bv = b_one ? b_splat : b4.v[j];
-      OUT_VEC r;
-      r.x = STORE_OUT(OP(LOAD_A(av.x), LOAD_B(bv.x)));
-      r.y = STORE_OUT(OP(LOAD_A(av.y), LOAD_B(bv.y)));
-      r.z = STORE_OUT(OP(LOAD_A(av.z), LOAD_B(bv.z)));
-      r.w = STORE_OUT(OP(LOAD_A(av.w), LOAD_B(bv.w)));
+      B_VREG bv = b_splat;
+      if (!b_one) bv = B_VREG(b4.v[j]);
+      C r0 = OP(LOAD_A(av.x), LOAD_B(bv.x));
+      C r1 = OP(LOAD_A(av.y), LOAD_B(bv.y));
+      C r2 = OP(LOAD_A(av.z), LOAD_B(bv.z));
+      C r3 = OP(LOAD_A(av.w), LOAD_B(bv.w));
 #else
-      OUT_VEC r;
-      r.x = STORE_OUT(OP(LOAD_A(av.x)));
-      r.y = STORE_OUT(OP(LOAD_A(av.y)));
-      r.z = STORE_OUT(OP(LOAD_A(av.z)));
-      r.w = STORE_OUT(OP(LOAD_A(av.w)));
+      C r0 = OP(LOAD_A(av.x));
+      C r1 = OP(LOAD_A(av.y));
+      C r2 = OP(LOAD_A(av.z));
+      C r3 = OP(LOAD_A(av.w));
 #endif
-      o4.v[j] = r;
+      o4.v[j] = OUT_VEC_OF(r0, r1, r2, r3);
     }
     i = n4 * 4u + gl_GlobalInvocationID.x;  // the tail, below, element by element
   }
