@@ -187,6 +187,78 @@ TEST(Elementwise, UnaryMathOnF32AndF64) {
   }
 }
 
+// f32 erf, erfc and erf_inv (float algorithms of their own), sqrt, rsqrt and cbrt (float
+// results from doubles) and the series cut to float precision, against double references on a
+// dense grid and on random magnitudes.
+// Bounds: the fixtures' (erf/erfc 8 ulp, erf_inv 32), sqrt correctly rounded, rsqrt and cbrt
+// 1 ulp. Subnormal inputs and results are left to the fixtures (some drivers flush them).
+TEST(Elementwise, FloatMathWithinItsBounds) {
+  auto dev = shared_device();
+  std::vector<float> x;
+  for (int i = -22000; i <= 22000; ++i) x.push_back(float(i) / 2000.0f);  // [-11, 11]
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> expo(-40.f, 38.f);
+  for (int i = 0; i < 20000; ++i) x.push_back((i % 2 ? -1.f : 1.f) * std::pow(10.f, expo(rng)));
+  for (float v : {0.f, -0.f, 1.f, -1.f, 0.75f, -0.75f, 2.f, 3.92f, 10.05f, 10.06f, 27.f, -8.f, 0.125f, 1e-30f,
+                  std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity()})
+    x.push_back(v);
+  const int64_t n = int64_t(x.size());
+  auto t = upload(*dev, DType::F32, {n}, x);
+  auto run = [&](const char* op, const Tensor& in) { return download<float>(*dev, run_op(*dev, op, {DType::F32, {n}}, {in})); };
+  auto check = [&](const char* op, const std::vector<float>& in, const std::vector<float>& got, auto ref, uint64_t bound) {
+    uint64_t worst = 0;
+    float worst_at = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      float want = float(ref(double(in[i])));
+      auto subnormal = [](float v) { return v != 0 && std::abs(v) < std::numeric_limits<float>::min(); };
+      if (subnormal(want) || subnormal(in[i])) continue;
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[i])) << op << "(" << in[i] << ") = " << got[i];
+        continue;
+      }
+      uint64_t d = ulp_distance(got[i], want);
+      if (d > worst) worst = d, worst_at = in[i];
+      ASSERT_LE(d, bound) << op << "(" << in[i] << ") = " << got[i] << ", want " << want;
+      if (want == 0) ASSERT_EQ(std::signbit(got[i]), std::signbit(want)) << op << "(" << in[i] << ")";
+    }
+    std::printf("  %s f32: worst %llu ulp (at %.9g) over %lld inputs\n", op, (unsigned long long)worst, worst_at,
+                (long long)n);
+  };
+  check("erf", x, run("erf", t), [](double v) { return std::erf(v); }, 8);
+  check("erfc", x, run("erfc", t), [](double v) { return std::erfc(v); }, 8);
+  check("sqrt", x, run("sqrt", t), [](double v) { return std::sqrt(v); }, 0);
+  check("rsqrt", x, run("rsqrt", t), [](double v) { return 1.0 / std::sqrt(v); }, 1);
+  check("cbrt", x, run("cbrt", t), [](double v) { return std::cbrt(v); }, 1);
+  // Float polynomials shortened to float precision (nxv_real.glsl): the fixtures' 4 ulp.
+  check("sin", x, run("sin", t), [](double v) { return std::sin(v); }, 4);
+  check("cos", x, run("cos", t), [](double v) { return std::cos(v); }, 4);
+  check("tan", x, run("tan", t), [](double v) { return std::tan(v); }, 4);
+  check("expm1", x, run("expm1", t), [](double v) { return std::expm1(v); }, 4);
+  check("tanh", x, run("tanh", t), [](double v) { return std::tanh(v); }, 4);
+  check("sinh", x, run("sinh", t), [](double v) { return std::sinh(v); }, 4);
+  check("atan", x, run("atan", t), [](double v) { return std::atan(v); }, 4);
+  // erf_inv on (-1, 1): a grid, values near +-1 and tiny ones; reference by Newton on erfc.
+  std::vector<float> y;
+  for (int i = -9999; i <= 9999; ++i) y.push_back(float(i) / 10000.0f);
+  for (int k = 1; k <= 2000; ++k) y.push_back(1.0f - float(k) * 0x1p-24f), y.push_back(-1.0f + float(k) * 0x1p-24f);
+  for (float v : {1e-30f, -1e-20f, 1.0f, -1.0f, 0.f, -0.f, 1.5f}) y.push_back(v);
+  y.resize(size_t(n), 0.5f);
+  auto ty = upload(*dev, DType::F32, {n}, y);
+  check("erf_inv", y, run("erf_inv", ty), [](double v) {
+    if (std::abs(v) > 1) return double(NAN);
+    if (std::abs(v) == 1) return v * std::numeric_limits<double>::infinity();
+    double a = std::abs(v), r = 0;
+    for (int i = 0; i < 200; ++i)  // the residual through erfc near 1, through erf near 0
+      r -= (a > 0.5 ? (1 - a) - std::erfc(r) : std::erf(r) - a) / (1.1283791670955126 * std::exp(-r * r));
+    return v < 0 ? -r : (v == 0 ? v : r);
+  }, 32);
+  // Exact cubes and squares stay exact.
+  auto c = run("cbrt", t);
+  for (int64_t i = 0; i < n; ++i)
+    if (x[i] == 27.f || x[i] == -8.f || x[i] == 0.125f) EXPECT_EQ(c[i], std::cbrt(x[i])) << x[i];
+}
+
 TEST(Elementwise, ComplexMathMatchesStdComplex) {
   // c128 against std::complex (finite inputs; the fixtures cover Nx's own formulas), and the
   // sign of a complex number as z / |z| (Nx.BinaryBackend's is not defined: see fixtures README).

@@ -133,12 +133,13 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
 // the output type. Where the device has f64, narrower float outputs compute in f64 when an
 // integer input is not exact in f32 (u32, s32, u64, s64: cos(2^31 - 1) needs every bit), and
 // for the ops whose f32 result through f32 arithmetic is not within a few ulps (division: GPU
-// float division may be 2.5 ulp off; pow amplifies log's rounding by |y log x|; erfc's and
-// erf_inv's residuals; atan2's quotient y / x, which drivers may flush for huge x; sqrt, rsqrt
-// and cbrt so that they round once, as Nx does).
+// float division may be 2.5 ulp off; pow amplifies log's rounding by |y log x|; atan2's
+// quotient y / x, which drivers may flush for huge x; sqrt, rsqrt and cbrt so that they round
+// once, as Nx does). erf, erfc and erf_inv have float algorithms of their own
+// (nxv_erf_f32.glsl).
 bool computes_in_f64(std::string_view op, const EwDef& def, DType out, const std::vector<DType>& in) {
   if (!(out == DType::F32 || out == DType::F16 || out == DType::BF16) || def.load != EwLoad::ToOut) return false;
-  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "erfc", "erf_inv", "sqrt", "rsqrt", "cbrt"};
+  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "sqrt", "rsqrt", "cbrt"};
   if (std::find(std::begin(kWide), std::end(kWide), op) != std::end(kWide)) return true;
   return std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
 }
@@ -176,6 +177,10 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
       else if (def.load == EwLoad::Own || (op == "select" && i == 0)) load_types[i] = glsl_compute_type(in[i]);
     }
     expr = def.expr(EwCtx{out, in, ct});
+    // Float results of sqrt, rsqrt and cbrt computed in double: only float rounding is needed
+    // (nxv_to_f32.glsl), far cheaper than the double-exact versions.
+    if (c == "double" && out != DType::F64 && (op == "sqrt" || op == "rsqrt" || op == "cbrt"))
+      expr = "double(nxv_" + std::string(op) + "_to_f32(a))";
   }
   features.add_defines(d);
   d.emplace_back("NIN", std::to_string(in.size()));

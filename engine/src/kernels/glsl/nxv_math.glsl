@@ -16,15 +16,12 @@ uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
 // GLSL's exp/log may be off by many ulps (exp: 3 + 2|x| ulp) and flush subnormals; Nx rounds
 // the exact result once. These stay within ~1 ulp on any driver. No fma(): llvmpipe's loses
 // precision, while plain a * b + c is exact where it matters (k * ln2_hi) and may still fuse.
-float nxv_expf(float x) {
-  if (isnan(x)) return x;
-  if (x > 88.72283935546875) return 1.0 / 0.0;
-  if (x < -103.97208404541016) return 0.0;
-  const float ln2_hi = 0.693359375;          // few bits: k * ln2_hi is exact
-  const float ln2_lo = -2.12194440e-4;
-  float k = floor(x * 1.44269504 + 0.5);
-  float r = (x - k * ln2_hi) - k * ln2_lo;
-  // exp(r) on |r| <= 0.35: Taylor terms to r^7 / 7!.
+const float NXV_LN2F_HI = 0.693359375;  // few bits: k * NXV_LN2F_HI is exact
+const float NXV_LN2F_LO = -2.12194440e-4;
+
+// e^r 2^k for |r| <= 0.35 (the reduced argument) and integer k.
+float nxv_expf_reduced(float r, float k) {
+  // Taylor terms to r^7 / 7!.
   float p = 1.0 / 5040.0;
   p = (p * r + 1.0 / 720.0);
   p = (p * r + 1.0 / 120.0);
@@ -37,6 +34,14 @@ float nxv_expf(float x) {
   int k1 = ki / 2;  // two steps keep 2^k finite near overflow and exact into subnormals
   // Powers of two built from bits: some drivers implement ldexp through an approximate exp2.
   return (e * uintBitsToFloat(uint(k1 + 127) << 23)) * uintBitsToFloat(uint(ki - k1 + 127) << 23);
+}
+
+float nxv_expf(float x) {
+  if (isnan(x)) return x;
+  if (x > 88.72283935546875) return 1.0 / 0.0;
+  if (x < -103.97208404541016) return 0.0;
+  float k = floor(x * 1.44269504 + 0.5);
+  return nxv_expf_reduced((x - k * NXV_LN2F_HI) - k * NXV_LN2F_LO, k);
 }
 
 float nxv_logf(float x) {
@@ -268,6 +273,7 @@ void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
 #define NXV_MIN_NORMAL 2.2250738585072014e-308LF
 #include "nxv_real.glsl"
 #include "nxv_real_end.glsl"
+#include "nxv_to_f32.glsl"
 #endif
 
 #include "nxv_int.glsl"

@@ -49,13 +49,14 @@ T nxv_fmod(T x, T y) {
 }
 
 T nxv_expm1(T x) {
-  if (isnan(x)) return x;
+  if (isnan(x) || x == K(0.0LF)) return x;  // keeps -0.0
   if (x > NXV_EXP_MAX) return K(1.0LF) / K(0.0LF);
   if (x < K(-45.0LF)) return K(-1.0LF);
   T k = floor(x * K(1.44269504088896338700LF) + K(0.5LF));
   if (abs(x) < K(0.34657359027997264LF)) k = K(0.0LF);
   T r = (x - k * NXV_LN2_HI) - k * NXV_LN2_LO;
   // expm1(r) = r + r^2 (1/2 + r/6 + ...), |r| <= ln2/2: terms to r^15.
+#if NXV_MANT > 24
   T p = K(1.0LF) / K(20922789888000.0LF);
   p = p * r + K(1.0LF) / K(1307674368000.0LF);
   p = p * r + K(1.0LF) / K(87178291200.0LF);
@@ -64,6 +65,9 @@ T nxv_expm1(T x) {
   p = p * r + K(1.0LF) / K(39916800.0LF);
   p = p * r + K(1.0LF) / K(3628800.0LF);
   p = p * r + K(1.0LF) / K(362880.0LF);
+#else  // float: terms to r^9 / 9! (the next is below 2^-33 of r)
+  T p = K(1.0LF) / K(362880.0LF);
+#endif
   p = p * r + K(1.0LF) / K(40320.0LF);
   p = p * r + K(1.0LF) / K(5040.0LF);
   p = p * r + K(1.0LF) / K(720.0LF);
@@ -92,7 +96,7 @@ T nxv_log1p(T x) {
 T nxv_sigmoid(T x) { return x < K(-40.0LF) ? nxv_exp(x) : K(1.0LF) / (K(1.0LF) + nxv_exp(-x)); }
 
 T nxv_sinh(T x) {
-  if (isnan(x) || isinf(x)) return x;
+  if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;  // keeps -0.0
   T ax = abs(x), s;
   if (ax < K(1.0LF)) {
     T t = nxv_expm1(ax);
@@ -139,6 +143,7 @@ T nxv_atan_pos(T x) {
     base = K(0.52359877559829887308LF);
   }
   T z = x * x;
+#if NXV_MANT > 24
   T p = K(1.0LF) / K(33.0LF);
   p = K(1.0LF) / K(31.0LF) - z * p;
   p = K(1.0LF) / K(29.0LF) - z * p;
@@ -148,6 +153,9 @@ T nxv_atan_pos(T x) {
   p = K(1.0LF) / K(21.0LF) - z * p;
   p = K(1.0LF) / K(19.0LF) - z * p;
   p = K(1.0LF) / K(17.0LF) - z * p;
+#else  // float: terms to x^17 / 17 (z <= 0.072: the next is below 2^-36)
+  T p = K(1.0LF) / K(17.0LF);
+#endif
   p = K(1.0LF) / K(15.0LF) - z * p;
   p = K(1.0LF) / K(13.0LF) - z * p;
   p = K(1.0LF) / K(11.0LF) - z * p;
@@ -244,6 +252,39 @@ T nxv_cbrt(T x) {
   return x < K(0.0LF) ? -y : y;
 }
 
+// Giles' single-precision estimate of erf_inv ("Approximating the erfinv function", GPU
+// Computing Gems, 2011): within a few float ulps; the start of the double version's Newton steps.
+T nxv_erf_inv_giles(T x) {
+  T w = -nxv_log((K(1.0LF) - x) * (K(1.0LF) + x)), p;
+  if (w < K(5.0LF)) {
+    w = w - K(2.5LF);
+    p = K(2.81022636e-08LF);
+    p = K(3.43273939e-07LF) + p * w;
+    p = K(-3.5233877e-06LF) + p * w;
+    p = K(-4.39150654e-06LF) + p * w;
+    p = K(0.00021858087LF) + p * w;
+    p = K(-0.00125372503LF) + p * w;
+    p = K(-0.00417768164LF) + p * w;
+    p = K(0.246640727LF) + p * w;
+    p = K(1.50140941LF) + p * w;
+  } else {
+    w = sqrt(w) - K(3.0LF);
+    p = K(-0.000200214257LF);
+    p = K(0.000100950558LF) + p * w;
+    p = K(0.00134934322LF) + p * w;
+    p = K(-0.00367342844LF) + p * w;
+    p = K(0.00573950773LF) + p * w;
+    p = K(-0.0076224613LF) + p * w;
+    p = K(0.00943887047LF) + p * w;
+    p = K(1.00167406LF) + p * w;
+    p = K(2.83297682LF) + p * w;
+  }
+  return p * x;  // p > 0
+}
+
+#if NXV_MANT == 24
+#include "nxv_erf_f32.glsl"
+#else
 // erf and erfc: series e^-x^2 sum 2^n x^(2n+1) / (2n+1)!! for small |x|, a continued fraction
 // for large; e^-x^2 from a split x so that the square is exact.
 T nxv_exp_negsq(T x) {
@@ -295,31 +336,7 @@ T nxv_erf_inv(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (abs(x) == K(1.0LF)) return x / (x - x);  // +-inf (x / 0.0 may be folded)
   if (x == K(0.0LF)) return x;
-  T w = -nxv_log((K(1.0LF) - x) * (K(1.0LF) + x)), p;
-  if (w < K(5.0LF)) {
-    w = w - K(2.5LF);
-    p = K(2.81022636e-08LF);
-    p = K(3.43273939e-07LF) + p * w;
-    p = K(-3.5233877e-06LF) + p * w;
-    p = K(-4.39150654e-06LF) + p * w;
-    p = K(0.00021858087LF) + p * w;
-    p = K(-0.00125372503LF) + p * w;
-    p = K(-0.00417768164LF) + p * w;
-    p = K(0.246640727LF) + p * w;
-    p = K(1.50140941LF) + p * w;
-  } else {
-    w = sqrt(w) - K(3.0LF);
-    p = K(-0.000200214257LF);
-    p = K(0.000100950558LF) + p * w;
-    p = K(0.00134934322LF) + p * w;
-    p = K(-0.00367342844LF) + p * w;
-    p = K(0.00573950773LF) + p * w;
-    p = K(-0.0076224613LF) + p * w;
-    p = K(0.00943887047LF) + p * w;
-    p = K(1.00167406LF) + p * w;
-    p = K(2.83297682LF) + p * w;
-  }
-  T y = p * x;
+  T y = nxv_erf_inv_giles(x);
   T ax = abs(x);
   for (int i = 0; i < 3; ++i) {
     T ay = abs(y);
@@ -332,15 +349,20 @@ T nxv_erf_inv(T x) {
   }
   return y;
 }
+#endif
 
 // sin/cos/tan: x = k pi/2 + r with a three-part pi/2 (NXV_PIO2_1..3), kernels on |r| <= pi/4.
 T nxv_sin_kernel(T r) {
   T z = r * r;
+#if NXV_MANT > 24
   T p = K(-1.0LF) / K(121645100408832000.0LF);
   p = p * z + K(1.0LF) / K(355687428096000.0LF);
   p = p * z - K(1.0LF) / K(1307674368000.0LF);
   p = p * z + K(1.0LF) / K(6227020800.0LF);
   p = p * z - K(1.0LF) / K(39916800.0LF);
+#else  // float: terms to r^11 / 11! (the next is below 2^-36 of r)
+  T p = K(-1.0LF) / K(39916800.0LF);
+#endif
   p = p * z + K(1.0LF) / K(362880.0LF);
   p = p * z - K(1.0LF) / K(5040.0LF);
   p = p * z + K(1.0LF) / K(120.0LF);
@@ -350,10 +372,14 @@ T nxv_sin_kernel(T r) {
 
 T nxv_cos_kernel(T r) {
   T z = r * r;
+#if NXV_MANT > 24
   T p = K(-1.0LF) / K(6402373705728000.0LF);
   p = p * z + K(1.0LF) / K(20922789888000.0LF);
   p = p * z - K(1.0LF) / K(87178291200.0LF);
   p = p * z + K(1.0LF) / K(479001600.0LF);
+#else  // float: terms to r^12 / 12! (the next is below 2^-39)
+  T p = K(1.0LF) / K(479001600.0LF);
+#endif
   p = p * z - K(1.0LF) / K(3628800.0LF);
   p = p * z + K(1.0LF) / K(40320.0LF);
   p = p * z - K(1.0LF) / K(720.0LF);
@@ -456,7 +482,11 @@ T nxv_tan(T x) {
   int q = abs(x) < K(0.7853981633974483LF) ? 0 : nxv_rem_pio2(x, r);
   if (abs(x) < K(0.7853981633974483LF)) r = x;
   T s = nxv_sin_kernel(r), c = nxv_cos_kernel(r);
-  return (q & 1) == 0 ? s / c : -c / s;
+  T num = (q & 1) == 0 ? s : -c, den = (q & 1) == 0 ? c : s;
+  // The quotient with one correction step: drivers' division may be 2.5 ulp off (NVIDIA's is).
+  T rd = K(1.0LF) / den, t = num * rd;
+  if (isinf(t) || t == K(0.0LF)) return t;
+  return t + (num - t * den) * rd;
 }
 
 // Error-free transformations (Dekker, Knuth; no fma: see nxv_math.glsl): a * b = p + e and

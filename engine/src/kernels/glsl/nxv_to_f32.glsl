@@ -1,0 +1,68 @@
+// sqrt, rsqrt and cbrt of a float value for float results (f32, and f16/bf16 after it), with
+// doubles only where float precision runs out. The double versions in nxv_real.glsl make their
+// results correctly rounded in double by exact residuals, several times the memory time per
+// element on a fast GPU; a float result needs much less. No double division or square root
+// but for subnormal inputs: drivers build them from many double instructions.
+// - sqrt: x inversesqrt(x) and a Newton step in double, then the exact test: r has 24 bits and
+//   the midpoints next to it 25, so their squares are exact in double and compared with x
+//   decide the correctly rounded result (no midpoint is a square root of a float: no ties).
+// - rsqrt: the driver's inversesqrt (a few ulps), one Newton step in double (error 1.5 e^2),
+//   rounded once: within 1 ulp of Nx's double 1 / sqrt(x) rounded.
+// - cbrt: m^(-1/3) by Newton steps in float (no division), then a last Newton step on
+//   y^3 = m with its residual in double (relative error ~2e-13), rounded once; exact cubes
+//   come out exact.
+
+const double NXV_F32_MIN_NORMAL = 1.17549435082228750797e-38LF;
+
+// The ulp of a normal float r, and the ulp below it (half as large at a power of two).
+void nxv_f32_ulps(float r, out double u, out double ud) {
+  float p2 = uintBitsToFloat(floatBitsToUint(r) & 0x7F800000u);  // 2^floor(log2 r)
+  u = double(p2) * 1.1920928955078125e-07LF;                       // 2^-23
+  ud = r == p2 ? 0.5LF * u : u;
+}
+
+float nxv_sqrt_to_f32(double x) {
+  if (!(x > 0.0LF) || isinf(x)) return float(x == 0.0LF ? x : (x < 0.0LF ? nxv_nan(x) : x));
+  double s;
+  if (x < NXV_F32_MIN_NORMAL) {
+    s = sqrt(x);  // subnormal inputs: drivers may flush them in float arithmetic
+  } else {
+    double y = double(inversesqrt(float(x)));  // a few ulps
+    s = x * y;
+    s = s + 0.5LF * y * (x - s * s);  // Newton: relative error ~1e-13
+  }
+  float r = float(s);
+  double u, ud;  // the exact test settles the last ulp
+  nxv_f32_ulps(r, u, ud);
+  double up = double(r) + 0.5LF * u, dn = double(r) - 0.5LF * ud;
+  if (up * up < x) r = float(double(r) + u);
+  else if (dn * dn > x) r = float(double(r) - ud);
+  return r;
+}
+
+float nxv_rsqrt_to_f32(double x) {
+  if (!(x > 0.0LF) || isinf(x)) return float(1.0LF / double(nxv_sqrt_to_f32(x)));  // +-0, <0, NaN, Inf
+  double y = x < NXV_F32_MIN_NORMAL ? 1.0LF / sqrt(x) : double(inversesqrt(float(x)));
+  y = y * (1.5LF - 0.5LF * x * y * y);
+  return float(y);
+}
+
+float nxv_cbrt_to_f32(double x) {
+  if (isnan(x) || isinf(x) || x == 0.0LF) return float(x);
+  // |x| = m 2^e with m in [0.5, 1), from the bits (an f32 value is a normal double).
+  uvec2 w = unpackDouble2x32(abs(x));
+  int t = int((w.y >> 20) & 0x7FFu) - 1022 + 300;  // e + 300 > 0
+  int q = (t * 21846) >> 16;                       // t / 3 for 0 <= t < 32768, no integer division
+  int r3 = t - 3 * q;
+  q -= 100;
+  double m = packDouble2x32(uvec2(w.x, (w.y & 0x000FFFFFu) | (uint(1022 + r3) << 20)));  // [0.5, 4)
+  float mf = float(m);  // at most 24 significant bits: exact
+  // z = m^(-1/3): a quadratic estimate (4.2%), three Newton steps without division.
+  float z = 1.4048 + mf * (-0.42555 + 0.059613 * mf);
+  for (int i = 0; i < 3; ++i) z = z * (4.0 - mf * z * z * z) * (1.0 / 3.0);
+  double y = double(mf * z * z);
+  // Last Newton step on y^3 = m with the residual in double; 1 / (3 y^2) = z^2 / 3.
+  y += (m - y * y * y) * double(z * z * (1.0 / 3.0));
+  float r = float(y * packDouble2x32(uvec2(0u, uint(q + 1023) << 20)));
+  return x < 0.0LF ? -r : r;
+}
