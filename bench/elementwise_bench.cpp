@@ -26,7 +26,7 @@ Tensor ramp(Device& dev, DType type, int64_t n, int shift) {
   static std::map<std::tuple<DType, int64_t, int>, Tensor> made;
   auto key = std::make_tuple(type, n, shift);
   if (auto it = made.find(key); it != made.end()) return it->second;
-  // Only the largest size of each type stays: memory for one size at a time.
+  // Inputs of other sizes are dropped: memory for one size at a time.
   for (auto it = made.begin(); it != made.end();)
     it = std::get<1>(it->first) != n ? made.erase(it) : std::next(it);
   std::vector<float> host(static_cast<size_t>(n));

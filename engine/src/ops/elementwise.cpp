@@ -208,7 +208,7 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
       std::string n = names[i];
       d.emplace_back(n + "_VEC", glsl_vec4_type(in[i]));
       d.emplace_back(n + "_VREG", glsl_vec4_register_type(in[i]));
-      d.emplace_back(n + "_SREG", in[i] == DType::F16 ? "float" : glsl_storage_type(in[i]));
+      d.emplace_back(n + "_SREG", glsl_scalar_register_type(in[i]));
       d.emplace_back(n + "_VALIGN", std::to_string(vec4_alignment(in[i])));
     }
   }

@@ -45,6 +45,8 @@ std::string glsl_vec4_type(DType t) {
 
 std::string glsl_vec4_register_type(DType t) { return t == DType::F16 ? "vec4" : glsl_vec4_type(t); }
 
+std::string glsl_scalar_register_type(DType t) { return t == DType::F16 ? "float" : glsl_storage_type(t); }
+
 uint32_t vec4_alignment(DType t) { return uint32_t(std::min<size_t>(16, 4 * dtype_size(t))); }
 
 std::string glsl_compute_type(DType t) {

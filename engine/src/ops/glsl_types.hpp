@@ -17,6 +17,8 @@ std::string glsl_vec4_type(DType t);  // "u8vec4", "f16vec4", "u16vec4" (bf16), 
 // The vector a 4-wide load is converted to in registers: the storage vector itself, except f16
 // (16-bit storage without shaderFloat16 allows f16 values only in whole-vector conversions).
 std::string glsl_vec4_register_type(DType t);
+// The same for one element read on its own (a splatted scalar): float for f16.
+std::string glsl_scalar_register_type(DType t);
 // Alignment in bytes of a 4-element group of `t`.
 uint32_t vec4_alignment(DType t);
 // Type used for arithmetic on values of `t` (bool is_float: float/double; ints: 32 or 64-bit).

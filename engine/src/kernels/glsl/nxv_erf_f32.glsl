@@ -6,9 +6,9 @@
 // Horner evaluation checked on 20001 points) on [0.75, 2] in t = (x - 1.375) / 0.625 and on
 // [2, 10.1] in t = 1 / x; both within 2e-7 relative.
 
-// e^-x^2 for 0 <= x < 16 with one exp: x = xh + xl with xh on 8 fraction bits, so that
-// xh^2 is exact and so is xh^2 - k ln2_hi (both multiples of 2^-16 below 2^8); the small
-// d = x^2 - xh^2 and k ln2_lo join the reduced argument afterwards.
+// e^-x^2 for x >= 0 (0 from 10.2 on) with one exp: x = xh + xl with xh on 8 fraction bits,
+// so that xh^2 is exact and so is xh^2 - k ln2_hi (both multiples of 2^-16 below 2^8); the
+// small d = x^2 - xh^2 and k ln2_lo join the reduced argument afterwards.
 T nxv_exp_negsq(T x) {
   if (x >= K(10.2LF)) return K(0.0LF);  // below half the smallest subnormal
   T xh = floor(x * K(256.0LF)) * K(0.00390625LF);
