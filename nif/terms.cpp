@@ -107,7 +107,8 @@ nxv::DType get_dtype(ErlNifEnv* env, ERL_NIF_TERM term) {
     ErlNifSInt64 bits;
     if (arity != 2 || !atom_text(env, elems[0], kind) || !enif_get_int64(env, elems[1], &bits))
       bad("expected a type like {:f, 32}");
-    return nxv::parse_dtype(kind + std::to_string(bits));
+    // {:f8_e4m3fn, 8}: the kind is the whole name.
+    return nxv::parse_dtype(kind.find('_') != std::string::npos ? kind : kind + std::to_string(bits));
   }
   return nxv::parse_dtype(get_string(env, term, "type"));
 }

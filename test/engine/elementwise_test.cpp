@@ -335,6 +335,75 @@ TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
   }
 }
 
+// sqrt of f32 rounds correctly (as Nx's f64 sqrt rounded to f32): every 61st bit pattern of the
+// positive floats, subnormals and the largest included, against the host's IEEE sqrt.
+TEST(Elementwise, SqrtOfF32IsCorrectlyRounded) {
+  auto dev = shared_device();
+  std::vector<float> x;
+  for (uint64_t b = 1; b < 0x7F800000u; b += 61) x.push_back(std::bit_cast<float>(uint32_t(b)));
+  x.push_back(std::bit_cast<float>(0x7F7FFFFFu));
+  int64_t n = int64_t(x.size());
+  auto got = download<float>(*dev, run_op(*dev, "sqrt", {DType::F32, {n}}, {upload(*dev, DType::F32, {n}, x)}));
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], std::sqrt(x[i])) << "sqrt(" << x[i] << ") bits " << std::bit_cast<uint32_t>(x[i]);
+}
+
+// Nx.BinaryBackend compares integers with floats exactly, where converting either to the
+// other's type would round (16777217 vs 16777216.0, 2^53 + 1 vs 2^53).
+TEST(Elementwise, ComparisonsOfWideIntegersWithFloatsAreExact) {
+  auto dev = shared_device();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<int64_t> i64 = {(1ll << 53) + 1, (1ll << 53) + 1, INT64_MAX, INT64_MIN, 3, -3, 0, 7, 5};
+  std::vector<double> f64 = {9007199254740992.0, 9007199254740994.0, 9223372036854775808.0, -9223372036854775808.0,
+                             2.5, -2.5, -0.0, NAN, inf};
+  std::vector<int32_t> i32 = {16777217, -16777217, 16777216, INT32_MAX, 3, -3, 0, 7, 5};
+  std::vector<float> f32 = {16777216.f, -16777216.f, 16777216.f, 2147483648.f, 3.f, -2.5f, -0.f, NAN, float(inf)};
+  std::vector<uint64_t> u64 = {UINT64_MAX, UINT64_MAX - 1, 1ull << 63, 0, 3, 0, 0, 7, 5};
+  int64_t n = int64_t(i64.size());
+  auto check = [&](const Tensor& ti, const Tensor& tf, auto ints, auto floats, const char* what) {
+    struct Cmp {
+      const char* op;
+      bool (*ref)(long double, long double);
+    };
+    for (Cmp c : {Cmp{"equal", [](long double x, long double y) { return x == y; }},
+                  Cmp{"not_equal", [](long double x, long double y) { return x != y; }},
+                  Cmp{"less", [](long double x, long double y) { return x < y; }},
+                  Cmp{"greater_equal", [](long double x, long double y) { return x >= y; }}}) {
+      auto ab = download<uint8_t>(*dev, run_op(*dev, c.op, {DType::U8, {n}}, {ti, tf}));
+      auto ba = download<uint8_t>(*dev, run_op(*dev, c.op, {DType::U8, {n}}, {tf, ti}));
+      for (int64_t k = 0; k < n; ++k) {
+        // long double holds every int64 and every double exactly.
+        long double x = (long double)ints[k], y = (long double)floats[k];
+        EXPECT_EQ(ab[k], c.ref(x, y) ? 1 : 0) << what << " " << c.op << "(" << ints[k] << ", " << floats[k] << ")";
+        EXPECT_EQ(ba[k], c.ref(y, x) ? 1 : 0) << what << " " << c.op << "(" << floats[k] << ", " << ints[k] << ")";
+      }
+    }
+  };
+  auto tf64 = upload(*dev, DType::F64, {n}, f64), tf32 = upload(*dev, DType::F32, {n}, f32);
+  check(upload(*dev, DType::S64, {n}, i64), tf64, i64, f64, "s64/f64");
+  check(upload(*dev, DType::S32, {n}, i32), tf32, i32, f32, "s32/f32");
+  check(upload(*dev, DType::U64, {n}, u64), tf64, u64, f64, "u64/f64");
+  check(upload(*dev, DType::U64, {n}, u64), tf32, u64, f32, "u64/f32");
+}
+
+// Complex.atan2 takes real-valued complex numbers (and raises on others): atan2 of the real
+// parts; the engine gives NaN where an imaginary part is not zero.
+TEST(Elementwise, ComplexAtan2OfRealValuedNumbers) {
+  auto dev = shared_device();
+  std::vector<std::complex<double>> y = {{1, 0}, {-1, 0}, {0, 0}, {3, 0.5}}, x = {{1, 0}, {-2, 0}, {-1, 0}, {1, 0}};
+  auto ty = upload(*dev, DType::C128, {4}, y), tx = upload(*dev, DType::C128, {4}, x);
+  auto r = download<std::complex<double>>(*dev, run_op(*dev, "atan2", {DType::C128, {4}}, {ty, tx}));
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_LE(ulp_distance(r[k].real(), std::atan2(y[k].real(), x[k].real())), 1u) << k;
+    EXPECT_EQ(r[k].imag(), 0.0) << k;
+  }
+  EXPECT_TRUE(std::isnan(r[3].real()) && std::isnan(r[3].imag()));
+  std::vector<std::complex<float>> y32 = {{1, 0}, {-0.5f, 0}}, x32 = {{0, 0}, {-0.5f, 0}};
+  auto r32 = download<std::complex<float>>(
+      *dev, run_op(*dev, "atan2", {DType::C64, {2}}, {upload(*dev, DType::C64, {2}, y32), upload(*dev, DType::C64, {2}, x32)}));
+  EXPECT_LE(ulp_distance(r32[0].real(), float(M_PI / 2)), 1u);
+  EXPECT_LE(ulp_distance(r32[1].real(), float(-3 * M_PI / 4)), 1u);
+}
+
 TEST(Elementwise, AsTypeFollowsNx) {
   auto dev = shared_device();
   const float inf = std::numeric_limits<float>::infinity();

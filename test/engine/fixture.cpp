@@ -81,10 +81,36 @@ double bf16_to_double(uint16_t b) {
   return std::bit_cast<float>(bits);
 }
 
+// Nx.Floating's readings of the 8-bit floats: E5M2 reads exponent 0 as 2^-15 (1 + m / 4).
+double f8_to_double(uint8_t b) {
+  int exp = (b >> 2) & 31, man = b & 3;
+  double v = exp == 31 ? (man ? std::numeric_limits<double>::quiet_NaN() : INFINITY)
+             : (b & 0x7F) == 0 ? 0.0
+                               : std::ldexp(1.0 + man / 4.0, exp - 15);
+  return b >> 7 ? -v : v;
+}
+
+double f8e4m3fn_to_double(uint8_t b) {
+  int exp = (b >> 3) & 15, man = b & 7;
+  double v = (b & 0x7F) == 0x7F ? std::numeric_limits<double>::quiet_NaN()
+             : exp == 0         ? std::ldexp(man / 8.0, -6)
+                                : std::ldexp(1.0 + man / 8.0, exp - 7);
+  return b >> 7 ? -v : v;
+}
+
 struct FloatKind {
-  int bits;       // 16, 32, 64
+  int bits;       // 8, 16, 32, 64
   bool is_bf16;   // for 16
+  bool is_e4m3fn = false;  // for 8 (else E5M2)
 };
+
+FloatKind float_kind(const std::string& type) {
+  return {static_cast<int>(type_bytes(type) * 8), type == "bf16", type == "f8_e4m3fn"};
+}
+
+bool is_float_name(const std::string& type) {
+  return type == "f8" || type == "f8_e4m3fn" || type == "f16" || type == "bf16" || type == "f32" || type == "f64";
+}
 
 // Bits of one float component, widened to 64.
 uint64_t load_bits(const std::byte* p, int bits) {
@@ -95,6 +121,7 @@ uint64_t load_bits(const std::byte* p, int bits) {
 
 double to_double(uint64_t bits, FloatKind k) {
   switch (k.bits) {
+    case 8: return k.is_e4m3fn ? f8e4m3fn_to_double(static_cast<uint8_t>(bits)) : f8_to_double(static_cast<uint8_t>(bits));
     case 16: return k.is_bf16 ? bf16_to_double(static_cast<uint16_t>(bits))
                               : half_to_double(static_cast<uint16_t>(bits));
     case 32: return std::bit_cast<float>(static_cast<uint32_t>(bits));
@@ -232,8 +259,8 @@ std::string format_element(const std::string& type, const std::byte* p) {
   };
   if (type == "c64") return cplx(32);
   if (type == "c128") return cplx(64);
-  if (type == "f16" || type == "bf16" || type == "f32" || type == "f64") {
-    FloatKind k{static_cast<int>(type_bytes(type) * 8), type == "bf16"};
+  if (is_float_name(type)) {
+    FloatKind k = float_kind(type);
     uint64_t b = load_bits(p, k.bits);
     return num(to_double(b, k)) + " (" + hex_bits(b, k.bits) + ")";
   }
@@ -256,7 +283,7 @@ std::vector<std::string> compare(const HostTensor& expected, const std::vector<s
   size_t esize = type_bytes(type);
   int64_t n = expected.size();
   bool is_cplx = type[0] == 'c';
-  bool is_flt = type == "f16" || type == "bf16" || type == "f32" || type == "f64";
+  bool is_flt = is_float_name(type);
   size_t bad = 0;
   for (int64_t i = 0; i < n; ++i) {
     const std::byte* g = got.data() + i * esize;
@@ -273,7 +300,7 @@ std::vector<std::string> compare(const HostTensor& expected, const std::vector<s
         extra = static_cast<double>(tol) * ulp_at(std::max(std::fabs(wre), std::fabs(wim)), k);
       ok = float_ok(gr, wr, k, tol, extra) && float_ok(gi, wi, k, tol, extra);
     } else if (is_flt) {
-      FloatKind k{static_cast<int>(esize * 8), type == "bf16"};
+      FloatKind k = float_kind(type);
       ok = float_ok(load_bits(g, k.bits), load_bits(w, k.bits), k, tol);
     } else {
       ok = std::memcmp(g, w, esize) == 0;

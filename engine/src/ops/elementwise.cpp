@@ -4,6 +4,7 @@
 #include "ops/elementwise.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "common/errors.hpp"
@@ -59,6 +60,23 @@ DType compute_type(const EwDef& def, std::string_view op, DType out, const std::
     case EwLoad::Own: return in[0];
   }
   return out;
+}
+
+// Nx.BinaryBackend compares an integer with a float exactly (Erlang's number order), but an
+// integer of 32 or 64 bits is not exact in f32, nor one of 64 bits in f64. Such pairs compare
+// as int64/uint64 against double (nxv_order), so they need both.
+bool exact_mixed_compare(const EwDef& def, const std::vector<DType>& in) {
+  if (def.load != EwLoad::Common || def.out != EwOut::U8 || in.size() != 2) return false;
+  auto wide_int = [](DType t) { return is_integer(t) && dtype_size(t) >= 4; };
+  return (wide_int(in[0]) && is_float(in[1])) || (is_float(in[0]) && wide_int(in[1]));
+}
+
+std::string exact_mixed_compare_expr(std::string_view op, const std::vector<DType>& in) {
+  static const std::map<std::string_view, std::string_view> symbols = {
+      {"equal", "=="}, {"not_equal", "!="}, {"greater", ">"}, {"less", "<"}, {"greater_equal", ">="}, {"less_equal", "<="}};
+  std::string f = is_float(in[0]) ? "a" : "b";
+  std::string order = "nxv_order(a, b) " + std::string(symbols.at(op)) + " 0";
+  return op == "not_equal" ? "C(isnan(" + f + ") || " + order + ")" : "C(!isnan(" + f + ") && " + order + ")";
 }
 
 unsigned rank_of(DType t) { return is_complex(t) ? 2 : is_float(t) ? 1 : 0; }
@@ -117,6 +135,10 @@ void check_elementwise(Device& device, std::string_view op, const OutSpec& out, 
   features.add_type(out.type);
   features.add_type(ct);
   for (DType t : in) features.add_type(t);
+  if (exact_mixed_compare(def, in)) {
+    features.need_int64();
+    features.need_f64();
+  }
   features.check(*device.impl().core, name.c_str());
 }
 
@@ -134,12 +156,12 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
 // integer input is not exact in f32 (u32, s32, u64, s64: cos(2^31 - 1) needs every bit), and
 // for the ops whose f32 result through f32 arithmetic is not within a few ulps (division: GPU
 // float division may be 2.5 ulp off; pow amplifies log's rounding by |y log x|; atan2's
-// quotient y / x, which drivers may flush for huge x; sqrt, rsqrt and cbrt so that they round
-// once, as Nx does). erf, erfc and erf_inv have float algorithms of their own
+// quotient y / x, which drivers may flush for huge x; rsqrt and cbrt so that they round once,
+// as Nx does; sqrt does so in float, nxv_sqrt_f32.glsl). erf, erfc and erf_inv have float algorithms of their own
 // (nxv_erf_f32.glsl).
 bool computes_in_f64(std::string_view op, const EwDef& def, DType out, const std::vector<DType>& in) {
-  if (!(out == DType::F32 || out == DType::F16 || out == DType::BF16) || def.load != EwLoad::ToOut) return false;
-  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "sqrt", "rsqrt", "cbrt"};
+  if (!is_float(out) || out == DType::F64 || def.load != EwLoad::ToOut) return false;
+  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "rsqrt", "cbrt"};
   if (std::find(std::begin(kWide), std::end(kWide), op) != std::end(kWide)) return true;
   return std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
 }
@@ -177,10 +199,19 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
       else if (def.load == EwLoad::Own || (op == "select" && i == 0)) load_types[i] = glsl_compute_type(in[i]);
     }
     expr = def.expr(EwCtx{out, in, ct});
+    if (exact_mixed_compare(def, in)) {
+      features.need_int64();
+      features.need_f64();
+      for (size_t i = 0; i < in.size(); ++i)
+        load_types[i] = is_float(in[i]) ? "double" : is_signed(in[i]) ? "int64_t" : "uint64_t";
+      expr = exact_mixed_compare_expr(op, in);
+    }
     // Float results of sqrt, rsqrt and cbrt computed in double: only float rounding is needed
     // (nxv_to_f32.glsl), far cheaper than the double-exact versions.
     if (c == "double" && out != DType::F64 && (op == "sqrt" || op == "rsqrt" || op == "cbrt"))
       expr = "double(nxv_" + std::string(op) + "_to_f32(a))";
+    // A float sqrt rounds correctly in float and integer arithmetic (nxv_sqrt_f32.glsl).
+    if (c == "float" && op == "sqrt") expr = "nxv_sqrt_f32(a)";
   }
   features.add_defines(d);
   d.emplace_back("NIN", std::to_string(in.size()));

@@ -92,7 +92,7 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
     m.emplace("pow", same(kAnyClass, "nxv_ipow(a, b)", "nxv_pow(a, b)", "nxv_cpow(a, b)"));
     m.emplace("remainder", same(kInt | kFloat, "nxv_rem(a, b)", "nxv_fmod(a, b)"));
     m.emplace("quotient", same(kInt, "nxv_quot(a, b)", ""));
-    m.emplace("atan2", same(kFloat, "", "nxv_atan2(a, b)"));
+    m.emplace("atan2", same(kFloat | kComplex, "", "nxv_atan2(a, b)", "nxv_catan2(a, b)"));
     m.emplace("max", same(kInt | kFloat, "NXV_IMAX(a, b)", "NXV_FMAX(a, b)"));
     m.emplace("min", same(kInt | kFloat, "NXV_IMIN(a, b)", "NXV_FMIN(a, b)"));
     m.emplace("bitwise_and", same(kInt, "(a & b)", ""));

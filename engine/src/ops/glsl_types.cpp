@@ -18,6 +18,7 @@ std::string glsl_storage_type(DType t) {
     case DType::S64: return "int64_t";
     case DType::F16: return "float16_t";
     case DType::BF16: return "uint16_t";
+    case DType::F8: case DType::F8E4M3FN: return "uint8_t";
     case DType::F32: return "float";
     case DType::F64: return "double";
     case DType::C64: return "vec2";
@@ -28,7 +29,7 @@ std::string glsl_storage_type(DType t) {
 
 std::string glsl_vec4_type(DType t) {
   switch (t) {
-    case DType::U8: return "u8vec4";
+    case DType::U8: case DType::F8: case DType::F8E4M3FN: return "u8vec4";
     case DType::S8: return "i8vec4";
     case DType::U16: case DType::BF16: return "u16vec4";
     case DType::S16: return "i16vec4";
@@ -55,7 +56,8 @@ std::string glsl_compute_type(DType t) {
     case DType::S8: case DType::S16: case DType::S32: return "int";
     case DType::U64: return "uint64_t";
     case DType::S64: return "int64_t";
-    case DType::F16: case DType::BF16: case DType::F32: return "float";  // Nx computes wider too
+    case DType::F8: case DType::F8E4M3FN: case DType::F16: case DType::BF16: case DType::F32:
+      return "float";  // Nx computes wider too
     case DType::F64: return "double";
     case DType::C64: return "vec2";  // (re, im)
     case DType::C128: return "dvec2";
@@ -64,7 +66,10 @@ std::string glsl_compute_type(DType t) {
 }
 
 std::string glsl_load(DType from, const std::string& to) {
-  std::string x = from == DType::BF16 ? "nxv_bf16_load(x)" : "x";
+  std::string x = from == DType::BF16       ? "nxv_bf16_load(x)"
+                  : from == DType::F8       ? "nxv_f8_load(x)"
+                  : from == DType::F8E4M3FN ? "nxv_f8e4m3fn_load(x)"
+                                            : "x";
   bool to_complex = to == "vec2" || to == "dvec2";
   if (to_complex && !is_complex(from)) return to + "(" + (to == "vec2" ? "float(" : "double(") + x + "), 0)";
   if (!to_complex && is_complex(from)) return to + "(" + x + ".x)";
@@ -74,6 +79,8 @@ std::string glsl_load(DType from, const std::string& to) {
 std::string glsl_store(DType to) {
   if (to == DType::BF16) return "nxv_bf16_store(float(v))";
   if (to == DType::F16) return "float16_t(float(v))";  // v may be a double (f64 compute)
+  if (to == DType::F8) return "nxv_f8_store(float(v))";
+  if (to == DType::F8E4M3FN) return "nxv_f8e4m3fn_store(float(v))";
   return glsl_storage_type(to) + "(v)";
 }
 

@@ -34,8 +34,8 @@ defmodule Mix.Tasks.NxVulkan.Fixtures do
           "tolerance_ulp": 0}]}
 
   `data` is the lowercase hex of the tensor's row-major native (little-endian) bytes; complex
-  numbers are (re, im) pairs. Types use Nx's spelling: u8 u16 u32 u64 s8 s16 s32 s64 f16
-  bf16 f32 f64 c64 c128.
+  numbers are (re, im) pairs. Types use Nx's spelling: u8 u16 u32 u64 s8 s16 s32 s64 f8
+  f8_e4m3fn f16 bf16 f32 f64 c64 c128.
 
   ## Options convention (shared with the NIF and the engine)
 
@@ -93,8 +93,8 @@ defmodule Mix.Tasks.NxVulkan.Fixtures do
   comparisons, casts, select/clip, shape/index/sort ops and all data movement. Others:
 
     * transcendental (exp, expm1, log, log1p, sigmoid, trig, hyperbolic, rsqrt, cbrt, pow,
-      atan2, phase): 4 (f16: 1)
-    * erf, erfc: 8; erf_inv: 32
+      atan2, phase): 4 (f16, f8, f8_e4m3fn: 1)
+    * erf, erfc: 8; erf_inv: 32 (f16, f8, f8_e4m3fn: 1 and 2)
     * complex pow on c128: 1024 (|y log x| reaches hundreds in the cases: cos and sin of it are
       that ill-conditioned, in Nx.BinaryBackend's value too)
     * complex multiply 2, complex divide / sqrt / abs 4 (complex components are compared in
@@ -457,7 +457,8 @@ defmodule NxVulkan.Fixtures do
 
   def type_name({:u, n}), do: "u#{n}"
   def type_name({:s, n}), do: "s#{n}"
-  def type_name({:f, n}) when n in [16, 32, 64], do: "f#{n}"
+  def type_name({:f, n}) when n in [8, 16, 32, 64], do: "f#{n}"
+  def type_name({:f8_e4m3fn, 8}), do: "f8_e4m3fn"
   def type_name({:bf, 16}), do: "bf16"
   def type_name({:c, n}), do: "c#{n}"
   def type_name(_), do: nil
@@ -527,11 +528,13 @@ defmodule NxVulkan.Fixtures do
     end
   end
 
-  def lossy?({k, bits}, {fk, fbits}) when k in [:u, :s] and fk in [:f, :bf, :c] do
+  def lossy?({k, bits}, {fk, fbits}) when k in [:u, :s] and fk in [:f, :bf, :c, :f8_e4m3fn] do
     mantissa =
       case {fk, fbits} do
         {:bf, 16} -> 8
         {:f, 16} -> 11
+        {:f, 8} -> 3
+        {:f8_e4m3fn, 8} -> 4
         {:f, 32} -> 24
         {:c, 64} -> 24
         _ -> 53
@@ -542,6 +545,9 @@ defmodule NxVulkan.Fixtures do
 
   def lossy?(_, _), do: false
 
+  # Types whose ulp is coarse enough that a few f32 ulps of error stay within one of theirs.
+  def narrow?(type), do: type in [{:f, 16}, {:f, 8}, {:f8_e4m3fn, 8}]
+
   def base_tolerance(op, type, in_types) do
     {kind, _} = type
     complex_in? = Enum.any?(in_types, &match?({:c, _}, &1))
@@ -550,13 +556,13 @@ defmodule NxVulkan.Fixtures do
       kind in [:u, :s] -> 0
       op in @fft -> 64
       op in @linalg -> 256
-      op in ["erf", "erfc"] -> if type == {:f, 16}, do: 1, else: 8
-      op == "erf_inv" -> if type == {:f, 16}, do: 2, else: 32
+      op in ["erf", "erfc"] -> if narrow?(type), do: 1, else: 8
+      op == "erf_inv" -> if narrow?(type), do: 2, else: 32
       # exp(y log x): an ulp of |y log x| (up to a few hundred here) moves cos/sin of it by
       # hundreds of ulps of the result, in Nx.BinaryBackend's value as in ours.
       complex_in? and op == "pow" -> if type == {:c, 128}, do: 1024, else: 4
-      op in @transcendental -> if type == {:f, 16}, do: 1, else: 4
-      op in @accumulating -> if type in [{:f, 16}, {:bf, 16}], do: 2, else: 16
+      op in @transcendental -> if narrow?(type), do: 1, else: 4
+      op in @accumulating -> if narrow?(type) or type == {:bf, 16}, do: 2, else: 16
       complex_in? and op == "multiply" -> 2
       complex_in? and op in ["divide", "sqrt", "abs"] -> 4
       true -> 0
@@ -571,6 +577,14 @@ defmodule NxVulkan.Fixtures do
         <<x::float-64>> = <<1::1, 0::63>>
         x
       )
+
+  # 8-bit floats: the smallest code above zero, the largest finite value, and neighbours that
+  # the format cannot tell apart from their rounded values.
+  def specials({:f, 8}),
+    do: common_specials() ++ [1.52587890625e-05, 57344.0, -57344.0, 9.0, 10.0, 11.0]
+
+  def specials({:f8_e4m3fn, 8}),
+    do: common_specials() ++ [0.001953125, 448.0, -448.0, 17.0, 18.0, 19.0]
 
   def specials({:f, 16}),
     do:
@@ -710,7 +724,7 @@ defmodule NxVulkan.Fixtures do
         {:c, 128} ->
           Enum.map(specials({:f, 64}) |> Enum.filter(&is_float/1), &Complex.new(-0.25, &1))
 
-        {k, _} when k in [:f, :bf] ->
+        {k, _} when k in [:f, :bf, :f8_e4m3fn] ->
           specials(type)
 
         _ ->

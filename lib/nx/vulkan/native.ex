@@ -20,7 +20,9 @@ defmodule Nx.Vulkan.Native do
     {:f, 32},
     {:f, 64},
     {:c, 64},
-    {:c, 128}
+    {:c, 128},
+    {:f, 8},
+    {:f8_e4m3fn, 8}
   ]
 
   @doc "Whether the engine stores this Nx type as itself (else as raw bytes)."
@@ -28,7 +30,7 @@ defmodule Nx.Vulkan.Native do
 
   @doc """
   How a tensor of `type` and `shape` lives on the device: `{engine_type, engine_shape}`.
-  Types the engine does not know (f8 variants, sub-byte integers) are kept as raw bytes,
+  Types the engine does not know (sub-byte integers) are kept as raw bytes,
   `{:u, 8}` of shape `{byte_size}`; every op on them runs through the host fallback.
   """
   def storage(type, shape) when type in @engine_types, do: {type, shape}

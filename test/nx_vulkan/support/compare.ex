@@ -119,6 +119,19 @@ defmodule Nx.Vulkan.Test.Compare do
   defp layout({:f, 32}), do: {23, 8}
   defp layout({:f, 16}), do: {10, 5}
   defp layout({:bf, 16}), do: {7, 8}
+  defp layout({:f, 8}), do: {2, 5}
+  defp layout({:f8_e4m3fn, 8}), do: {3, 4}
+
+  @doc "Whether the bits `x` of a float `type` are finite."
+  def finite?(type, x) do
+    {m, e} = layout(type)
+
+    (not nan?(type, x) and (x >>> m &&& (1 <<< e) - 1) != (1 <<< e) - 1) or
+      type == {:f8_e4m3fn, 8}
+  end
+
+  # E4M3FN has no infinities: only the all-ones magnitude is NaN.
+  def nan?({:f8_e4m3fn, 8}, x), do: (x &&& 0x7F) == 0x7F
 
   def nan?(type, x) do
     {m, e} = layout(type)

@@ -81,3 +81,9 @@ CT nxv_cpow(CT x, CT y) {
   T r = y.x * theta + y.y * nxv_log(rho);
   return CT(s * nxv_cos(r), s * nxv_sin(r));
 }
+// Complex.atan2 takes complex numbers with zero imaginary parts only (it raises otherwise,
+// which a kernel cannot): atan2 of the real parts, and NaN where an imaginary part is not 0.
+CT nxv_catan2(CT y, CT x) {
+  if (y.y != K(0.0LF) || x.y != K(0.0LF)) return CT(K(0.0LF) / K(0.0LF), K(0.0LF) / K(0.0LF));
+  return CT(nxv_atan2(y.x, x.x), K(0.0LF));
+}

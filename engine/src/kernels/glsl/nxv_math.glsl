@@ -12,6 +12,9 @@
 float nxv_bf16_load(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }
 uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
 #endif
+#if NXV_STORAGE8
+#include "nxv_f8.glsl"
+#endif
 
 // GLSL's exp/log may be off by many ulps (exp: 3 + 2|x| ulp) and flush subnormals; Nx rounds
 // the exact result once. These stay within ~1 ulp on any driver. No fma(): llvmpipe's loses
@@ -114,6 +117,27 @@ uint64_t nxv_trunc_low64(double x) {
   return (bits >> 63) != 0ul ? (0ul - mag) : mag;
 }
 uint nxv_trunc_low32(double x) { return uint(nxv_trunc_low64(x)); }
+
+// The order (-1, 0, 1) of an integer and a double that is not NaN, exact as Erlang compares
+// numbers (converting the integer would round from 2^53 on).
+int nxv_order(int64_t i, double f) {
+  if (f >= 9223372036854775808.0LF) return -1;
+  if (f < -9223372036854775808.0LF) return 1;
+  double t = trunc(f);
+  int64_t ti = int64_t(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  return f > t ? -1 : (f < t ? 1 : 0);
+}
+int nxv_order(uint64_t i, double f) {
+  if (f >= 18446744073709551616.0LF) return -1;
+  if (f < 0.0LF) return 1;
+  double t = trunc(f);
+  uint64_t ti = uint64_t(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  return f > t ? -1 : 0;
+}
+int nxv_order(double f, int64_t i) { return -nxv_order(i, f); }
+int nxv_order(double f, uint64_t i) { return -nxv_order(i, f); }
 #endif
 
 #if NXV_F64
@@ -238,6 +262,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 #define NXV_MIN_NORMAL 1.17549435082228750797e-38
 #include "nxv_real.glsl"
 #include "nxv_real_end.glsl"
+#include "nxv_sqrt_f32.glsl"
 
 #if NXV_F64
 double nxv_scale(double x, int k) {

@@ -1,5 +1,5 @@
-// sqrt, rsqrt and cbrt of a float value for float results (f32, and f16/bf16 after it), with
-// doubles only where float precision runs out. The double versions in nxv_real.glsl make their
+// sqrt, rsqrt and cbrt for float results (f32, and f16/bf16/f8 after it), with doubles only
+// where float precision runs out. The double versions in nxv_real.glsl make their
 // results correctly rounded in double by exact residuals, several times the memory time per
 // element on a fast GPU; a float result needs much less. No double division or square root
 // but for subnormal inputs: drivers build them from many double instructions.

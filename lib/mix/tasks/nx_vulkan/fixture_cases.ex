@@ -8,6 +8,9 @@ defmodule NxVulkan.Fixtures.Cases do
   @ints [{:u, 8}, {:u, 16}, {:u, 32}, {:u, 64}, {:s, 8}, {:s, 16}, {:s, 32}, {:s, 64}]
   @floats [{:f, 16}, {:bf, 16}, {:f, 32}, {:f, 64}]
   @complex [{:c, 64}, {:c, 128}]
+  # The 8-bit floats come last in each family, so that the cases before them (and the random
+  # draws they take) stay as they were.
+  @f8 [{:f, 8}, {:f8_e4m3fn, 8}]
   @all @ints ++ @floats ++ @complex
   @real @ints ++ @floats
 
@@ -54,6 +57,12 @@ defmodule NxVulkan.Fixtures.Cases do
       for type <- @all, op <- [:logical_not, :phase] do
         t = tensor(type, {3, 4}, :special)
         capture([to_string(op)], fn -> apply(Nx, op, [t]) end)
+      end ++
+      for op <- ops ++ [:logical_not], type <- @f8 do
+        fun = Undefined.unary_fun(op)
+        t = tensor(type, {4, 8}, :special)
+        [t] = repair(fun, [t])
+        capture([to_string(op)], fn -> fun.(t) end)
       end
   end
 
@@ -131,7 +140,26 @@ defmodule NxVulkan.Fixtures.Cases do
         end
 
       [same, cross, mix, edge, numbers]
-    end
+    end ++
+      for op <- @binary do
+        fun = Undefined.binary_fun(op)
+        keep = [to_string(op)]
+
+        same =
+          for type <- @f8 do
+            [a, b] = repair(fun, [tensor(type, {4, 8}, :special), tensor(type, {4, 8}, :general)])
+            capture(keep, fn -> fun.(a, b) end)
+          end
+
+        mix =
+          for {ta, tb} <- [{{:f, 8}, {:f, 32}}, {{:f8_e4m3fn, 8}, {:f, 16}}, {{:f, 8}, {:s, 8}}] do
+            a = tensor(ta, {2, 3}, :positive)
+            b = tensor(tb, {3}, :positive)
+            [capture(keep, fn -> fun.(a, b) end), capture(keep, fn -> fun.(b, a) end)]
+          end
+
+        [same, mix]
+      end
   end
 
   def family_cases("select_clip") do
@@ -206,7 +234,20 @@ defmodule NxVulkan.Fixtures.Cases do
         capture(["bitcast"], fn -> Nx.bitcast(t, to) end)
       end
 
-    [as_type, bitcast]
+    f8 =
+      for from <- @all ++ @f8, to <- @all ++ @f8, from in @f8 or to in @f8 do
+        t = tensor(from, {4, 8}, :special)
+        [t] = repair(fn t -> Nx.as_type(t, to) end, [t])
+        capture(["as_type"], fn -> Nx.as_type(t, to) end)
+      end ++
+        for from <- @f8 ++ [{:u, 8}, {:s, 8}],
+            to <- @f8 ++ [{:u, 8}, {:s, 8}],
+            from in @f8 or to in @f8 do
+          t = tensor(from, {3, 4}, :special)
+          capture(["bitcast"], fn -> Nx.bitcast(t, to) end)
+        end
+
+    [as_type, bitcast, f8]
   end
 
   def family_cases("reduce") do
