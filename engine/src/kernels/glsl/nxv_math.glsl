@@ -229,6 +229,9 @@ float nxv_scale(float x, int k) {
   return x;
 }
 
+// 2^k for -126 <= k <= 127, from the bits.
+float nxv_pow2(float like, int k) { return uintBitsToFloat(uint(k + 127) << 23); }
+
 // |x| = (m1 2^32 + m0) 2^e for finite normal x.
 void nxv_mantissa(float x, out uint m0, out uint m1, out int e) {
   uint b = floatBitsToUint(x);
@@ -273,6 +276,9 @@ double nxv_scale(double x, int k) {
   }
   return x;
 }
+
+// 2^k for -1022 <= k <= 1023, from the bits.
+double nxv_pow2(double like, int k) { return packDouble2x32(uvec2(0u, uint(k + 1023) << 20)); }
 
 void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
   uvec2 u = unpackDouble2x32(x);

@@ -79,7 +79,7 @@ T nxv_expm1(T x) {
   int ki = int(k);
   if (ki == 0) return em;
   if (ki > NXV_MANT + 6) return nxv_exp(x) - K(1.0LF);
-  T t = nxv_scale(K(1.0LF), ki);
+  T t = nxv_pow2(x, ki);  // -65 <= ki <= NXV_MANT + 6 here
   return t * em + (t - K(1.0LF));
 }
 
@@ -452,11 +452,48 @@ int nxv_rem_pio2(T x, out T r) {
   T k = floor(x * K(0.63661977236758134308LF) + K(0.5LF));
   if (abs(x) < NXV_RED_MAX) {
     r = ((x - k * NXV_PIO2_1) - k * NXV_PIO2_2) - k * NXV_PIO2_3;
-    return int(mod(k, K(4.0LF)));
+    return int(k) & 3;  // |k| < 2^20 here; two's complement keeps the quadrant of negative k
   }
   return nxv_rem_pio2_large(x, r);
 }
 
+#if NXV_MANT == 24
+// Float sin and cos: one polynomial chain per element, its five coefficients picked from the sine
+// or the cosine series by quadrant (a GPU runs both sides of a per-element choice, and these
+// ops are bound by instructions issued: ~65 per element at copy speed on an H200), and no
+// separate small-argument path (k = 0 leaves r = x exactly).
+// sin r = r + (r z) S(z); cos r = w + (((1 - w) - z/2) + z^2 C(z)), w = 1 - z/2: both hi + (lo + b p).
+float nxv_sincos_f32(float r, bool cosine) {
+  float z = r * r;
+  float p = cosine ? 1.0 / 479001600.0 : -1.0 / 39916800.0;
+  p = p * z + (cosine ? -1.0 / 3628800.0 : 1.0 / 362880.0);
+  p = p * z + (cosine ? 1.0 / 40320.0 : -1.0 / 5040.0);
+  p = p * z + (cosine ? -1.0 / 720.0 : 1.0 / 120.0);
+  p = p * z + (cosine ? 1.0 / 24.0 : -1.0 / 6.0);
+  float hz = 0.5 * z;
+  float w = 1.0 - hz;
+  float hi = cosine ? w : r;
+  float lo = cosine ? (1.0 - w) - hz : 0.0;
+  return hi + (lo + (cosine ? z * z : r * z) * p);
+}
+
+float nxv_sin(float x) {
+  if (isnan(x) || isinf(x)) return nxv_nan(x);
+  if (x == 0.0) return x;
+  float r;
+  int q = nxv_rem_pio2(x, r);
+  float v = nxv_sincos_f32(r, (q & 1) != 0);
+  return (q & 2) == 0 ? v : -v;
+}
+
+float nxv_cos(float x) {
+  if (isnan(x) || isinf(x)) return nxv_nan(x);
+  float r;
+  int q = nxv_rem_pio2(x, r);
+  float v = nxv_sincos_f32(r, (q & 1) == 0);
+  return (q == 1 || q == 2) ? -v : v;
+}
+#else
 T nxv_sin(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (abs(x) < K(0.7853981633974483LF)) return x == K(0.0LF) ? x : nxv_sin_kernel(x);
@@ -474,6 +511,7 @@ T nxv_cos(T x) {
   T v = (q & 1) == 0 ? nxv_cos_kernel(r) : nxv_sin_kernel(r);
   return (q == 1 || q == 2) ? -v : v;
 }
+#endif
 
 T nxv_tan(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);

@@ -6,8 +6,10 @@
 // so the low 32 bits of N and q^2 give it exactly. A float estimate, one integer Newton step
 // on that residual and a final unit step settle q.
 float nxv_sqrt_f32(float x) {
-  if (!(x > 0.0) || isinf(x)) return x == 0.0 ? x : (x < 0.0 ? nxv_nan(x) : x);
+  // Special cases from the bits: drivers that flush subnormals would take one for zero.
   uint bx = floatBitsToUint(x);
+  if ((bx & 0x7FFFFFFFu) == 0u || bx >= 0x7F800000u && bx <= 0x7FFFFFFFu) return x;  // +-0, +Inf, NaN
+  if ((bx >> 31) != 0u) return (bx & 0x7FFFFFFFu) > 0x7F800000u ? x : uintBitsToFloat(0x7FC00000u);
   uint mx;
   int ex;
   if ((bx >> 23) == 0u) {  // subnormal: normalise from the bits (drivers may flush them)
