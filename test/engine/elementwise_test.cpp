@@ -238,6 +238,7 @@ TEST(Elementwise, FloatMathWithinItsBounds) {
   check("tanh", x, run("tanh", t), [](double v) { return std::tanh(v); }, 4);
   check("sinh", x, run("sinh", t), [](double v) { return std::sinh(v); }, 4);
   check("atan", x, run("atan", t), [](double v) { return std::atan(v); }, 4);
+  check("asin", x, run("asin", t), [](double v) { return std::asin(v); }, 4);
   // erf_inv on (-1, 1): a grid, values near +-1 and tiny ones; reference by Newton on erfc.
   std::vector<float> y;
   for (int i = -9999; i <= 9999; ++i) y.push_back(float(i) / 10000.0f);
@@ -245,6 +246,9 @@ TEST(Elementwise, FloatMathWithinItsBounds) {
   for (float v : {1e-30f, -1e-20f, 1.0f, -1.0f, 0.f, -0.f, 1.5f}) y.push_back(v);
   y.resize(size_t(n), 0.5f);
   auto ty = upload(*dev, DType::F32, {n}, y);
+  check("asin", y, run("asin", ty), [](double v) { return std::asin(v); }, 4);
+  check("acos", y, run("acos", ty), [](double v) { return std::acos(v); }, 4);
+  check("acos", x, run("acos", t), [](double v) { return std::acos(v); }, 4);
   check("erf_inv", y, run("erf_inv", ty), [](double v) {
     if (std::abs(v) > 1) return double(NAN);
     if (std::abs(v) == 1) return v * std::numeric_limits<double>::infinity();

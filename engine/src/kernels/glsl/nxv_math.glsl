@@ -266,6 +266,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 #include "nxv_real.glsl"
 #include "nxv_real_end.glsl"
 #include "nxv_sqrt_f32.glsl"
+#include "nxv_asin_f32.glsl"
 
 #if NXV_F64
 double nxv_scale(double x, int k) {

@@ -195,6 +195,7 @@ T nxv_atan2(T y, T x) {
   return yneg ? -r : r;
 }
 
+#if NXV_MANT > 24  // float: nxv_asin_f32.glsl
 T nxv_asin(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
@@ -205,6 +206,7 @@ T nxv_acos(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   return nxv_atan2(sqrt((K(1.0LF) - x) * (K(1.0LF) + x)), x);
 }
+#endif
 
 T nxv_asinh(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;

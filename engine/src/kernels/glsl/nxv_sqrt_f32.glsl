@@ -8,8 +8,10 @@
 float nxv_sqrt_f32(float x) {
   // Special cases from the bits: drivers that flush subnormals would take one for zero.
   uint bx = floatBitsToUint(x);
-  if ((bx & 0x7FFFFFFFu) == 0u || bx >= 0x7F800000u && bx <= 0x7FFFFFFFu) return x;  // +-0, +Inf, NaN
-  if ((bx >> 31) != 0u) return (bx & 0x7FFFFFFFu) > 0x7F800000u ? x : uintBitsToFloat(0x7FC00000u);
+  if (bx - 1u >= 0x7F7FFFFFu) {  // one test for +-0, +Inf, NaN and the negatives
+    if ((bx & 0x7FFFFFFFu) == 0u || bx <= 0x7FFFFFFFu || (bx & 0x7FFFFFFFu) > 0x7F800000u) return x;
+    return uintBitsToFloat(0x7FC00000u);
+  }
   uint mx;
   int ex;
   if ((bx >> 23) == 0u) {  // subnormal: normalise from the bits (drivers may flush them)
