@@ -1,10 +1,18 @@
 // Float asin and acos without division or atan: for |x| <= 1/2, asin x = x + x z P(z) with
-// z = x^2; above, asin |x| = pi/2 - 2 asin(s) with s = sqrt((1 - |x|) / 2) (exact z, correctly
-// rounded s), and acos from the same asin(s). One polynomial per element either way, its
-// argument picked per element (a GPU runs both sides of a per-element choice). P is the
-// minimax polynomial of Cephes' asinf (relative error 2.5e-7 before rounding).
+// z = x^2; above, asin |x| = pi/2 - 2 asin(s) with s = sqrt(z), z = (1 - |x|) / 2 (exact); acos
+// from the same asin. One polynomial per element either way, its argument picked per element
+// (a GPU runs both sides of a per-element choice). P is the minimax polynomial of Cephes'
+// asinf (relative error 2.5e-7 before rounding).
 const float NXV_PIO2_HI_F = 1.57079637050628662109;   // float(pi / 2)
 const float NXV_PIO2_LO_F = -4.37113900018624283e-8;  // pi / 2 - NXV_PIO2_HI_F
+
+// sqrt z for 0 <= z <= 1/4 within ~1 ulp (the driver's inverse square root and one Newton
+// step; the correctly rounded nxv_sqrt_f32 costs as much as the rest of asin).
+float nxv_sqrt_quarter(float z) {
+  float y = inversesqrt(max(z, 1e-30));
+  float s = z * y;
+  return s + 0.5 * y * (z - s * s);
+}
 
 // asin s for 0 <= s <= 1/2, z = s^2.
 float nxv_asin_small(float s, float z) {
@@ -22,7 +30,7 @@ float nxv_asin(float x) {
   float ax = abs(x);
   bool big = ax > 0.5;
   float z = big ? 0.5 * (1.0 - ax) : ax * ax;
-  float p = nxv_asin_small(big ? nxv_sqrt_f32(z) : ax, z);
+  float p = nxv_asin_small(big ? nxv_sqrt_quarter(z) : ax, z);
   float r = big ? NXV_PIO2_HI_F - (2.0 * p - NXV_PIO2_LO_F) : p;
   return x < 0.0 ? -r : r;
 }
@@ -32,7 +40,7 @@ float nxv_acos(float x) {
   float ax = abs(x);
   bool big = ax > 0.5;
   float z = big ? 0.5 * (1.0 - ax) : ax * ax;
-  float p = nxv_asin_small(big ? nxv_sqrt_f32(z) : ax, z);
+  float p = nxv_asin_small(big ? nxv_sqrt_quarter(z) : ax, z);
   if (!big) return NXV_PIO2_HI_F - ((x < 0.0 ? -p : p) - NXV_PIO2_LO_F);  // pi/2 - asin x
   if (x > 0.0) return 2.0 * p;
   return 2.0 * NXV_PIO2_HI_F - (2.0 * p - 2.0 * NXV_PIO2_LO_F);  // pi - 2 asin s
