@@ -239,6 +239,8 @@ TEST(Elementwise, FloatMathWithinItsBounds) {
   check("sinh", x, run("sinh", t), [](double v) { return std::sinh(v); }, 4);
   check("atan", x, run("atan", t), [](double v) { return std::atan(v); }, 4);
   check("asin", x, run("asin", t), [](double v) { return std::asin(v); }, 4);
+  check("log1p", x, run("log1p", t), [](double v) { return std::log1p(v); }, 4);
+  check("log", x, run("log", t), [](double v) { return std::log(v); }, 4);
   // erf_inv on (-1, 1): a grid, values near +-1 and tiny ones; reference by Newton on erfc.
   std::vector<float> y;
   for (int i = -9999; i <= 9999; ++i) y.push_back(float(i) / 10000.0f);

@@ -47,21 +47,9 @@ float nxv_expf(float x) {
   return nxv_expf_reduced((x - k * NXV_LN2F_HI) - k * NXV_LN2F_LO, k);
 }
 
-float nxv_logf(float x) {
-  if (isnan(x) || x < 0.0) return 0.0 / 0.0;
-  if (x == 0.0) return -1.0 / 0.0;
-  if (isinf(x)) return x;
-  uint bits = floatBitsToUint(x);
-  int e = int(bits >> 23) - 127;
-  if ((bits >> 23) == 0u) {  // subnormal: normalise by hand, drivers may flush them
-    int lz = 31 - findMSB(bits);  // leading zeros in 32 bits
-    bits = (bits << uint(lz - 8)) & 0x7FFFFFu;
-    e = -126 - (lz - 8);
-    bits |= 127u << 23;
-  } else {
-    bits = (bits & 0x7FFFFFu) | (127u << 23);
-  }
-  float m = uintBitsToFloat(bits);  // [1, 2)
+// log(m 2^e) for m in [1, 2) given by its bits (exponent field 127).
+float nxv_logf_parts(uint mbits, int e) {
+  float m = uintBitsToFloat(mbits);
   if (m > 1.41421356) {
     m *= 0.5;
     e += 1;
@@ -82,6 +70,24 @@ float nxv_logf(float x) {
   const float ln2_lo = -2.12194440e-4;
   float de = float(e);
   return de * ln2_hi + (de * ln2_lo + log1pf);
+}
+
+float nxv_logf(float x) {
+  if (isnan(x) || x < 0.0) return 0.0 / 0.0;
+  if (x == 0.0) return -1.0 / 0.0;
+  if (isinf(x)) return x;
+  uint bits = floatBitsToUint(x);
+  if ((bits >> 23) == 0u) {  // subnormal: normalise by hand, drivers may flush them
+    int lz = 31 - findMSB(bits);  // leading zeros in 32 bits
+    return nxv_logf_parts(((bits << uint(lz - 8)) & 0x7FFFFFu) | (127u << 23), -126 - (lz - 8));
+  }
+  return nxv_logf_parts((bits & 0x7FFFFFu) | (127u << 23), int(bits >> 23) - 127);
+}
+
+// log x for a normal, finite x > 0: no special cases (log1p's argument).
+float nxv_log_normal(float x) {
+  uint bits = floatBitsToUint(x);
+  return nxv_logf_parts((bits & 0x7FFFFFu) | (127u << 23), int(bits >> 23) - 127);
 }
 
 // Low 32 bits of trunc(x) for finite x, as Nx's as_type writes an integer (wrapping).
@@ -277,6 +283,8 @@ double nxv_scale(double x, int k) {
   }
   return x;
 }
+
+double nxv_log_normal(double x) { return nxv_log(x); }
 
 // 2^k for -1022 <= k <= 1023, from the bits.
 double nxv_pow2(double like, int k) { return packDouble2x32(uvec2(0u, uint(k + 1023) << 20)); }

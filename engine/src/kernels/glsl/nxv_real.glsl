@@ -1,7 +1,8 @@
 // Real math on one float type, included once per type by nxv_math.glsl with
 //   T: float or double;  K(x): a literal of type T, written with the LF suffix;  NXV_MANT: mantissa bits (24 or 53);
 //   NXV_LN2_HI/LO: ln 2 split so that k * HI is exact;  NXV_EXP_MAX: largest x with finite exp.
-// Needs nxv_exp(T), nxv_log(T), nxv_scale(T, int) (x * 2^k exactly) defined for T first.
+// Needs nxv_exp(T), nxv_log(T), nxv_log_normal(T) (log without special cases), nxv_pow2(T, int)
+// and nxv_scale(T, int) (x * 2^k exactly) defined for T first.
 // Every function stays within a few ulps of the correctly rounded result, keeps subnormals and
 // never relies on the driver's transcendental built-ins. No fma(): see nxv_math.glsl. Compensated
 // steps (error-free sums and products, log1p's correction) are `precise`: without it NVIDIA's
@@ -90,7 +91,7 @@ T nxv_log1p(T x) {
   precise T u = K(1.0LF) + x;
   if (u == K(1.0LF)) return x;
   precise T c = (u - K(1.0LF) == x) ? K(0.0LF) : (x - (u - K(1.0LF))) / u;
-  return nxv_log(u) + c;
+  return nxv_log_normal(u) + c;  // u = 1 + x is normal here
 }
 
 T nxv_sigmoid(T x) { return x < K(-40.0LF) ? nxv_exp(x) : K(1.0LF) / (K(1.0LF) + nxv_exp(-x)); }
