@@ -187,9 +187,9 @@ TEST(Elementwise, UnaryMathOnF32AndF64) {
   }
 }
 
-// f32 erf, erfc and erf_inv (float algorithms of their own), sqrt, rsqrt and cbrt (float
-// results from doubles) and the series cut to float precision, against double references on a
-// dense grid and on random magnitudes.
+// f32 math with float algorithms of its own (erf family, sqrt, asin/acos, log1p, ...), rsqrt and
+// cbrt (float results from doubles) and the series cut to float precision, against double
+// references on a dense grid and on random magnitudes.
 // Bounds: the fixtures' (erf/erfc 8 ulp, erf_inv 32), sqrt correctly rounded, rsqrt and cbrt
 // 1 ulp. Subnormal inputs and results are left to the fixtures (some drivers flush them).
 TEST(Elementwise, FloatMathWithinItsBounds) {
@@ -241,6 +241,7 @@ TEST(Elementwise, FloatMathWithinItsBounds) {
   check("asin", x, run("asin", t), [](double v) { return std::asin(v); }, 4);
   check("log1p", x, run("log1p", t), [](double v) { return std::log1p(v); }, 4);
   check("log", x, run("log", t), [](double v) { return std::log(v); }, 4);
+  check("asinh", x, run("asinh", t), [](double v) { return std::asinh(v); }, 4);
   // erf_inv on (-1, 1): a grid, values near +-1 and tiny ones; reference by Newton on erfc.
   std::vector<float> y;
   for (int i = -9999; i <= 9999; ++i) y.push_back(float(i) / 10000.0f);
@@ -250,6 +251,7 @@ TEST(Elementwise, FloatMathWithinItsBounds) {
   auto ty = upload(*dev, DType::F32, {n}, y);
   check("asin", y, run("asin", ty), [](double v) { return std::asin(v); }, 4);
   check("acos", y, run("acos", ty), [](double v) { return std::acos(v); }, 4);
+  check("atanh", y, run("atanh", ty), [](double v) { return std::atanh(v); }, 4);
   check("acos", x, run("acos", t), [](double v) { return std::acos(v); }, 4);
   check("erf_inv", y, run("erf_inv", ty), [](double v) {
     if (std::abs(v) > 1) return double(NAN);

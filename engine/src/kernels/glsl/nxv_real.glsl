@@ -84,14 +84,19 @@ T nxv_expm1(T x) {
   return t * em + (t - K(1.0LF));
 }
 
-T nxv_log1p(T x) {
-  if (isnan(x) || x < K(-1.0LF)) return nxv_nan(x);
-  if (x == K(-1.0LF)) return K(-1.0LF) / K(0.0LF);
-  if (isinf(x)) return x;
+// log1p of a finite x > -1, no special cases (asinh's and acosh's arguments are such).
+T nxv_log1p_core(T x) {
   precise T u = K(1.0LF) + x;
   if (u == K(1.0LF)) return x;
   precise T c = (u - K(1.0LF) == x) ? K(0.0LF) : (x - (u - K(1.0LF))) / u;
   return nxv_log_normal(u) + c;  // u = 1 + x is normal here
+}
+
+T nxv_log1p(T x) {
+  if (isnan(x) || x < K(-1.0LF)) return nxv_nan(x);
+  if (x == K(-1.0LF)) return K(-1.0LF) / K(0.0LF);
+  if (isinf(x)) return x;
+  return nxv_log1p_core(x);
 }
 
 T nxv_sigmoid(T x) { return x < K(-40.0LF) ? nxv_exp(x) : K(1.0LF) / (K(1.0LF) + nxv_exp(-x)); }
@@ -216,7 +221,7 @@ T nxv_asinh(T x) {
   else if (ax > K(2.0LF)) r = nxv_log(K(2.0LF) * ax + K(1.0LF) / (sqrt(ax * ax + K(1.0LF)) + ax));
   else {
     T z = ax * ax;
-    r = nxv_log1p(ax + z / (K(1.0LF) + sqrt(K(1.0LF) + z)));
+    r = nxv_log1p_core(ax + z / (K(1.0LF) + sqrt(K(1.0LF) + z)));
   }
   return x < K(0.0LF) ? -r : r;
 }
@@ -227,7 +232,7 @@ T nxv_acosh(T x) {
   if (x > K(1.0e15LF)) return nxv_log(x) + K(0.69314718055994530942LF);
   if (x > K(2.0LF)) return nxv_log(K(2.0LF) * x - K(1.0LF) / (x + sqrt(x * x - K(1.0LF))));
   T t = x - K(1.0LF);
-  return nxv_log1p(t + sqrt(K(2.0LF) * t + t * t));
+  return nxv_log1p_core(t + sqrt(K(2.0LF) * t + t * t));
 }
 
 T nxv_atanh(T x) {
@@ -258,7 +263,7 @@ T nxv_cbrt(T x) {
 // Giles' single-precision estimate of erf_inv ("Approximating the erfinv function", GPU
 // Computing Gems, 2011): within a few float ulps; the start of the double version's Newton steps.
 T nxv_erf_inv_giles(T x) {
-  T w = -nxv_log((K(1.0LF) - x) * (K(1.0LF) + x)), p;
+  T w = -nxv_log_normal((K(1.0LF) - x) * (K(1.0LF) + x)), p;  // |x| < 1: a normal product in (0, 1]
   if (w < K(5.0LF)) {
     w = w - K(2.5LF);
     p = K(2.81022636e-08LF);
