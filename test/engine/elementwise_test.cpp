@@ -343,9 +343,9 @@ TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
   }
 }
 
-// sqrt of f32 rounds correctly (as Nx's f64 sqrt rounded to f32): every 61st bit pattern of the
-// positive floats, subnormals and the largest included, against the host's IEEE sqrt.
-TEST(Elementwise, SqrtOfF32IsCorrectlyRounded) {
+// sqrt of f32 rounds correctly (as Nx's f64 sqrt rounded to f32), cbrt within 1 ulp: every 61st
+// bit pattern of the positive floats, subnormals and the largest included, against the host.
+TEST(Elementwise, SqrtOfF32IsCorrectlyRoundedAndCbrtWithinOneUlp) {
   auto dev = shared_device();
   std::vector<float> x;
   for (uint64_t b = 1; b < 0x7F800000u; b += 61) x.push_back(std::bit_cast<float>(uint32_t(b)));
@@ -353,6 +353,13 @@ TEST(Elementwise, SqrtOfF32IsCorrectlyRounded) {
   int64_t n = int64_t(x.size());
   auto got = download<float>(*dev, run_op(*dev, "sqrt", {DType::F32, {n}}, {upload(*dev, DType::F32, {n}, x)}));
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], std::sqrt(x[i])) << "sqrt(" << x[i] << ") bits " << std::bit_cast<uint32_t>(x[i]);
+  // cbrt on the same inputs and their negatives: within 1 ulp of the double cube root rounded.
+  auto neg = x;
+  for (auto& v : neg) v = -v;
+  auto tn = upload(*dev, DType::F32, {n}, neg);
+  auto cb = download<float>(*dev, run_op(*dev, "cbrt", {DType::F32, {n}}, {tn}));
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_LE(ulp_distance(cb[i], float(std::cbrt(double(neg[i])))), 1u) << "cbrt(" << neg[i] << ")";
 }
 
 // Nx.BinaryBackend compares integers with floats exactly, where converting either to the

@@ -156,12 +156,12 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
 // integer input is not exact in f32 (u32, s32, u64, s64: cos(2^31 - 1) needs every bit), and
 // for the ops whose f32 result through f32 arithmetic is not within a few ulps (division: GPU
 // float division may be 2.5 ulp off; pow amplifies log's rounding by |y log x|; atan2's
-// quotient y / x, which drivers may flush for huge x; rsqrt and cbrt so that they round once,
-// as Nx does; sqrt does so in float, nxv_sqrt_f32.glsl). erf, erfc and erf_inv have float algorithms of their own
-// (nxv_erf_f32.glsl).
+// quotient y / x, which drivers may flush for huge x; rsqrt, so that it rounds once as Nx
+// does). sqrt and cbrt round once from float loads (nxv_sqrt_f32.glsl, nxv_cbrt_f32); erf,
+// erfc and erf_inv have float algorithms of their own (nxv_erf_f32.glsl).
 bool computes_in_f64(std::string_view op, const EwDef& def, DType out, const std::vector<DType>& in) {
   if (!is_float(out) || out == DType::F64 || def.load != EwLoad::ToOut) return false;
-  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "rsqrt", "cbrt"};
+  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "rsqrt"};
   if (std::find(std::begin(kWide), std::end(kWide), op) != std::end(kWide)) return true;
   return std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
 }
@@ -212,6 +212,11 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
       expr = "double(nxv_" + std::string(op) + "_to_f32(a))";
     // A float sqrt rounds correctly in float and integer arithmetic (nxv_sqrt_f32.glsl).
     if (c == "float" && op == "sqrt") expr = "nxv_sqrt_f32(a)";
+    // A float cbrt takes its last Newton step in double from a float load (nxv_to_f32.glsl).
+    if (c == "float" && op == "cbrt" && has_f64) {
+      features.need_f64();
+      expr = "nxv_cbrt_f32(a)";
+    }
   }
   features.add_defines(d);
   d.emplace_back("NIN", std::to_string(in.size()));

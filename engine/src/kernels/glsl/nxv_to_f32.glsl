@@ -66,3 +66,35 @@ float nxv_cbrt_to_f32(double x) {
   float r = float(y * packDouble2x32(uvec2(0u, uint(q + 1023) << 20)));
   return x < 0.0LF ? -r : r;
 }
+
+// cbrt of a float argument: the same steps as nxv_cbrt_to_f32 with the exponent split from the
+// float's bits and doubles only for the last Newton step (fewer conversions, which a fast GPU
+// runs at a quarter of its float rate).
+float nxv_cbrt_f32(float x) {
+  uint bx = floatBitsToUint(x);
+  uint ax = bx & 0x7FFFFFFFu;
+  if (ax == 0u || ax >= 0x7F800000u) return x;  // +-0, +-Inf, NaN
+  // |x| = f 2^e with f in [0.5, 1), subnormals normalised from the bits.
+  uint frac;
+  int e;
+  if (ax < 0x800000u) {
+    int shift = 23 - findMSB(ax);
+    frac = (ax << uint(shift)) & 0x7FFFFFu;
+    e = -125 - shift;
+  } else {
+    frac = ax & 0x7FFFFFu;
+    e = int(ax >> 23) - 126;
+  }
+  int t = e + 300;                  // > 0
+  int q = (t * 21846) >> 16;        // t / 3 for 0 <= t < 32768
+  int r3 = t - 3 * q;
+  q -= 100;
+  float mf = uintBitsToFloat(frac | (uint(126 + r3) << 23));  // f 2^r3 in [0.5, 4), exact
+  float z = 1.4048 + mf * (-0.42555 + 0.059613 * mf);
+  for (int i = 0; i < 3; ++i) z = z * (4.0 - mf * z * z * z) * (1.0 / 3.0);
+  double y = double(mf * z * z);
+  y += (double(mf) - y * y * y) * double(z * z * (1.0 / 3.0));
+  float r = float(y) * uintBitsToFloat(uint(q + 127) << 23);  // exact: a normal result
+  return (bx >> 31) != 0u ? -r : r;
+}
+
