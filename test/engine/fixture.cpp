@@ -81,23 +81,6 @@ double bf16_to_double(uint16_t b) {
   return std::bit_cast<float>(bits);
 }
 
-// Nx.Floating's readings of the 8-bit floats: E5M2 reads exponent 0 as 2^-15 (1 + m / 4).
-double f8_to_double(uint8_t b) {
-  int exp = (b >> 2) & 31, man = b & 3;
-  double v = exp == 31 ? (man ? std::numeric_limits<double>::quiet_NaN() : INFINITY)
-             : (b & 0x7F) == 0 ? 0.0
-                               : std::ldexp(1.0 + man / 4.0, exp - 15);
-  return b >> 7 ? -v : v;
-}
-
-double f8e4m3fn_to_double(uint8_t b) {
-  int exp = (b >> 3) & 15, man = b & 7;
-  double v = (b & 0x7F) == 0x7F ? std::numeric_limits<double>::quiet_NaN()
-             : exp == 0         ? std::ldexp(man / 8.0, -6)
-                                : std::ldexp(1.0 + man / 8.0, exp - 7);
-  return b >> 7 ? -v : v;
-}
-
 struct FloatKind {
   int bits;       // 8, 16, 32, 64
   bool is_bf16;   // for 16
@@ -174,6 +157,22 @@ std::string num(double v) {
 }
 
 }  // namespace
+
+double f8_to_double(uint8_t b) {
+  int exp = (b >> 2) & 31, man = b & 3;
+  double v = exp == 31 ? (man ? std::numeric_limits<double>::quiet_NaN() : INFINITY)
+             : (b & 0x7F) == 0 ? 0.0
+                               : std::ldexp(1.0 + man / 4.0, exp - 15);
+  return b >> 7 ? -v : v;
+}
+
+double f8e4m3fn_to_double(uint8_t b) {
+  int exp = (b >> 3) & 15, man = b & 7;
+  double v = (b & 0x7F) == 0x7F ? std::numeric_limits<double>::quiet_NaN()
+             : exp == 0         ? std::ldexp(man / 8.0, -6)
+                                : std::ldexp(1.0 + man / 8.0, exp - 7);
+  return b >> 7 ? -v : v;
+}
 
 int64_t HostTensor::size() const { return shape_size(shape); }
 

@@ -62,6 +62,11 @@ std::vector<std::string> compare(const HostTensor& expected, const std::vector<s
                                  int64_t tolerance_ulp, size_t max_report = 8,
                                  const std::vector<HostTensor>* inputs = nullptr);
 
+// An 8-bit float as Nx.Floating reads it: {:f, 8} (E5M2, exponent 0 read as 2^-15 (1 + m / 4),
+// not as subnormals) and {:f8_e4m3fn, 8}.
+double f8_to_double(uint8_t b);
+double f8e4m3fn_to_double(uint8_t b);
+
 // One element as text: "1.5 (0x3fc00000)", "-3", "(1, -0) (0x..)".
 std::string format_element(const std::string& type_name, const std::byte* p);
 

@@ -1,9 +1,10 @@
-// The 8-bit float types ({:f, 8} E5M2 and {:f8_e4m3fn, 8}) against a host port of Nx.Floating's
-// load and dump functions: every byte read, every f16 value and random floats written, and
+// The 8-bit float types ({:f, 8} E5M2 and {:f8_e4m3fn, 8}) against Nx.Floating's load and dump
+// functions on the host: every byte read, every f16 value and random floats written, and
 // arithmetic on every pair of values.
 #include <cmath>
 #include <limits>
 
+#include "fixture.hpp"
 #include "test_util.hpp"
 
 using namespace nxv;
@@ -11,29 +12,10 @@ using namespace nxv::test;
 
 namespace {
 
-// Nx.Floating.load_f8: exponent 0 reads like the others, 2^(e - 15) (1 + m / 4).
-double nx_load_f8(uint8_t b) {
-  if (b == 0xFC) return -INFINITY;
-  if (b == 0x7C) return INFINITY;
-  int sign = b >> 7, e = (b >> 2) & 31, m = b & 3;
-  if (e == 31) return NAN;
-  if (e == 0 && m == 0) return sign ? -0.0 : 0.0;
-  double v = std::ldexp(1.0 + m / 4.0, e - 15);
-  return sign ? -v : v;
-}
-
 // Nx.Floating.dump_f8: the high byte of <<x::float-16>> (nearest even); NaN is 0x7E.
 uint8_t nx_dump_f8(double x) {
   if (std::isnan(x)) return 0x7E;
   return uint8_t(std::bit_cast<uint16_t>(static_cast<_Float16>(x)) >> 8);
-}
-
-// Nx.Floating.load_f8_e4m3fn.
-double nx_load_e4m3fn(uint8_t b) {
-  int sign = b >> 7, e = (b >> 3) & 15, m = b & 7;
-  if (e == 15 && m == 7) return NAN;
-  double v = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7);
-  return sign ? -v : v;
 }
 
 // Nx.Floating.dump_f8_e4m3fn, step by step (Elixir's round/1 is half away from zero).
@@ -58,7 +40,9 @@ struct Format {
   uint8_t (*dump)(double);
 };
 
-const Format kFormats[] = {{DType::F8, nx_load_f8, nx_dump_f8}, {DType::F8E4M3FN, nx_load_e4m3fn, nx_dump_e4m3fn}};
+// Reads as the fixtures decode them (fixture.hpp); writes ported from Nx.Floating here.
+const Format kFormats[] = {{DType::F8, fixtures::f8_to_double, nx_dump_f8},
+                           {DType::F8E4M3FN, fixtures::f8e4m3fn_to_double, nx_dump_e4m3fn}};
 
 std::vector<uint8_t> every_byte() {
   std::vector<uint8_t> v(256);

@@ -72,6 +72,12 @@ float nxv_logf_parts(uint mbits, int e) {
   return de * ln2_hi + (de * ln2_lo + log1pf);
 }
 
+// log x for a normal, finite x > 0: no special cases (log1p's argument).
+float nxv_log_normal(float x) {
+  uint bits = floatBitsToUint(x);
+  return nxv_logf_parts((bits & 0x7FFFFFu) | (127u << 23), int(bits >> 23) - 127);
+}
+
 float nxv_logf(float x) {
   if (isnan(x) || x < 0.0) return 0.0 / 0.0;
   if (x == 0.0) return -1.0 / 0.0;
@@ -81,13 +87,7 @@ float nxv_logf(float x) {
     int lz = 31 - findMSB(bits);  // leading zeros in 32 bits
     return nxv_logf_parts(((bits << uint(lz - 8)) & 0x7FFFFFu) | (127u << 23), -126 - (lz - 8));
   }
-  return nxv_logf_parts((bits & 0x7FFFFFu) | (127u << 23), int(bits >> 23) - 127);
-}
-
-// log x for a normal, finite x > 0: no special cases (log1p's argument).
-float nxv_log_normal(float x) {
-  uint bits = floatBitsToUint(x);
-  return nxv_logf_parts((bits & 0x7FFFFFu) | (127u << 23), int(bits >> 23) - 127);
+  return nxv_log_normal(x);
 }
 
 // Low 32 bits of trunc(x) for finite x, as Nx's as_type writes an integer (wrapping).

@@ -47,29 +47,33 @@ float nxv_rsqrt_to_f32(double x) {
   return float(y);
 }
 
+// m^(1/3) for m in [0.5, 4), to ~2e-13 relative: z = m^(-1/3) from a quadratic estimate (4.2%)
+// and three Newton steps in float without division, then a last Newton step on y^3 = m with
+// the residual in double (1 / (3 y^2) = z^2 / 3).
+double nxv_cbrt_reduced(double m) {
+  float mf = float(m);  // an estimate is enough here; m itself enters the residual
+  float z = 1.4048 + mf * (-0.42555 + 0.059613 * mf);
+  for (int i = 0; i < 3; ++i) z = z * (4.0 - mf * z * z * z) * (1.0 / 3.0);
+  double y = double(mf * z * z);
+  return y + (m - y * y * y) * double(z * z * (1.0 / 3.0));
+}
+
 float nxv_cbrt_to_f32(double x) {
   if (isnan(x) || isinf(x) || x == 0.0LF) return float(x);
-  // |x| = m 2^e with m in [0.5, 1), from the bits (an f32 value is a normal double).
+  // |x| = m 2^e with m in [0.5, 1), from the bits (x is a normal double here).
   uvec2 w = unpackDouble2x32(abs(x));
   int t = int((w.y >> 20) & 0x7FFu) - 1022 + 300;  // e + 300 > 0
   int q = (t * 21846) >> 16;                       // t / 3 for 0 <= t < 32768, no integer division
   int r3 = t - 3 * q;
   q -= 100;
   double m = packDouble2x32(uvec2(w.x, (w.y & 0x000FFFFFu) | (uint(1022 + r3) << 20)));  // [0.5, 4)
-  float mf = float(m);  // at most 24 significant bits: exact
-  // z = m^(-1/3): a quadratic estimate (4.2%), three Newton steps without division.
-  float z = 1.4048 + mf * (-0.42555 + 0.059613 * mf);
-  for (int i = 0; i < 3; ++i) z = z * (4.0 - mf * z * z * z) * (1.0 / 3.0);
-  double y = double(mf * z * z);
-  // Last Newton step on y^3 = m with the residual in double; 1 / (3 y^2) = z^2 / 3.
-  y += (m - y * y * y) * double(z * z * (1.0 / 3.0));
-  float r = float(y * packDouble2x32(uvec2(0u, uint(q + 1023) << 20)));
+  float r = float(nxv_cbrt_reduced(m) * packDouble2x32(uvec2(0u, uint(q + 1023) << 20)));
   return x < 0.0LF ? -r : r;
 }
 
-// cbrt of a float argument: the same steps as nxv_cbrt_to_f32 with the exponent split from the
-// float's bits and doubles only for the last Newton step (fewer conversions, which a fast GPU
-// runs at a quarter of its float rate).
+// cbrt of a float argument: the same reduction with the exponent split from the float's bits
+// and doubles only in the last Newton step (fewer conversions, which a fast GPU runs at a
+// quarter of its float rate).
 float nxv_cbrt_f32(float x) {
   uint bx = floatBitsToUint(x);
   uint ax = bx & 0x7FFFFFFFu;
@@ -90,11 +94,6 @@ float nxv_cbrt_f32(float x) {
   int r3 = t - 3 * q;
   q -= 100;
   float mf = uintBitsToFloat(frac | (uint(126 + r3) << 23));  // f 2^r3 in [0.5, 4), exact
-  float z = 1.4048 + mf * (-0.42555 + 0.059613 * mf);
-  for (int i = 0; i < 3; ++i) z = z * (4.0 - mf * z * z * z) * (1.0 / 3.0);
-  double y = double(mf * z * z);
-  y += (double(mf) - y * y * y) * double(z * z * (1.0 / 3.0));
-  float r = float(y) * uintBitsToFloat(uint(q + 127) << 23);  // exact: a normal result
+  float r = float(nxv_cbrt_reduced(double(mf))) * uintBitsToFloat(uint(q + 127) << 23);  // exact: a normal result
   return (bx >> 31) != 0u ? -r : r;
 }
-
