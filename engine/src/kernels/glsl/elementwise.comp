@@ -123,6 +123,7 @@ void main() {
     i = n4 * 4u + gl_GlobalInvocationID.x;  // the tail, below, element by element
   }
 #endif
+#if !VEC4  // after the four-wide loop fewer than four elements are left
   // Four independent elements per trip keep more loads in flight: these kernels are bound by
   // memory bandwidth. (n <= 2^30 per dispatch, so i + 3 * threads cannot wrap.)
   for (; i + 3u * threads < pc.n; i += 4u * threads) {
@@ -135,6 +136,7 @@ void main() {
     o.v[i + 2u * threads] = STORE_OUT(r2);
     o.v[i + 3u * threads] = STORE_OUT(r3);
   }
+#endif
   for (; i < pc.n; i += threads) o.v[i] = STORE_OUT(ELEM(i));
 #else
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {

@@ -2,80 +2,12 @@
 // double versions sum series and continued fractions to full precision; for float results
 // these cost hundreds of operations per element, where a few polynomials do (measured worst
 // cases: erf 2 ulp, erfc 4, erf_inv 3; fixtures allow 8 for erf/erfc and 32 for erf_inv).
-// erfc(x) = e^-x^2 G(x): G fitted (weighted least squares toward minimax relative error, float
-// Horner evaluation checked on 20001 points) on [0.75, 2] in t = (x - 1.375) / 0.625 and on
-// [2, 10.1] in t = 1 / x; both within 2e-7 relative.
-
-// e^-x^2 for x >= 0 (0 from 10.2 on) with one exp: x = xh + xl with xh on 8 fraction bits,
-// so that xh^2 is exact and so is xh^2 - k ln2_hi (both multiples of 2^-16 below 2^8); the
-// small d = x^2 - xh^2 and k ln2_lo join the reduced argument afterwards.
-T nxv_exp_negsq(T x) {
-  if (x >= K(10.2LF)) return K(0.0LF);  // below half the smallest subnormal
-  T xh = floor(x * K(256.0LF)) * K(0.00390625LF);
-  precise T d = (x - xh) * (x + xh);
-  T hi = xh * xh;
-  T k = floor((hi + d) * K(-1.44269504LF) + K(0.5LF));
-  precise T r = ((-hi - k * NXV_LN2F_HI) - d) - k * NXV_LN2F_LO;
-  return nxv_expf_reduced(r, k);
-}
-
-// G(x) = erfc(x) e^(x^2) for 0.75 <= x < 10.1.
-T nxv_erfc_scaled(T x) {
-  T p;
-  if (x < K(2.0LF)) {
-    T t = (x - K(1.375LF)) * K(1.6LF);
-    p = K(-1.714101018e-06LF);
-    p = p * t + K(8.377284757e-06LF);
-    p = p * t + K(-3.463349640e-05LF);
-    p = p * t + K(1.528078137e-04LF);
-    p = p * t + K(-6.489477237e-04LF);
-    p = p * t + K(2.607230097e-03LF);
-    p = p * t + K(-9.888523258e-03LF);
-    p = p * t + K(3.510235623e-02LF);
-    p = p * t + K(-1.151971668e-01LF);
-    p = p * t + K(3.432959020e-01LF);
-  } else {
-    T t = K(1.0LF) / x;
-    t = t + t * (K(1.0LF) - x * t);  // one Newton step: drivers' division may be 2.5 ulp off
-    p = K(-9.762381017e-02LF);
-    p = p * t + K(-3.516620491e-03LF);
-    p = p * t + K(5.961470604e-01LF);
-    p = p * t + K(-1.079547048e+00LF);
-    p = p * t + K(7.920984030e-01LF);
-    p = p * t + K(-7.859931886e-02LF);
-    p = p * t + K(-2.713248432e-01LF);
-    p = p * t + K(-9.228960262e-04LF);
-    p = p * t + K(5.642345548e-01LF);
-    p = p * t + K(-9.479242635e-07LF);
-  }
-  return p;
-}
-
-// erfc for x >= 0.75 (0 beyond 10.06, where it rounds to zero).
-T nxv_erfc_tail(T x) {
-  if (x >= K(10.06LF)) return K(0.0LF);
-  return nxv_exp_negsq(x) * nxv_erfc_scaled(x);
-}
-
-// erf for |x| < 0.75: Taylor series 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n + 1)) to n = 8.
-T nxv_erf_small(T x) {
-  T z = x * x;
-  T p = K(1.646211437e-06LF);
-  p = p * z + K(-1.492565036e-05LF);
-  p = p * z + K(1.205533298e-04LF);
-  p = p * z + K(-8.548327023e-04LF);
-  p = p * z + K(5.223977625e-03LF);
-  p = p * z + K(-2.686617065e-02LF);
-  p = p * z + K(1.128379167e-01LF);
-  p = p * z + K(-3.761263890e-01LF);
-  p = p * z + K(1.128379167e+00LF);
-  return x * p;
-}
 
 // erf: one polynomial chain per element (a GPU runs both sides of a per-element choice). Below
-// 0.75 the Taylor polynomial above in z = x^2, times x; on [0.75, 3.92) erf itself, fitted in
-// t = (x - 2.335) / 1.585 (degree 14, float Horner within 1.9 ulp); the chain starts with the
-// fit's top six coefficients and takes the Taylor ones, picked per element, from degree 8.
+// 0.75 the Taylor series 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n + 1)) to n = 8, in z = x^2,
+// times x; on [0.75, 3.92) erf itself, fitted in t = (x - 2.335) / 1.585 (degree 14, float
+// Horner within 1.9 ulp). The chain starts with the fit's top six coefficients and takes the
+// Taylor ones, picked per element, from degree 8.
 T nxv_erf(T x) {
   if (isnan(x)) return x;
   T ax = abs(x);
@@ -101,11 +33,57 @@ T nxv_erf(T x) {
   return uintBitsToFloat(floatBitsToUint(r) | (floatBitsToUint(x) & 0x80000000u));  // erf(-0) = -0
 }
 
+// erfc: one chain for every element (a GPU runs both sides of a per-element choice).
+// erfc(a) = e^-a^2 G(a) for a = |x| (2 minus it for x < 0), where G(a) = erfc(a) e^(a^2) is
+// smooth on [0, inf): G = H(v) / (a + 1) with v = (a - 1) / (a + 1) = 1 - 2 / (a + 1) in
+// [-1, 0.82] and H fitted (degree 11, weighted least squares toward minimax relative error,
+// 2e-8). The rounding error of a + 1 joins 1 / (a + 1) in its Newton step, so that v and the
+// quotient stay exact to float rounding for small a. e^-a^2 from a = xh + xl with xh on 8
+// fraction bits (xh^2 and xh^2 - k ln2_hi exact; d = a^2 - xh^2 joins the reduced argument
+// afterwards), its last step 1 + p folded into the product. Worst case 4 ulp in a float
+// model of this code (3 where a * b + c fuses). Integers by shifts and rounding by adding
+// 1.5 * 2^23 rather than conversion instructions, which a fast GPU issues at a quarter rate.
 T nxv_erfc(T x) {
   if (isnan(x)) return x;
-  if (x >= K(0.75LF)) return nxv_erfc_tail(x);
-  if (x > K(-0.75LF)) return K(1.0LF) - nxv_erf_small(x);
-  return x <= K(-3.92LF) ? K(2.0LF) : K(2.0LF) - nxv_erfc_tail(-x);
+  T a = min(abs(x), K(10.1LF));  // erfc rounds to zero from 10.06 on
+  // e^-a^2 = (1 + pe) 2^k.
+  precise T xh = (a + K(32768.0LF)) - K(32768.0LF);  // a to the nearest multiple of 2^-8
+  T d = (a - xh) * (a + xh);
+  T hi = xh * xh;
+  precise T kt = (hi + d) * K(-1.44269504LF) + K(12582912.0LF);  // k in the low bits
+  T k = kt - K(12582912.0LF);
+  T rr = ((-hi - k * NXV_LN2F_HI) - d) - k * NXV_LN2F_LO;
+  T pe = K(1.0LF) / K(5040.0LF);
+  pe = pe * rr + K(1.0LF) / K(720.0LF);
+  pe = pe * rr + K(1.0LF) / K(120.0LF);
+  pe = pe * rr + K(1.0LF) / K(24.0LF);
+  pe = pe * rr + K(1.0LF) / K(6.0LF);
+  pe = pe * rr + K(0.5LF);
+  pe = pe * rr * rr + rr;
+  // r = 1 / (a + 1) with s + ds = a + 1 exactly (s - 1 is exact for every a >= 0).
+  T s = a + K(1.0LF);
+  precise T ds = a - (s - K(1.0LF));
+  T r = K(1.0LF) / s;
+  r = r + r * ((K(1.0LF) - s * r) - ds * r);
+  T v = K(1.0LF) - K(2.0LF) * r;
+  T p = K(3.291096946e-04LF);
+  p = p * v + K(7.559945807e-04LF);
+  p = p * v + K(-1.806043147e-04LF);
+  p = p * v + K(-2.482349752e-03LF);
+  p = p * v + K(-3.879126394e-03LF);
+  p = p * v + K(-1.177771017e-03LF);
+  p = p * v + K(9.604337625e-03LF);
+  p = p * v + K(2.538799681e-02LF);
+  p = p * v + K(1.390210632e-02LF);
+  p = p * v + K(-9.555590153e-02LF);
+  p = p * v + K(-2.376806885e-01LF);
+  p = p * v + K(8.551671505e-01LF);
+  T g = p * r;
+  // 2^(k + 64) from kt's low bits (k + 191 is in [45, 191]), then 2^-64: exact into the
+  // subnormals.
+  T scale = uintBitsToFloat((floatBitsToUint(kt) << 23) + (191u << 23));
+  T e = ((g + pe * g) * scale) * K(5.42101086242752217e-20LF);
+  return x < K(0.0LF) ? K(2.0LF) - e : e;
 }
 
 // Inverse error function: Giles' estimate (nxv_real.glsl), within 3 ulp on its own (a Newton

@@ -314,6 +314,7 @@ void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
 #include "nxv_real.glsl"
 #include "nxv_real_end.glsl"
 #include "nxv_to_f32.glsl"
+#include "nxv_pow_f32.glsl"
 #endif
 
 #include "nxv_int.glsl"

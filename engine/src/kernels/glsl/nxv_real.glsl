@@ -659,7 +659,7 @@ T nxv_pow(T x, T y) {
       precise T zh = p + zl0;
       precise T zl = zl0 - (zh - p);
       T ez = nxv_exp(zh);
-      r = ez + ez * zl;
+      r = isinf(ez) ? ez : ez + ez * zl;  // inf * zl would make NaN when zl < 0
     }
   }
   return (x < K(0.0LF) && yodd) ? -r : r;
