@@ -1,17 +1,19 @@
 // pow for float results from float operands (f32, f16, bf16 and f8 loads), included where the
 // device has f64. Nx computes pow in f64 and rounds once; the double pow of nxv_real.glsl does
-// that with a double-double logarithm, many times the memory time per element on a fast GPU.
+// that with a double-double logarithm, several times the memory time per element on a fast GPU.
 // A float result needs far less:
+// - the usual case, x > 0 normal and y normal but a small integer, as 2^(y log2 x) in double
+//   without division, the high-order terms of both series in float: log2 x to ~2^-44 relative,
+//   2^r to ~2^-42, so y log2 x is off by at most ~2^-37 for any result in float range, and the
+//   float result is the correctly rounded one unless it lies within ~2^-36 of a midpoint
+//   between two floats (none in the tests' 191519 random cases);
 // - integer exponents |y| <= 64 by squaring in double: x^2, x^3 and x^4 are rounded once (as
 //   Nx's), larger powers within a few double ulps, so exact results stay exact (3^4 = 81) and
 //   halfway cases round as Nx's (4097^2 = 2^24 + 2^13 + 1 rounds to even);
-// - other exponents as 2^(y log2 x) in double, without division: log2 x = e + 2 atanh(s) / ln2,
-//   s = f / (2 + f), to ~2^-44 relative, 2^z to ~2^-42; so y log2 x is off by at most ~2^-37
-//   for any result in float range, and the float result is the correctly rounded one but
-//   within ~2^-36 of a midpoint between two floats;
-// - zeros, infinities, NaN and negative bases with fractional exponents as C's pow (as
-//   nxv_pow), apart from the rest: a GPU runs both sides of a per-element choice, and these
-//   are rare.
+// - zeros, infinities, NaN, negative bases and subnormals as C's pow (as nxv_pow), in a branch
+//   of their own: a GPU runs both sides of a per-element choice, and these are rare.
+// Measured on an H200, double arithmetic, conversions and integer instructions all cost several
+// float ones; this arrangement was the fastest of those tried (bench/RESULTS.md).
 
 float nxv_pow_f32_special(float x, float y, bool yint, bool yodd) {
   if (y == 0.0) return 1.0;
@@ -45,10 +47,6 @@ double nxv_pow_f32_int(double x, int n) {
   return r;
 }
 
-// A positive normal float as a double, from its bits: a conversion instruction costs several
-// times an integer one on a fast GPU.
-double nxv_f32_bits_to_f64(uint b) { return packDouble2x32(uvec2(b << 29, (b >> 3) + 0x38000000u)); }
-
 // The bits of a positive normal float x (or a subnormal one shifted to normal, e its shift)
 // as m 2^e with m in [sqrt(1/2), sqrt(2)).
 uint nxv_pow_f32_split(uint b, inout int e) {
@@ -71,12 +69,12 @@ double nxv_pow_f32_exp_log(uint bm, int e, double y) {
   float w = 0.192359338785195120981 * s2f + 0.221953083213686678055;
   w = w * s2f + 0.262308189252538801338;
   w = w * s2f + 0.320598897975325201636;
-  double f = nxv_f32_bits_to_f64(bm) - 1.0LF;
-  double r = nxv_f32_bits_to_f64(floatBitsToUint(rf));
+  double f = double(ff);
+  double r = double(rf);
   double s0 = f * r;
   double s = s0 + s0 * (1.0LF - (2.0LF + f) * r);
   double s2 = s * s;
-  double t = s2 * nxv_f32_bits_to_f64(floatBitsToUint(w)) + 0.412198583111132402103LF;
+  double t = s2 * double(w) + 0.412198583111132402103LF;
   t = t * s2 + 0.577078016355585362944LF;
   t = t * s2 + 0.961796693925975604907LF;
   t = t * s2 + 2.88539008177792681472LF;
@@ -97,7 +95,7 @@ double nxv_pow_f32_exp_log(uint bm, int e, double y) {
   q = q * rrf + 0.00000132154867901443094884;
   q = q * rrf + 0.00001525273380405984028;
   q = q * rrf + 0.000154035303933816099544;
-  double p = rr * nxv_f32_bits_to_f64(floatBitsToUint(q)) + 0.00133335581464284434234LF;
+  double p = rr * double(q) + 0.00133335581464284434234LF;
   p = p * rr + 0.00961812910762847716198LF;
   p = p * rr + 0.0555041086648215799531LF;
   p = p * rr + 0.240226506959100712334LF;
@@ -147,7 +145,5 @@ float nxv_pow_f32(float x, float y) {
     return nxv_pow_f32_rare(x, y);
   int e = 0;
   uint bm = nxv_pow_f32_split(bx, e);
-  // y as a double from its bits (a conversion instruction costs several integer ones).
-  double yd = packDouble2x32(uvec2(by << 29, ((by >> 3) + 0x38000000u) | (byf & 0x80000000u)));
-  return float(nxv_pow_f32_exp_log(bm, e, yd));
+  return float(nxv_pow_f32_exp_log(bm, e, double(y)));
 }
