@@ -155,14 +155,13 @@ void check_broadcastable(const Tensor& t, const Shape& out, std::string_view op)
 // the output type. Where the device has f64, narrower float outputs compute in f64 when an
 // integer input is not exact in f32 (u32, s32, u64, s64: cos(2^31 - 1) needs every bit), and
 // for the ops whose f32 result through f32 arithmetic is not within a few ulps (division: GPU
-// float division may be 2.5 ulp off; pow amplifies log's rounding by |y log x|; atan2's
-// quotient y / x, which drivers may flush for huge x; rsqrt, so that it rounds once as Nx
-// does). sqrt and cbrt round once from float loads (nxv_sqrt_f32.glsl, nxv_cbrt_f32), and so
-// does pow of float operands (nxv_pow_f32.glsl, doubles inside); erf, erfc and erf_inv have
-// float algorithms of their own (nxv_erf_f32.glsl).
+// float division may be 2.5 ulp off; atan2's quotient y / x, which drivers may flush for huge
+// x; rsqrt, so that it rounds once as Nx does). sqrt, cbrt and pow round once from float loads
+// (nxv_sqrt_f32.glsl, nxv_cbrt_f32, nxv_pow_f32.glsl: doubles inside where needed); erf, erfc
+// and erf_inv have float algorithms of their own (nxv_erf_f32.glsl).
 bool computes_in_f64(std::string_view op, const EwDef& def, DType out, const std::vector<DType>& in) {
   if (!is_float(out) || out == DType::F64 || def.load != EwLoad::ToOut) return false;
-  static constexpr std::string_view kWide[] = {"divide", "pow", "atan2", "rsqrt"};
+  static constexpr std::string_view kWide[] = {"divide", "atan2", "rsqrt"};
   if (std::find(std::begin(kWide), std::end(kWide), op) != std::end(kWide)) return true;
   return std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
 }
@@ -218,12 +217,10 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
       features.need_f64();
       expr = "nxv_cbrt_f32(a)";
     }
-    // pow of float operands with a float result: double arithmetic only where a float result
-    // needs it (nxv_pow_f32.glsl). Integer operands too wide for float keep the double loads.
-    if (c == "double" && op == "pow" && dtype_size(out) <= 4 &&
-        std::none_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; })) {
-      c = "float";
-      std::fill(load_types.begin(), load_types.end(), c);
+    // pow of a float result from float loads: double arithmetic only where a float result
+    // needs it (nxv_pow_f32.glsl).
+    if (c == "float" && op == "pow" && has_f64) {
+      features.need_f64();
       expr = "nxv_pow_f32(a, b)";
     }
   }

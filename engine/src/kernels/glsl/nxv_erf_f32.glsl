@@ -53,13 +53,7 @@ T nxv_erfc(T x) {
   precise T kt = (hi + d) * K(-1.44269504LF) + K(12582912.0LF);  // k in the low bits
   T k = kt - K(12582912.0LF);
   T rr = ((-hi - k * NXV_LN2F_HI) - d) - k * NXV_LN2F_LO;
-  T pe = K(1.0LF) / K(5040.0LF);
-  pe = pe * rr + K(1.0LF) / K(720.0LF);
-  pe = pe * rr + K(1.0LF) / K(120.0LF);
-  pe = pe * rr + K(1.0LF) / K(24.0LF);
-  pe = pe * rr + K(1.0LF) / K(6.0LF);
-  pe = pe * rr + K(0.5LF);
-  pe = pe * rr * rr + rr;
+  T pe = nxv_expm1f_reduced(rr);
   // r = 1 / (a + 1) with s + ds = a + 1 exactly (s - 1 is exact for every a >= 0).
   T s = a + K(1.0LF);
   precise T ds = a - (s - K(1.0LF));

@@ -22,17 +22,20 @@ uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
 const float NXV_LN2F_HI = 0.693359375;  // few bits: k * NXV_LN2F_HI is exact
 const float NXV_LN2F_LO = -2.12194440e-4;
 
-// e^r 2^k for |r| <= 0.35 (the reduced argument) and integer k.
-float nxv_expf_reduced(float r, float k) {
-  // Taylor terms to r^7 / 7!.
+// e^r - 1 for |r| <= 0.35 (a reduced argument): Taylor terms to r^7 / 7!.
+float nxv_expm1f_reduced(float r) {
   float p = 1.0 / 5040.0;
   p = (p * r + 1.0 / 720.0);
   p = (p * r + 1.0 / 120.0);
   p = (p * r + 1.0 / 24.0);
   p = (p * r + 1.0 / 6.0);
   p = (p * r + 0.5);
-  p = (p * r * r + r);
-  float e = 1.0 + p;
+  return p * r * r + r;
+}
+
+// e^r 2^k for |r| <= 0.35 (the reduced argument) and integer k.
+float nxv_expf_reduced(float r, float k) {
+  float e = 1.0 + nxv_expm1f_reduced(r);
   int ki = int(k);
   int k1 = ki / 2;  // two steps keep 2^k finite near overflow and exact into subnormals
   // Powers of two built from bits: some drivers implement ldexp through an approximate exp2.

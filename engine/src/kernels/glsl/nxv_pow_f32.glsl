@@ -10,30 +10,10 @@
 // - integer exponents |y| <= 64 by squaring in double: x^2, x^3 and x^4 are rounded once (as
 //   Nx's), larger powers within a few double ulps, so exact results stay exact (3^4 = 81) and
 //   halfway cases round as Nx's (4097^2 = 2^24 + 2^13 + 1 rounds to even);
-// - zeros, infinities, NaN, negative bases and subnormals as C's pow (as nxv_pow), in a branch
-//   of their own: a GPU runs both sides of a per-element choice, and these are rare.
+// - zeros, infinities, NaN, negative bases and subnormals as C's pow (nxv_pow_special), in a
+//   branch of their own: a GPU runs both sides of a per-element choice, and these are rare.
 // Measured on an H200, double arithmetic, conversions and integer instructions all cost several
 // float ones; this arrangement was the fastest of those tried (bench/RESULTS.md).
-
-float nxv_pow_f32_special(float x, float y, bool yint, bool yodd) {
-  if (y == 0.0) return 1.0;
-  if (isnan(x) || isnan(y)) return x + y;
-  if (x == 0.0) {
-    bool neg0 = floatBitsToUint(x) != 0u;
-    if (y < 0.0) return uintBitsToFloat((yodd && neg0) ? 0xFF800000u : 0x7F800000u);
-    return (yodd && neg0) ? x : 0.0;
-  }
-  if (x == 1.0) return 1.0;
-  if (isinf(y)) {
-    if (x == -1.0) return 1.0;
-    return (abs(x) > 1.0) == (y > 0.0) ? uintBitsToFloat(0x7F800000u) : 0.0;
-  }
-  if (isinf(x)) {
-    float m = y > 0.0 ? uintBitsToFloat(0x7F800000u) : 0.0;
-    return (x < 0.0 && yodd) ? -m : m;
-  }
-  return (x - x) / (x - x);  // negative x, fractional y: NaN
-}
 
 // |x|^n for an integer 0 < n <= 64, by squaring.
 double nxv_pow_f32_int(double x, int n) {
@@ -113,8 +93,12 @@ float nxv_pow_f32_rare(float x, float y) {
   bool yint = trunc(y) == y;
   bool yodd = yint && ay < 16777216.0 && (int(ay) & 1) != 0;  // an integer with its units bit set
   bool xneg = floatBitsToUint(x) > 0x7FFFFFFFu;
-  // Zero, infinite or NaN operands, or a negative base with a fractional exponent.
-  if (bx - 1u >= 0x7F7FFFFFu || by - 1u >= 0x7F7FFFFFu || (xneg && !yint)) return nxv_pow_f32_special(x, y, yint, yodd);
+  // Zero, infinite or NaN operands, or a negative base with a fractional exponent: C's rules
+  // (nxv_real.glsl). Told by the bits, so that subnormal operands take the paths below.
+  float special;
+  if ((bx - 1u >= 0x7F7FFFFFu || by - 1u >= 0x7F7FFFFFu || (xneg && !yint)) &&
+      nxv_pow_special(x, y, yint, yodd, special))
+    return special;
   double r;
   if (yint && ay <= 64.0) {
     r = nxv_pow_f32_int(double(uintBitsToFloat(bx)), int(ay));

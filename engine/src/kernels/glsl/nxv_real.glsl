@@ -601,29 +601,38 @@ void nxv_log_dd(T x, out T hi, out T lo) {
   lo = ll;
 }
 
+// C pow's special operands: zeros, infinities, NaN, x = 1 and negative x with a fractional y.
+// True with the result in r for those; yint and yodd say whether y is an integer, an odd one.
+bool nxv_pow_special(T x, T y, bool yint, bool yodd, out T r) {
+  r = K(0.0LF);
+  if (y == K(0.0LF)) r = K(1.0LF);
+  else if (isnan(x) || isnan(y)) r = nxv_nan(x);
+  else if (x == K(0.0LF)) {
+    bool neg0 = K(1.0LF) / x < K(0.0LF);
+    if (y < K(0.0LF)) r = (yodd && neg0) ? K(-1.0LF) / K(0.0LF) : K(1.0LF) / K(0.0LF);
+    else r = (yodd && neg0) ? x : K(0.0LF);
+  } else if (x == K(1.0LF)) r = K(1.0LF);
+  else if (isinf(y)) {
+    if (x == K(-1.0LF)) r = K(1.0LF);
+    else r = (abs(x) > K(1.0LF)) == (y > K(0.0LF)) ? K(1.0LF) / K(0.0LF) : K(0.0LF);
+  } else if (isinf(x)) {
+    if (x > K(0.0LF)) r = y > K(0.0LF) ? x : K(0.0LF);
+    else {
+      T m = y > K(0.0LF) ? K(1.0LF) / K(0.0LF) : K(0.0LF);
+      r = yodd ? -m : m;
+    }
+  } else if (x < K(0.0LF) && !yint) r = nxv_nan(x);
+  else return false;
+  return true;
+}
+
 // C pow. Integer exponents up to 64 by squaring in pairs (exact results stay exact, e.g.
 // 3.0^4 = 81.0); others as exp(y log x) with y log x carried as a pair.
 T nxv_pow(T x, T y) {
-  if (y == K(0.0LF)) return K(1.0LF);
-  if (isnan(x) || isnan(y)) return nxv_nan(x);
   bool yint = trunc(y) == y;
   bool yodd = yint && abs(y) < K(9007199254740992.0LF) && nxv_fmod(y, K(2.0LF)) != K(0.0LF);
-  if (x == K(0.0LF)) {
-    bool neg0 = K(1.0LF) / x < K(0.0LF);
-    if (y < K(0.0LF)) return (yodd && neg0) ? K(-1.0LF) / K(0.0LF) : K(1.0LF) / K(0.0LF);
-    return (yodd && neg0) ? x : K(0.0LF);
-  }
-  if (x == K(1.0LF)) return K(1.0LF);
-  if (isinf(y)) {
-    if (x == K(-1.0LF)) return K(1.0LF);
-    return (abs(x) > K(1.0LF)) == (y > K(0.0LF)) ? K(1.0LF) / K(0.0LF) : K(0.0LF);
-  }
-  if (isinf(x)) {
-    if (x > K(0.0LF)) return y > K(0.0LF) ? x : K(0.0LF);
-    T m = y > K(0.0LF) ? K(1.0LF) / K(0.0LF) : K(0.0LF);
-    return yodd ? -m : m;
-  }
-  if (x < K(0.0LF) && !yint) return nxv_nan(x);
+  T special;
+  if (nxv_pow_special(x, y, yint, yodd, special)) return special;
   T ax = abs(x), r = K(0.0LF);
   bool done = false;
   if (yint && abs(y) <= K(64.0LF)) {
