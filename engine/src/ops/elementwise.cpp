@@ -221,6 +221,7 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
     // needs it (nxv_pow_f32.glsl).
     if (c == "float" && op == "pow" && has_f64) {
       features.need_f64();
+      d.emplace_back("NXV_POW_F32", "1");
       expr = "nxv_pow_f32(a, b)";
     }
   }

@@ -70,6 +70,9 @@ layout(push_constant, std430) uniform Params {
 } pc;
 
 void main() {
+#ifdef NXV_KERNEL_INIT
+  NXV_KERNEL_INIT();  // per-workgroup tables of an op (nxv_pow_f32.glsl), before any element
+#endif
   OutBuf o = OutBuf(pc.out_addr);
   ABuf a = ABuf(pc.a_addr);
 #if NIN >= 2
@@ -101,13 +104,23 @@ void main() {
     B_VREG b_splat = B_VREG(B_SREG(b.v[0]));
 #endif
     uint n4 = pc.n / 4u;
-    for (uint j = gl_GlobalInvocationID.x; j < n4; j += threads) {
-      // A branch, not a select: a scalar operand's buffer has no element j to read.
-      A_VREG av = a_splat;
-      if (!a_one) av = A_VREG(a4.v[j]);
+    uint j = gl_GlobalInvocationID.x;
+    // The next trip's operands are loaded before this trip's arithmetic, so that loads stay in
+    // flight while long ops compute (sin f32 on an H200: 0.87 -> 0.92 of copy bandwidth). A
+    // branch, not a select: a scalar operand's buffer has no element j to read.
+    A_VREG an = a_splat;
+    if (!a_one && j < n4) an = A_VREG(a4.v[j]);
 #if NIN >= 2
-      B_VREG bv = b_splat;
-      if (!b_one) bv = B_VREG(b4.v[j]);
+    B_VREG bn = b_splat;
+    if (!b_one && j < n4) bn = B_VREG(b4.v[j]);
+#endif
+    for (; j < n4; j += threads) {
+      uint jn = j + threads;
+      A_VREG av = an;
+      if (!a_one && jn < n4) an = A_VREG(a4.v[jn]);
+#if NIN >= 2
+      B_VREG bv = bn;
+      if (!b_one && jn < n4) bn = B_VREG(b4.v[jn]);
       C r0 = OP(LOAD_A(av.x), LOAD_B(bv.x));
       C r1 = OP(LOAD_A(av.y), LOAD_B(bv.y));
       C r2 = OP(LOAD_A(av.z), LOAD_B(bv.z));

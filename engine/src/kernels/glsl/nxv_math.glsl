@@ -276,6 +276,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 #include "nxv_real_end.glsl"
 #include "nxv_sqrt_f32.glsl"
 #include "nxv_asin_f32.glsl"
+#include "nxv_atanh_f32.glsl"
 
 #if NXV_F64
 double nxv_scale(double x, int k) {
@@ -317,7 +318,9 @@ void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
 #include "nxv_real.glsl"
 #include "nxv_real_end.glsl"
 #include "nxv_to_f32.glsl"
+#if NXV_POW_F32  // its tables take shared memory: only in pow's kernels
 #include "nxv_pow_f32.glsl"
+#endif
 #endif
 
 #include "nxv_int.glsl"

@@ -235,6 +235,7 @@ T nxv_acosh(T x) {
   return nxv_log1p_core(t + sqrt(K(2.0LF) * t + t * t));
 }
 
+#if NXV_MANT > 24  // float: nxv_atanh_f32.glsl
 T nxv_atanh(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
@@ -242,6 +243,7 @@ T nxv_atanh(T x) {
   T r = K(0.5LF) * nxv_log1p(K(2.0LF) * ax / (K(1.0LF) - ax));
   return x < K(0.0LF) ? -r : r;
 }
+#endif
 
 T nxv_cbrt(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;
