@@ -50,16 +50,13 @@ float nxv_rsqrt_to_f32(double x) {
 // m^(1/3) for m in [0.5, 4), to ~2e-13 relative: z = m^(-1/3) from a quadratic estimate (4.2%)
 // and three Newton steps in float without division, then a last Newton step on y^3 = m with
 // the residual in double (1 / (3 y^2) = z^2 / 3).
-// mf is m rounded to float (m itself for a float argument): an estimate is enough there, and m
-// itself enters the residual.
-double nxv_cbrt_refine(float mf, double m) {
+double nxv_cbrt_reduced(double m) {
+  float mf = float(m);  // an estimate is enough here; m itself enters the residual
   float z = 1.4048 + mf * (-0.42555 + 0.059613 * mf);
   for (int i = 0; i < 3; ++i) z = z * (4.0 - mf * z * z * z) * (1.0 / 3.0);
   double y = double(mf * z * z);
   return y + (m - y * y * y) * double(z * z * (1.0 / 3.0));
 }
-
-double nxv_cbrt_reduced(double m) { return nxv_cbrt_refine(float(m), m); }
 
 float nxv_cbrt_to_f32(double x) {
   if (isnan(x) || isinf(x) || x == 0.0LF) return float(x);
@@ -97,6 +94,6 @@ float nxv_cbrt_f32(float x) {
   int r3 = t - 3 * q;
   q -= 100;
   float mf = uintBitsToFloat(frac | (uint(126 + r3) << 23));  // f 2^r3 in [0.5, 4), exact
-  float r = float(nxv_cbrt_refine(mf, double(mf))) * uintBitsToFloat(uint(q + 127) << 23);  // exact: a normal result
+  float r = float(nxv_cbrt_reduced(double(mf))) * uintBitsToFloat(uint(q + 127) << 23);  // exact: a normal result
   return (bx >> 31) != 0u ? -r : r;
 }
