@@ -3,6 +3,8 @@
 // Defines (from ops/elementwise.cpp): NIN (1|2|3), LINEAR (1: operands are dense or scalar;
 // 0: strided with up to 6 collapsed axes, 4 with three inputs), A_STORE/B_STORE/OUT_STORE (storage types), C
 // (compute type), LOAD_A(x)/LOAD_B(x)/STORE_OUT(v), OP(a[,b]), and NXV_* feature switches.
+// An op's include may define NXV_KERNEL_INIT, run by every invocation before any element
+// (nxv_pow_f32.glsl fills its shared-memory tables there).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require

@@ -30,7 +30,7 @@ double nxv_pow_f32_int(double x, int n) {
 }
 
 // The bits of a positive normal float x (or a subnormal one shifted to normal, e its shift)
-// as m 2^e with m in [0x3f330000, 0x3fb30000) (0.699 to 1.398).
+// as m 2^e, m's bits in [0x3F330000, 0x3FB30000) (m from 0.699 to 1.398).
 uint nxv_pow_f32_split(uint b, inout int e) {
   int k = (int(b) - 0x3F330000) >> 23;
   e += k;
