@@ -267,6 +267,32 @@ TEST(Elementwise, FloatMathWithinItsBounds) {
     if (x[i] == 27.f || x[i] == -8.f || x[i] == 0.125f) EXPECT_EQ(c[i], std::cbrt(x[i])) << x[i];
 }
 
+// sin, cos and tan of the floats nearest to k pi/2 (and their neighbours) below 8192, where the
+// float reduction cancels most: these include the hardest cases of the range (252.898208 lies
+// within 4.2e-9 of 161 pi/2), which a three-part pi/2 alone gets hundreds of ulps wrong.
+TEST(Elementwise, TrigNearMultiplesOfHalfPiWithinFourUlp) {
+  auto dev = shared_device();
+  std::vector<float> x;
+  for (int k = 1; k <= 5215; ++k) {
+    float c = float(k * 1.57079632679489661923);
+    for (float v : {std::nextafter(c, 0.f), c, std::nextafter(c, 1e9f)}) x.push_back(v), x.push_back(-v);
+  }
+  const int64_t n = int64_t(x.size());
+  auto t = upload(*dev, DType::F32, {n}, x);
+  for (const char* op : {"sin", "cos", "tan"}) {
+    auto got = download<float>(*dev, run_op(*dev, op, {DType::F32, {n}}, {t}));
+    uint64_t worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double v = double(x[size_t(i)]);
+      double want = op[0] == 's' ? std::sin(v) : op[0] == 'c' ? std::cos(v) : std::tan(v);
+      uint64_t d = ulp_distance(got[size_t(i)], float(want));
+      worst = std::max(worst, d);
+      ASSERT_LE(d, 4u) << op << "(" << x[size_t(i)] << ") = " << got[size_t(i)] << ", want " << float(want);
+    }
+    std::printf("  %s f32 near k pi/2: worst %llu ulp over %lld inputs\n", op, (unsigned long long)worst, (long long)n);
+  }
+}
+
 TEST(Elementwise, ComplexMathMatchesStdComplex) {
   // c128 against std::complex (finite inputs; the fixtures cover Nx's own formulas), and the
   // sign of a complex number as z / |z| (Nx.BinaryBackend's is not defined: see fixtures README).

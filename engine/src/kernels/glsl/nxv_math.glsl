@@ -277,6 +277,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 #include "nxv_sqrt_f32.glsl"
 #include "nxv_asin_f32.glsl"
 #include "nxv_atanh_f32.glsl"
+#include "nxv_asinh_f32.glsl"
 
 #if NXV_F64
 double nxv_scale(double x, int k) {
