@@ -26,13 +26,7 @@ float nxv_asinh(float x) {
   float rd = 1.0 / den;
   float s0 = num * rd;
   float s = s0 + ((num - s0 * den) - s0 * dlo) * rd;
-  float s2 = s * s;
-  float p = 0.12130271839820073;
-  p = p * s2 + 0.10720645648325965;
-  p = p * s2 + 0.14307704805491708;
-  p = p * s2 + 0.19999468528342002;
-  p = p * s2 + 0.33333337463411533;
-  float at = s + s * s2 * p;
+  float at = nxv_atanh_series_f32(s);
   float kf = float(k + (big ? 5 : 0));
   float r = kf * NXV_LN2F_HI + (kf * NXV_LN2F_LO + 2.0 * at);  // k * hi is exact
   // asinh a = a - a^3/6: a itself below 2^-12 (subnormals kept); Inf and NaN pass through.
