@@ -188,6 +188,7 @@ const Kernel& KernelCache::get(const KernelKey& requested) {
   std::string map_key = key.name;
   for (const auto& [k, v] : key.defines) (((map_key += '|') += k) += '=') += v;
   map_key += "|wg=" + std::to_string(key.workgroup_size);
+  map_key += "|max_wg=" + std::to_string(key.max_workgroups);
   std::lock_guard lock(mutex_);
   if (auto it = kernels_.find(map_key); it != kernels_.end()) {
     ++stats_.memory_hits;
@@ -206,7 +207,8 @@ const Kernel& KernelCache::get(const KernelKey& requested) {
                   .pSpecializationInfo = &spec},
         .layout = **layout_};
     auto kernel = std::make_unique<Kernel>(
-        Kernel{vk::raii::Pipeline(core_->device(), *pipeline_cache_, info), key.workgroup_size});
+        Kernel{vk::raii::Pipeline(core_->device(), *pipeline_cache_, info), key.workgroup_size,
+                                       key.max_workgroups});
     ++stats_.pipelines;
     return *kernels_.emplace(map_key, std::move(kernel)).first->second;
   });

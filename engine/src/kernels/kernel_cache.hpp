@@ -26,11 +26,15 @@ struct KernelKey {
   std::string name;  // template file name without extension, e.g. "elementwise"
   std::vector<std::pair<std::string, std::string>> defines;
   uint32_t workgroup_size = 256;  // specialization constant 0 (local_size_x_id = 0)
+  // Most workgroups one dispatch of a grid-stride kernel should launch (0: the device's
+  // limit). A launch setting, not compiled in, but kept with the kernel that asks for it.
+  uint32_t max_workgroups = 0;
 };
 
 struct Kernel {
   vk::raii::Pipeline pipeline;
   uint32_t workgroup_size;
+  uint32_t max_workgroups = 0;
 };
 
 struct KernelCacheStats {

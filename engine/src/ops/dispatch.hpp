@@ -53,7 +53,8 @@ void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool 
 void plan_elementwise3(const Tensor& out, const std::vector<Tensor>& views, bool dense,
                        const std::function<void(Elementwise3Push&)>& emit);
 
-// Number of workgroups for `n` elements with grid-stride loops.
-uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_size);
+// Number of workgroups for `n` elements with grid-stride loops, at most `max_workgroups` when
+// that is not 0 (a kernel's own cap, Kernel::max_workgroups).
+uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_size, uint32_t max_workgroups = 0);
 
 }  // namespace nxv
