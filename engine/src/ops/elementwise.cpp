@@ -218,15 +218,20 @@ KernelKey make_key(std::string_view op, DType out, const std::vector<DType>& in,
       expr = "nxv_cbrt_f32(a)";
     }
     // pow of a float result from float loads: double arithmetic only where a float result
-    // needs it (nxv_pow_f32.glsl). Launched as fewer, longer-lived workgroups: 16384 of 256
-    // invocations measured 3-5% faster than 65535 for this kernel on an H200, where
-    // memory-bound kernels lose 1-2% with the same cap (bench/RESULTS.md, stop 11).
+    // needs it (nxv_pow_f32.glsl).
     if (c == "float" && op == "pow" && has_f64) {
       features.need_f64();
       d.emplace_back("NXV_POW_F32", "1");
       expr = "nxv_pow_f32(a, b)";
-      key.max_workgroups = 16384;
     }
+    // Kernels bound by arithmetic rather than memory run faster as fewer, longer-lived
+    // workgroups: 16384 of 256 invocations instead of 65535 measured 1-5% faster for these f32
+    // ops on an H200, where memory-bound ones (multiply, negate, exp) lose 1-2% with that cap
+    // and sin/cos move within the noise (bench/RESULTS.md, stop 11).
+    static constexpr std::string_view kArithmeticBound[] = {"pow",   "tan",  "sinh",    "tanh",
+                                                            "asinh", "erfc", "erf_inv", "cbrt"};
+    if (c == "float" && std::ranges::find(kArithmeticBound, op) != std::end(kArithmeticBound))
+      key.max_workgroups = 16384;
   }
   features.add_defines(d);
   d.emplace_back("NIN", std::to_string(in.size()));
