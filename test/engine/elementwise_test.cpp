@@ -199,6 +199,10 @@ TEST(Elementwise, FloatMathWithinItsBounds) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> expo(-40.f, 38.f);
   for (int i = 0; i < 20000; ++i) x.push_back((i % 2 ? -1.f : 1.f) * std::pow(10.f, expo(rng)));
+  // Edges of the f32 sinh/tanh reductions: 2^-12, tanh's clamp, sinh's split scale and overflow.
+  for (float v : {0.000244140625f, 0.00024414f, 9.01f, 9.5f, 44.0f, 88.72f, 89.07f, 89.1f, 89.4159f, 89.416f,
+                  89.5f, -89.41f})
+    x.push_back(v);
   for (float v : {0.f, -0.f, 1.f, -1.f, 0.75f, -0.75f, 2.f, 3.92f, 10.05f, 10.06f, 27.f, -8.f, 0.125f, 1e-30f,
                   std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
                   -std::numeric_limits<float>::infinity()})

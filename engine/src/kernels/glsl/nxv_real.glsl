@@ -101,6 +101,9 @@ T nxv_log1p(T x) {
 
 T nxv_sigmoid(T x) { return x < K(-40.0LF) ? nxv_exp(x) : K(1.0LF) / (K(1.0LF) + nxv_exp(-x)); }
 
+#if NXV_MANT == 24
+#include "nxv_sinh_tanh_f32.glsl"
+#else
 T nxv_sinh(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;  // keeps -0.0
   T ax = abs(x), s;
@@ -116,6 +119,7 @@ T nxv_sinh(T x) {
   }
   return x < K(0.0LF) ? -s : s;
 }
+#endif
 
 T nxv_cosh(T x) {
   if (isnan(x)) return x;
@@ -128,6 +132,7 @@ T nxv_cosh(T x) {
   return (K(0.5LF) * h) * h;
 }
 
+#if NXV_MANT > 24  // float: nxv_sinh_tanh_f32.glsl
 T nxv_tanh(T x) {
   if (isnan(x)) return x;
   T ax = abs(x), r;
@@ -138,6 +143,7 @@ T nxv_tanh(T x) {
   }
   return x < K(0.0LF) || (x == K(0.0LF) && K(1.0LF) / x < K(0.0LF)) ? -r : r;
 }
+#endif
 
 // atan on [0, inf): reduce to |y| <= tan(pi/12) and sum the series.
 T nxv_atan_pos(T x) {
@@ -266,8 +272,9 @@ T nxv_cbrt(T x) {
 
 // Giles' single-precision estimate of erf_inv ("Approximating the erfinv function", GPU
 // Computing Gems, 2011): within a few float ulps; the start of the double version's Newton steps.
-T nxv_erf_inv_giles(T x) {
-  T w = -nxv_log_normal((K(1.0LF) - x) * (K(1.0LF) + x)), p;  // |x| < 1: a normal product in (0, 1]
+// one_minus_x2: (1 - x)(1 + x), a normal number in (0, 1].
+T nxv_erf_inv_giles(T x, T one_minus_x2) {
+  T w = -nxv_log_normal(one_minus_x2), p;
   if (w < K(5.0LF)) {
     w = w - K(2.5LF);
     p = K(2.81022636e-08LF);
@@ -348,7 +355,7 @@ T nxv_erf_inv(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (abs(x) == K(1.0LF)) return x / (x - x);  // +-inf (x / 0.0 may be folded)
   if (x == K(0.0LF)) return x;
-  T y = nxv_erf_inv_giles(x);
+  T y = nxv_erf_inv_giles(x, (K(1.0LF) - x) * (K(1.0LF) + x));
   T ax = abs(x);
   for (int i = 0; i < 3; ++i) {
     T ay = abs(y);
