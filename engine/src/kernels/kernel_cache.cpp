@@ -207,8 +207,7 @@ const Kernel& KernelCache::get(const KernelKey& requested) {
                   .pSpecializationInfo = &spec},
         .layout = **layout_};
     auto kernel = std::make_unique<Kernel>(
-        Kernel{vk::raii::Pipeline(core_->device(), *pipeline_cache_, info), key.workgroup_size,
-                                       key.max_workgroups});
+        Kernel{vk::raii::Pipeline(core_->device(), *pipeline_cache_, info), key.workgroup_size, key.max_workgroups});
     ++stats_.pipelines;
     return *kernels_.emplace(map_key, std::move(kernel)).first->second;
   });
