@@ -1,7 +1,9 @@
 // Replays the conformance fixtures (test/fixtures/*.json, generated from Nx.BinaryBackend by
 // `mix nx_vulkan.fixtures`) through nxv::run_op. One test per op (Conformance/Op.Replay/<op>);
 // every mismatch of a natively supported case is collected and reported, then the test fails.
-// Cases the engine does not support natively (nxv::supports_op false) are counted, not run.
+// Cases the engine does not support natively (nxv::check_op says why) are counted, not run.
+// Options are decoded through the op family's typed attributes (JsonAttrReader), as the NIF
+// decodes Erlang terms.
 // At the end: "fixtures: native N / total M (ops native: ...)".
 //
 // Fixture directory: env NXV_FIXTURES_DIR, else the compile definition NXV_FIXTURES_DIR.
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "json_attrs.hpp"
 #include "nxv/device.hpp"
 #include "nxv/error.hpp"
 #include "nxv/ops.hpp"
@@ -107,12 +110,12 @@ std::shared_ptr<nxv::Device> Op::device_;
 std::string Op::open_error_;
 
 // Runs one case; returns failure lines (empty when it matches).
-std::vector<std::string> replay(nxv::Device& device, const Case& c) {
+std::vector<std::string> replay(nxv::Device& device, const Case& c, nxv::OpId op, const nxv::Attrs& attrs) {
   std::vector<nxv::Tensor> inputs;
   inputs.reserve(c.inputs.size());
   for (const auto& in : c.inputs)
     inputs.push_back(nxv::from_host(device, *in.type, in.shape, in.bytes.data(), in.bytes.size()));
-  nxv::Tensor result = nxv::run_op(device, c.op, nxv::OutSpec{*c.out_type, c.out_shape}, inputs, c.options);
+  nxv::Tensor result = nxv::run_op(device, op, nxv::OutSpec{*c.out_type, c.out_shape}, inputs, attrs);
   if (result.type != *c.expected.type || result.shape != c.expected.shape) {
     std::string got_shape;
     for (auto d : result.shape) got_shape += (got_shape.empty() ? "" : ",") + std::to_string(d);
@@ -137,14 +140,17 @@ TEST_P(Op, Replay) {
 
   for (const Case* c : cases) {
     bool supported = false;
-    if (c->has_engine_types()) {
-      std::vector<nxv::DType> in_types;
-      for (const auto& in : c->inputs) in_types.push_back(*in.type);
+    auto op_id = nxv::find_op(c->op);
+    nxv::Attrs attrs;
+    if (op_id && c->has_engine_types()) {
+      std::vector<nxv::TensorSpec> specs;
+      for (const auto& in : c->inputs) specs.push_back(nxv::contiguous_spec(*in.type, in.shape));
       try {
-        supported = nxv::supports_op(*device_, c->op, nxv::OutSpec{*c->out_type, c->out_shape}, in_types);
+        attrs = nxv::decode_attrs(*op_id, nxv::test::JsonAttrReader(c->options));
+        supported = bool(nxv::check_op(*device_, *op_id, nxv::OutSpec{*c->out_type, c->out_shape}, specs, attrs));
       } catch (const std::exception& e) {
         ++failed;
-        failures += c->describe() + "\n  supports_op threw: " + e.what() + "\n";
+        failures += c->describe() + "\n  decoding or checking threw: " + e.what() + "\n";
         continue;
       }
     }
@@ -152,7 +158,7 @@ TEST_P(Op, Replay) {
     ++native;
     std::vector<std::string> lines;
     try {
-      lines = replay(*device_, *c);
+      lines = replay(*device_, *c, *op_id, attrs);
     } catch (const nxv::Error& e) {
       lines = {std::string("  threw ") + nxv::error_kind_name(e.kind()) + ": " + e.what()};
     } catch (const std::exception& e) {

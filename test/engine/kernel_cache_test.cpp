@@ -9,7 +9,7 @@
 
 #include "device/device_impl.hpp"
 #include "kernels/kernel_cache.hpp"
-#include "ops/registry.hpp"
+#include "nxv/ops.hpp"
 #include "test_util.hpp"
 
 using namespace nxv;

@@ -23,9 +23,14 @@ struct CooperativeMatrixShape {
 struct DeviceFeatures {
   bool float16 = false, float64 = false, int64 = false, int16 = false, int8 = false;
   bool storage8 = false, storage16 = false;
-  bool bfloat16 = false;
-  bool cooperative_matrix = false;
+  bool bfloat16 = false;                     // VK_KHR_shader_bfloat16 shaderBFloat16Type
+  bool bfloat16_cooperative_matrix = false;  // ... shaderBFloat16CooperativeMatrix
+  bool cooperative_matrix = false;           // VK_KHR_cooperative_matrix, compute stage
+  bool cooperative_matrix2 = false;          // VK_NV_cooperative_matrix2 (any of its features)
   bool subgroup_basic = false, subgroup_arithmetic = false, subgroup_shuffle = false;
+  // Vulkan 1.3: a pipeline may require a subgroup size in [min, max]_subgroup_size (compute is
+  // among requiredSubgroupSizeStages), and may require full subgroups.
+  bool subgroup_size_control = false, compute_full_subgroups = false;
   bool buffer_device_address = false, timeline_semaphore = false;
 };
 
@@ -39,7 +44,10 @@ struct DeviceInfo {
   std::string api_version;  // "1.4.305"
   std::string uuid;         // device UUID, hex
   std::vector<MemoryHeap> heaps;
-  uint32_t subgroup_size = 0;
+  uint32_t subgroup_size = 0;  // the default size
+  uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
+  uint32_t max_compute_workgroup_subgroups = 0;
+  uint32_t required_subgroup_size_stages = 0;  // VkShaderStageFlags (compute: 0x20)
   std::array<uint32_t, 3> max_workgroup_size{};
   uint32_t max_workgroup_invocations = 0;
   std::array<uint32_t, 3> max_workgroup_count{};
@@ -48,7 +56,11 @@ struct DeviceInfo {
   uint64_t max_allocation_size = 0;
   uint64_t max_buffer_size = 0;
   uint32_t max_push_constants = 0;
-  DeviceFeatures features;  // after the capability mask is applied
+  // list_devices: what the device offers. Device::info(): what the logical device has enabled,
+  // after the capability mask.
+  DeviceFeatures features;
+  // Device::info(): only shapes whose types are enabled (f16 needs float16, bf16 needs
+  // bfloat16_cooperative_matrix, ...).
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
 };
 
@@ -60,8 +72,12 @@ enum Capability : uint32_t {
   kCapBFloat16 = 1u << 3,
   kCapCooperativeMatrix = 1u << 4,
   kCapSubgroupOps = 1u << 5,
+  kCapCooperativeMatrix2 = 1u << 6,   // also off when kCapCooperativeMatrix is
+  kCapSubgroupSizeControl = 1u << 7,  // subgroupSizeControl and computeFullSubgroups
 };
-// Parses "f64,int64,f16,bf16,coopmat,subgroup" (also accepts "all"); throws on unknown names.
+inline constexpr uint32_t kAllCapabilities = (1u << 8) - 1;
+// Parses "f64,int64,f16,bf16,coopmat,coopmat2,subgroup,subgroup_size" (also accepts "all");
+// throws on unknown names.
 uint32_t parse_capability_mask(const std::string& text);
 
 struct DeviceOptions {
@@ -99,7 +115,8 @@ class Device : public std::enable_shared_from_this<Device> {
   Device& operator=(const Device&) = delete;
 
   const DeviceInfo& info() const;
-  bool has(Capability c) const;  // feature present and not masked
+  // Feature present, not masked, and enabled on this logical device.
+  bool has(Capability c) const;
   MemoryStats memory_stats() const;
   void reset_peak_memory();
   // Waits until all work recorded so far has finished.

@@ -57,11 +57,15 @@ uint32_t parse_capability_mask(const std::string& text) {
     else if (item == "int64" || item == "s64") mask |= kCapInt64;
     else if (item == "f16" || item == "float16") mask |= kCapFloat16;
     else if (item == "bf16" || item == "bfloat16") mask |= kCapBFloat16;
+    // coopmat also turns coopmat2 off (DeviceCore), which builds on it.
     else if (item == "coopmat" || item == "cooperative_matrix") mask |= kCapCooperativeMatrix;
+    else if (item == "coopmat2" || item == "cooperative_matrix2") mask |= kCapCooperativeMatrix2;
     else if (item == "subgroup" || item == "subgroups") mask |= kCapSubgroupOps;
-    else if (item == "all") mask |= 0x3f;
-    else throw Error(ErrorKind::InvalidArgument, "unknown capability '" + item +
-                                                     "' (known: f64, int64, f16, bf16, coopmat, subgroup, all)");
+    else if (item == "subgroup_size" || item == "subgroup_size_control") mask |= kCapSubgroupSizeControl;
+    else if (item == "all") mask |= kAllCapabilities;
+    else throw Error(ErrorKind::InvalidArgument,
+                     "unknown capability '" + item +
+                         "' (known: f64, int64, f16, bf16, coopmat, coopmat2, subgroup, subgroup_size, all)");
   }
   return mask;
 }

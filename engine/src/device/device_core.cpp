@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "device/device_info.hpp"
 
 namespace nxv {
 namespace {
@@ -43,68 +44,111 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
 
   // Masked features are neither reported nor enabled, so shaders that need them fail loudly.
   auto& ft = info_.features;
+  if (disabled_ & kCapCooperativeMatrix) disabled_ |= kCapCooperativeMatrix2;  // it builds on coopmat
   if (disabled_ & kCapFloat64) ft.float64 = false;
   if (disabled_ & kCapInt64) ft.int64 = false;
   if (disabled_ & kCapFloat16) ft.float16 = false;
-  if (disabled_ & kCapBFloat16) ft.bfloat16 = false;
-  if (disabled_ & kCapCooperativeMatrix) {
-    ft.cooperative_matrix = false;
-    info_.cooperative_matrix_shapes.clear();
-  }
+  if (disabled_ & kCapBFloat16) ft.bfloat16 = ft.bfloat16_cooperative_matrix = false;
+  if (disabled_ & kCapCooperativeMatrix) ft.cooperative_matrix = ft.bfloat16_cooperative_matrix = false;
+  if (disabled_ & kCapCooperativeMatrix2) ft.cooperative_matrix2 = false;
   if (disabled_ & kCapSubgroupOps) {
     ft.subgroup_basic = ft.subgroup_arithmetic = ft.subgroup_shuffle = false;
   }
+  if (disabled_ & kCapSubgroupSizeControl) ft.subgroup_size_control = ft.compute_full_subgroups = false;
 
   queue_family_ = find_compute_family(physical_);
   float priority = 1.0f;
   vk::DeviceQueueCreateInfo queue_info{
       .queueFamilyIndex = queue_family_, .queueCount = 1, .pQueuePriorities = &priority};
 
-  vk::StructureChain<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan11Features,
-                     vk::PhysicalDeviceVulkan12Features, vk::PhysicalDeviceVulkan13Features>
-      chain;
-  auto& f = chain.get<vk::PhysicalDeviceFeatures2>().features;
+  // What the device supports, then what we enable: an extension joins (its name and its
+  // feature structure) only when the device lists it and no mask turned it off.
+  const OptionalExtensions listed = listed_extensions(physical_);
+  FeatureChain have(listed);
+  query_features(physical_, have);
+  OptionalExtensions on;
+  on.cooperative_matrix = listed.cooperative_matrix && ft.cooperative_matrix;
+  on.bfloat16 = listed.bfloat16 && ft.bfloat16;
+  on.cooperative_matrix2 = listed.cooperative_matrix2 && on.cooperative_matrix && ft.cooperative_matrix2;
+  FeatureChain want(on);
+
+  auto& f = want.f2.features;
   f.shaderFloat64 = ft.float64;
   f.shaderInt64 = ft.int64;
   f.shaderInt16 = ft.int16;
-  auto& f11 = chain.get<vk::PhysicalDeviceVulkan11Features>();
+  auto& f11 = want.f11;
   f11.storageBuffer16BitAccess = ft.storage16;
-  auto& f12 = chain.get<vk::PhysicalDeviceVulkan12Features>();
+  auto& f12 = want.f12;
   f12.shaderFloat16 = ft.float16;
   f12.shaderInt8 = ft.int8;
   f12.storageBuffer8BitAccess = ft.storage8;
   f12.bufferDeviceAddress = true;
   f12.timelineSemaphore = true;
-  f12.scalarBlockLayout = true;
-  f12.vulkanMemoryModel = true;
-  f12.vulkanMemoryModelDeviceScope = true;
-  auto& f13 = chain.get<vk::PhysicalDeviceVulkan13Features>();
-  f13.synchronization2 = true;
-  f13.maintenance4 = true;
-  f13.subgroupSizeControl = true;
-  f13.computeFullSubgroups = true;
-
   // Keep only the features the device really has (some drivers lack memory-model device scope).
-  auto have = physical_.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan11Features,
-                                     vk::PhysicalDeviceVulkan12Features,
-                                     vk::PhysicalDeviceVulkan13Features>();
-  const auto& h12 = have.get<vk::PhysicalDeviceVulkan12Features>();
-  const auto& h13 = have.get<vk::PhysicalDeviceVulkan13Features>();
-  f12.scalarBlockLayout = h12.scalarBlockLayout;
-  f12.vulkanMemoryModel = h12.vulkanMemoryModel;
-  f12.vulkanMemoryModelDeviceScope = h12.vulkanMemoryModelDeviceScope;
-  if (!h13.synchronization2)
+  f12.scalarBlockLayout = have.f12.scalarBlockLayout;
+  f12.vulkanMemoryModel = have.f12.vulkanMemoryModel;
+  f12.vulkanMemoryModelDeviceScope = have.f12.vulkanMemoryModelDeviceScope;
+  auto& f13 = want.f13;
+  if (!have.f13.synchronization2)
     throw Error(ErrorKind::Unsupported, "device '" + info_.name + "' lacks synchronization2");
-  f13.maintenance4 = h13.maintenance4;
-  f13.subgroupSizeControl = h13.subgroupSizeControl;
-  f13.computeFullSubgroups = h13.computeFullSubgroups;
+  f13.synchronization2 = true;
+  f13.maintenance4 = have.f13.maintenance4;
+  bool size_control = !(disabled_ & kCapSubgroupSizeControl);
+  f13.subgroupSizeControl = size_control && have.f13.subgroupSizeControl;
+  f13.computeFullSubgroups = size_control && have.f13.computeFullSubgroups;
 
-  std::vector<const char*> extensions;
-  vk::DeviceCreateInfo device_info{.pNext = &chain.get<vk::PhysicalDeviceFeatures2>(),
+  if (on.cooperative_matrix) want.coopmat.cooperativeMatrix = true;
+#ifdef VK_KHR_shader_bfloat16
+  if (on.bfloat16) {
+    want.bf16.shaderBFloat16Type = true;
+    want.bf16.shaderBFloat16DotProduct = have.bf16.shaderBFloat16DotProduct;
+    // bf16 matrices need the cooperative-matrix extension itself.
+    want.bf16.shaderBFloat16CooperativeMatrix = on.cooperative_matrix && have.bf16.shaderBFloat16CooperativeMatrix;
+  }
+#endif
+#ifdef VK_NV_cooperative_matrix2
+  if (on.cooperative_matrix2) {
+    void* next = want.coopmat2.pNext;
+    want.coopmat2 = have.coopmat2;  // every feature it reports, under our own link
+    want.coopmat2.pNext = next;
+  }
+#endif
+
+  // Report what is enabled, nothing more: has() answers from these.
+  ft.cooperative_matrix = on.cooperative_matrix;
+  ft.cooperative_matrix2 = on.cooperative_matrix2 && want.any_coopmat2();
+#ifdef VK_KHR_shader_bfloat16
+  ft.bfloat16 = on.bfloat16;
+  ft.bfloat16_cooperative_matrix = on.bfloat16 && want.bf16.shaderBFloat16CooperativeMatrix;
+#else
+  ft.bfloat16 = ft.bfloat16_cooperative_matrix = false;
+#endif
+  ft.subgroup_size_control = ft.subgroup_size_control && f13.subgroupSizeControl;
+  ft.compute_full_subgroups = bool(f13.computeFullSubgroups);
+  // Shapes whose types the device cannot use as enabled are not offered.
+  auto usable = [&](const std::string& t) {
+    if (t == "f32" || t == "s32" || t == "u32") return true;
+    if (t == "f16") return ft.float16;
+    if (t == "bf16") return ft.bfloat16_cooperative_matrix;
+    if (t == "f64") return ft.float64;
+    if (t == "s64" || t == "u64") return ft.int64;
+    if (t == "s16" || t == "u16") return ft.int16;
+    if (t == "s8" || t == "u8") return ft.int8;
+    return false;  // types of extensions the engine does not enable (float8, ...)
+  };
+  auto& shapes = info_.cooperative_matrix_shapes;
+  if (!ft.cooperative_matrix) shapes.clear();
+  std::erase_if(shapes, [&](const CooperativeMatrixShape& s) {
+    return !usable(s.a_type) || !usable(s.b_type) || !usable(s.c_type) || !usable(s.result_type);
+  });
+
+  auto extensions = extension_names(on);
+  for (const char* e : extensions) enabled_extensions_.emplace_back(e);
+  vk::DeviceCreateInfo device_info{.pNext = &want.f2,
                                    .queueCreateInfoCount = 1,
                                    .pQueueCreateInfos = &queue_info,
-                                   .enabledExtensionCount = 0,
-                                   .ppEnabledExtensionNames = nullptr};
+                                   .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
+                                   .ppEnabledExtensionNames = extensions.data()};
   translate_vk("creating the logical device", [&] { device_.emplace(physical_, device_info); });
   queue_ = static_cast<vk::Queue>(*device_->getQueue(queue_family_, 0));
 
@@ -168,6 +212,8 @@ bool DeviceCore::has(Capability c) const {
     case kCapBFloat16: return ft.bfloat16;
     case kCapCooperativeMatrix: return ft.cooperative_matrix;
     case kCapSubgroupOps: return ft.subgroup_basic;
+    case kCapCooperativeMatrix2: return ft.cooperative_matrix2;
+    case kCapSubgroupSizeControl: return ft.subgroup_size_control;
   }
   return false;
 }

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <vk_mem_alloc.h>
 
@@ -22,8 +24,11 @@ class DeviceCore {
   DeviceCore(const DeviceCore&) = delete;
   DeviceCore& operator=(const DeviceCore&) = delete;
 
+  // Features as enabled on this logical device (after the mask).
   const DeviceInfo& info() const { return info_; }
   bool has(Capability c) const;
+  // The device extensions enabled on the logical device (VK_KHR_cooperative_matrix, ...).
+  const std::vector<std::string>& enabled_extensions() const { return enabled_extensions_; }
   vk::raii::Device& device() { return *device_; }
   const vk::raii::PhysicalDevice& physical() const { return physical_; }
   vk::Queue queue() const { return queue_; }
@@ -51,6 +56,7 @@ class DeviceCore {
   vk::raii::PhysicalDevice physical_;
   DeviceInfo info_;
   uint32_t disabled_;
+  std::vector<std::string> enabled_extensions_;
   std::optional<vk::raii::Device> device_;
   vk::Queue queue_;
   uint32_t queue_family_ = 0;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace nxv {
 namespace {
@@ -44,14 +45,18 @@ std::string component_name(vk::ComponentTypeKHR t) {
     case vk::ComponentTypeKHR::eUint16: return "u16";
     case vk::ComponentTypeKHR::eUint32: return "u32";
     case vk::ComponentTypeKHR::eUint64: return "u64";
-    default: return "other(" + std::to_string(static_cast<int>(t)) + ")";
+    default:
+#ifdef VK_KHR_shader_bfloat16
+      if (static_cast<VkComponentTypeKHR>(t) == VK_COMPONENT_TYPE_BFLOAT16_KHR) return "bf16";
+#endif
+      return "other(" + std::to_string(static_cast<int>(t)) + ")";
   }
 }
 
 std::string hex_uuid(const uint8_t* bytes) {
   std::string out;
   char buf[3];
-  for (int i = 0; i < VK_UUID_SIZE; ++i) {
+  for (uint32_t i = 0; i < VK_UUID_SIZE; ++i) {
     std::snprintf(buf, sizeof buf, "%02x", bytes[i]);
     out += buf;
   }
@@ -64,6 +69,71 @@ bool has_extension(const vk::raii::PhysicalDevice& physical, const char* name) {
   for (const auto& e : physical.enumerateDeviceExtensionProperties())
     if (std::strcmp(e.extensionName, name) == 0) return true;
   return false;
+}
+
+OptionalExtensions listed_extensions(const vk::raii::PhysicalDevice& physical) {
+  OptionalExtensions e;
+  for (const auto& p : physical.enumerateDeviceExtensionProperties()) {
+    std::string_view name = p.extensionName;
+    if (name == VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) e.cooperative_matrix = true;
+#ifdef VK_KHR_shader_bfloat16
+    if (name == VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME) e.bfloat16 = true;
+#endif
+#ifdef VK_NV_cooperative_matrix2
+    if (name == VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME) e.cooperative_matrix2 = true;
+#endif
+  }
+  e.cooperative_matrix2 = e.cooperative_matrix2 && e.cooperative_matrix;  // it extends the KHR one
+  return e;
+}
+
+std::vector<const char*> extension_names(const OptionalExtensions& e) {
+  std::vector<const char*> names;
+  if (e.cooperative_matrix) names.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+#ifdef VK_KHR_shader_bfloat16
+  if (e.bfloat16) names.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+#endif
+#ifdef VK_NV_cooperative_matrix2
+  if (e.cooperative_matrix2) names.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+#endif
+  return names;
+}
+
+FeatureChain::FeatureChain(const OptionalExtensions& c) : chained(c) {
+  void** tail = &f2.pNext;
+  auto link = [&](auto& s) {
+    *tail = &s;
+    tail = &s.pNext;
+  };
+  link(f11);
+  link(f12);
+  link(f13);
+  if (c.cooperative_matrix) link(coopmat);
+#ifdef VK_KHR_shader_bfloat16
+  if (c.bfloat16) link(bf16);
+#endif
+#ifdef VK_NV_cooperative_matrix2
+  if (c.cooperative_matrix2) link(coopmat2);
+#endif
+  *tail = nullptr;
+}
+
+bool FeatureChain::any_coopmat2() const {
+#ifdef VK_NV_cooperative_matrix2
+  const auto& f = coopmat2;
+  return chained.cooperative_matrix2 &&
+         (f.cooperativeMatrixWorkgroupScope || f.cooperativeMatrixFlexibleDimensions || f.cooperativeMatrixReductions ||
+          f.cooperativeMatrixConversions || f.cooperativeMatrixPerElementOperations ||
+          f.cooperativeMatrixTensorAddressing || f.cooperativeMatrixBlockLoads);
+#else
+  return false;
+#endif
+}
+
+void query_features(const vk::raii::PhysicalDevice& physical, FeatureChain& chain) {
+  // The raw call: vk::raii's getFeatures2<...> takes a fixed chain, ours depends on the device.
+  physical.getDispatcher()->vkGetPhysicalDeviceFeatures2(static_cast<VkPhysicalDevice>(*physical),
+                                                         reinterpret_cast<VkPhysicalDeviceFeatures2*>(&chain.f2));
 }
 
 int device_type_rank(const std::string& type) {
@@ -114,11 +184,12 @@ DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t i
     info.heaps.push_back({mem.memoryHeaps[i].size,
                           bool(mem.memoryHeaps[i].flags & vk::MemoryHeapFlagBits::eDeviceLocal)});
 
-  auto feats = physical.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan11Features,
-                                     vk::PhysicalDeviceVulkan12Features>();
-  const auto& f = feats.get<vk::PhysicalDeviceFeatures2>().features;
-  const auto& f11 = feats.get<vk::PhysicalDeviceVulkan11Features>();
-  const auto& f12 = feats.get<vk::PhysicalDeviceVulkan12Features>();
+  const auto listed = listed_extensions(physical);
+  FeatureChain feats(listed);
+  query_features(physical, feats);
+  const auto& f = feats.f2.features;
+  const auto& f11 = feats.f11;
+  const auto& f12 = feats.f12;
   auto& ft = info.features;
   ft.float16 = f12.shaderFloat16;
   ft.float64 = f.shaderFloat64;
@@ -129,14 +200,30 @@ DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t i
   ft.storage16 = f11.storageBuffer16BitAccess;
   ft.buffer_device_address = f12.bufferDeviceAddress;
   ft.timeline_semaphore = f12.timelineSemaphore;
-  ft.bfloat16 = has_extension(physical, "VK_KHR_shader_bfloat16");
+#ifdef VK_KHR_shader_bfloat16
+  ft.bfloat16 = listed.bfloat16 && feats.bf16.shaderBFloat16Type;
+  ft.bfloat16_cooperative_matrix = ft.bfloat16 && feats.bf16.shaderBFloat16CooperativeMatrix;
+#endif
   auto ops = p11.subgroupSupportedOperations;
   bool compute_stage = bool(p11.subgroupSupportedStages & vk::ShaderStageFlagBits::eCompute);
   ft.subgroup_basic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eBasic);
   ft.subgroup_arithmetic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eArithmetic);
   ft.subgroup_shuffle = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eShuffle);
 
-  if (has_extension(physical, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+  info.min_subgroup_size = p13.minSubgroupSize;
+  info.max_subgroup_size = p13.maxSubgroupSize;
+  info.max_compute_workgroup_subgroups = p13.maxComputeWorkgroupSubgroups;
+  info.required_subgroup_size_stages = static_cast<uint32_t>(p13.requiredSubgroupSizeStages);
+  // Only a stage in requiredSubgroupSizeStages may ask for a subgroup size.
+  ft.subgroup_size_control = feats.f13.subgroupSizeControl &&
+                             bool(p13.requiredSubgroupSizeStages & vk::ShaderStageFlagBits::eCompute);
+  ft.compute_full_subgroups = feats.f13.computeFullSubgroups;
+
+  if (listed.cooperative_matrix && feats.coopmat.cooperativeMatrix) {
+    auto cprops = physical.getProperties2<vk::PhysicalDeviceProperties2,
+                                          vk::PhysicalDeviceCooperativeMatrixPropertiesKHR>();
+    bool in_compute = bool(cprops.get<vk::PhysicalDeviceCooperativeMatrixPropertiesKHR>().cooperativeMatrixSupportedStages &
+                           vk::ShaderStageFlagBits::eCompute);
     try {
       for (const auto& c : physical.getCooperativeMatrixPropertiesKHR()) {
         info.cooperative_matrix_shapes.push_back(
@@ -149,7 +236,9 @@ DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t i
     } catch (const vk::SystemError&) {
       // A driver that lists the extension but cannot report shapes offers none we can use.
     }
-    ft.cooperative_matrix = !info.cooperative_matrix_shapes.empty();
+    ft.cooperative_matrix = in_compute && !info.cooperative_matrix_shapes.empty();
+    if (!ft.cooperative_matrix) info.cooperative_matrix_shapes.clear();
+    ft.cooperative_matrix2 = ft.cooperative_matrix && feats.any_coopmat2();
   }
   return info;
 }

@@ -1,5 +1,7 @@
 #include "exec/stream.hpp"
 
+#include <algorithm>
+
 #include "common/errors.hpp"
 
 namespace nxv {
@@ -34,6 +36,28 @@ void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
 
 void Recorder::keep(std::shared_ptr<const void> object) { stream_.open_->keep.push_back(std::move(object)); }
 
+uint64_t Recorder::params(const void* data, size_t bytes) {
+  constexpr uint64_t kBlockBytes = 64 * 1024;
+  auto& batch = *stream_.open_;
+  uint64_t offset = (batch.param_used + 15) & ~uint64_t(15);
+  if (batch.param_blocks.empty() || offset + bytes > batch.param_blocks.back()->size()) {
+    std::shared_ptr<Buffer> block;
+    auto& free = stream_.free_param_blocks_;
+    if (bytes <= kBlockBytes && !free.empty()) {
+      block = std::move(free.back());
+      free.pop_back();
+    } else {
+      block = std::make_shared<Buffer>(stream_.core_, std::max<uint64_t>(kBlockBytes, bytes), BufferKind::Upload);
+    }
+    batch.param_blocks.push_back(std::move(block));
+    offset = 0;
+  }
+  Buffer& block = *batch.param_blocks.back();
+  block.write_host(offset, data, bytes);
+  batch.param_used = offset + bytes;
+  return block.address_at(offset);
+}
+
 Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   translate_vk("creating the stream", [&] {
     pool_.emplace(core_->device(),
@@ -55,6 +79,7 @@ Stream::~Stream() {
   in_flight_.clear();
   open_.reset();
   free_cmds_.clear();
+  free_param_blocks_.clear();
 }
 
 void Stream::open_batch_locked() {
@@ -146,6 +171,8 @@ void Stream::retire_locked(bool) {
     Batch b = std::move(in_flight_.front());
     in_flight_.pop_front();
     b.keep.clear();
+    for (auto& block : b.param_blocks)
+      if (block->size() == 64 * 1024 && free_param_blocks_.size() < 16) free_param_blocks_.push_back(std::move(block));
     free_cmds_.push_back(std::move(*b.cmd));
   }
 }

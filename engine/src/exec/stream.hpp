@@ -39,6 +39,10 @@ class Recorder {
   void keep(std::shared_ptr<const void> object);
   // Counts one command (dispatch or copy) toward the batch size.
   void count_command() { ++commands_; }
+  // Copies a parameter block (kernel parameters too large for push constants) into
+  // host-visible memory kept until the batch has finished; returns its device address
+  // (16-byte aligned).
+  uint64_t params(const void* data, size_t bytes);
 
  private:
   friend class Stream;
@@ -72,6 +76,8 @@ class Stream {
     uint64_t value = 0;
     std::optional<vk::raii::CommandBuffer> cmd;
     std::vector<std::shared_ptr<const void>> keep;
+    std::vector<std::shared_ptr<Buffer>> param_blocks;  // the last one is being filled
+    uint64_t param_used = 0;
     uint32_t commands = 0;
   };
 
@@ -87,6 +93,7 @@ class Stream {
   std::optional<vk::raii::CommandPool> pool_;
   std::optional<vk::raii::Semaphore> timeline_;
   std::vector<vk::raii::CommandBuffer> free_cmds_;
+  std::vector<std::shared_ptr<Buffer>> free_param_blocks_;
   std::optional<Batch> open_;
   std::deque<Batch> in_flight_;
   uint64_t next_value_ = 1;

@@ -1,6 +1,9 @@
 #include "kernels/kernel_cache.hpp"
 
+#include <condition_variable>
 #include <cstring>
+#include <type_traits>
+#include <deque>
 
 #include <shaderc/shaderc.hpp>
 
@@ -107,6 +110,30 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key) {
   return {result.cbegin(), result.cend()};
 }
 
+size_t VariantKeyHash::operator()(const VariantKey& k) const noexcept {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  mix(k.family);
+  mix(k.op);
+  for (DType t : k.types) mix(uint64_t(t));
+  mix(k.type_count);
+  mix(k.layout);
+  mix(k.tile);
+  mix(k.switches);
+  return size_t(h);
+}
+
+// One kernel being built or built: the first thread to ask builds it outside the cache's lock;
+// others asking for the same one wait on the entry, not on the cache.
+struct KernelCache::Entry {
+  std::atomic<const Kernel*> ready{nullptr};
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::exception_ptr error;
+  std::unique_ptr<Kernel> owned;  // set for entries keyed by source
+};
+
 KernelCache::KernelCache(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   translate_vk("creating the pipeline layout", [&] {
     vk::PushConstantRange range{.stageFlags = vk::ShaderStageFlagBits::eCompute, .offset = 0,
@@ -134,8 +161,8 @@ KernelCache::~KernelCache() {
 void KernelCache::save_pipeline_cache() {
   auto dir = cache_directory();
   if (!dir) return;
-  std::lock_guard lock(mutex_);
-  if (stats_.pipelines == 0) return;  // nothing new to persist
+  std::lock_guard lock(save_mutex_);
+  if (pipelines_ == 0) return;  // nothing new to persist
   auto data = pipeline_cache_->getData();
   write_file_atomically(*dir / pipeline_cache_file_name(*core_),
                         std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
@@ -156,14 +183,14 @@ std::vector<uint32_t> KernelCache::spirv_for(const KernelKey& key, const std::st
             std::string_view(data->data() + sizeof kSpirvMagic + 8, len) == text) {
           std::vector<uint32_t> words((data->size() - body) / 4);
           std::memcpy(words.data(), data->data() + body, words.size() * 4);
-          ++stats_.disk_hits;
+          ++disk_hits_;
           return words;
         }
       }
     }
   }
   auto words = compile_glsl(key);
-  ++stats_.compiled;
+  ++compiled_;
   if (dir) {
     std::string blob(kSpirvMagic, sizeof kSpirvMagic);
     uint64_t len = text.size();
@@ -175,61 +202,130 @@ std::vector<uint32_t> KernelCache::spirv_for(const KernelKey& key, const std::st
   return words;
 }
 
-const Kernel& KernelCache::get(const KernelKey& requested) {
+namespace {
+
+KernelKey with_device_switches(const KernelKey& requested, const DeviceCore& core) {
   // Device-wide switches every template may use.
   KernelKey key = requested;
-  const auto& fc = core_->float_controls();
+  const auto& fc = core.float_controls();
   key.defines.emplace_back("NXV_FC_DENORM32", fc.denorm_preserve32 ? "1" : "0");
   key.defines.emplace_back("NXV_FC_DENORM64", fc.denorm_preserve64 ? "1" : "0");
   key.defines.emplace_back("NXV_FC_SZINP32", fc.signed_zero_inf_nan32 ? "1" : "0");
   key.defines.emplace_back("NXV_FC_SZINP64", fc.signed_zero_inf_nan64 ? "1" : "0");
-  // The in-memory key is the specialisation alone (sources are fixed for the process); the
-  // full source text is only needed to name SPIR-V on disk, on a miss.
+  return key;
+}
+
+std::string source_map_key(const KernelKey& key) {
   std::string map_key = key.name;
   for (const auto& [k, v] : key.defines) (((map_key += '|') += k) += '=') += v;
-  map_key += "|wg=" + std::to_string(key.workgroup_size);
-  map_key += "|max_wg=" + std::to_string(key.max_workgroups);
-  std::lock_guard lock(mutex_);
-  if (auto it = kernels_.find(map_key); it != kernels_.end()) {
-    ++stats_.memory_hits;
-    return *it->second;
+  for (uint32_t v : {key.workgroup_size, key.workgroup_y, key.workgroup_z, key.shared_bytes,
+                     key.required_subgroup_size, key.max_workgroups})
+    (map_key += '|') += std::to_string(v);
+  return map_key;
+}
+
+}  // namespace
+
+const Kernel* KernelCache::build(const KernelKey& key) {
+  if (key.required_subgroup_size) {
+    const auto& info = core_->info();
+    if (!info.features.subgroup_size_control || key.required_subgroup_size < info.min_subgroup_size ||
+        key.required_subgroup_size > info.max_subgroup_size)
+      throw Error(ErrorKind::Unsupported, "kernel '" + key.name + "' needs subgroups of " +
+                                              std::to_string(key.required_subgroup_size) +
+                                              ", which the device cannot require");
   }
   std::string text = key_text(key);
   auto words = spirv_for(key, text);
-  return translate_vk("creating a compute pipeline", [&]() -> const Kernel& {
+  return translate_vk("creating a compute pipeline", [&]() -> const Kernel* {
     vk::raii::ShaderModule module(core_->device(),
                                   vk::ShaderModuleCreateInfo{.codeSize = words.size() * 4, .pCode = words.data()});
-    vk::SpecializationMapEntry entry{.constantID = 0, .offset = 0, .size = sizeof(uint32_t)};
-    vk::SpecializationInfo spec{.mapEntryCount = 1, .pMapEntries = &entry, .dataSize = sizeof(uint32_t),
-                                .pData = &key.workgroup_size};
-    vk::ComputePipelineCreateInfo info{
-        .stage = {.stage = vk::ShaderStageFlagBits::eCompute, .module = *module, .pName = "main",
-                  .pSpecializationInfo = &spec},
-        .layout = **layout_};
-    auto kernel = std::make_unique<Kernel>(
-        Kernel{vk::raii::Pipeline(core_->device(), *pipeline_cache_, info), key.workgroup_size, key.max_workgroups});
-    ++stats_.pipelines;
-    return *kernels_.emplace(map_key, std::move(kernel)).first->second;
+    const std::array<uint32_t, 4> constants{key.workgroup_size, key.workgroup_y, key.workgroup_z, key.shared_bytes};
+    std::array<vk::SpecializationMapEntry, 4> entries;
+    for (uint32_t i = 0; i < 4; ++i) entries[i] = vk::SpecializationMapEntry(i, 4 * i, 4);
+    vk::SpecializationInfo spec{.mapEntryCount = uint32_t(entries.size()), .pMapEntries = entries.data(),
+                                .dataSize = sizeof constants, .pData = constants.data()};
+    vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{.requiredSubgroupSize = key.required_subgroup_size};
+    vk::PipelineShaderStageCreateInfo stage{.stage = vk::ShaderStageFlagBits::eCompute, .module = *module,
+                                            .pName = "main", .pSpecializationInfo = &spec};
+    if (key.required_subgroup_size) {
+      stage.pNext = &subgroup;
+      if (key.workgroup_size % key.required_subgroup_size == 0)
+        stage.flags = vk::PipelineShaderStageCreateFlagBits::eRequireFullSubgroups;
+    }
+    vk::ComputePipelineCreateInfo info{.stage = stage, .layout = **layout_};
+    auto kernel = std::make_unique<Kernel>(Kernel{vk::raii::Pipeline(core_->device(), *pipeline_cache_, info),
+                                                  key.workgroup_size, key.max_workgroups,
+                                                  {key.workgroup_size, key.workgroup_y, key.workgroup_z}});
+    ++pipelines_;
+    return kernel.release();
   });
 }
 
-const Kernel& KernelCache::get_memo(const std::string& memo, const std::function<KernelKey()>& make) {
+template <typename Map, typename Key>
+const Kernel& KernelCache::get_or_build(Map& map, const Key& key, const std::function<KernelKey()>& source) {
+  std::shared_ptr<Entry> entry;
+  bool builder = false;
   {
     std::lock_guard lock(mutex_);
-    if (auto it = memo_.find(memo); it != memo_.end()) {
-      ++stats_.memory_hits;
-      return *it->second;
+    auto it = map.find(key);
+    if (it != map.end()) {
+      entry = it->second;
+    } else {
+      entry = std::make_shared<Entry>();
+      map.emplace(key, entry);
+      builder = true;
     }
   }
-  const Kernel& kernel = get(make());
-  std::lock_guard lock(mutex_);
-  memo_.emplace(memo, &kernel);
-  return kernel;
+  if (!builder) {
+    if (const Kernel* k = entry->ready.load(std::memory_order_acquire)) {
+      ++memory_hits_;
+      return *k;
+    }
+    std::unique_lock wait(entry->mutex);
+    entry->done_cv.wait(wait, [&] { return entry->done; });
+    if (entry->error) std::rethrow_exception(entry->error);
+    ++memory_hits_;
+    return *entry->ready.load(std::memory_order_acquire);
+  }
+  const Kernel* kernel = nullptr;
+  std::exception_ptr error;
+  try {
+    if constexpr (std::is_same_v<Key, std::string>) {
+      entry->owned.reset(const_cast<Kernel*>(build(source())));
+      kernel = entry->owned.get();
+    } else {
+      kernel = &get(source());
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (error) {
+    std::lock_guard lock(mutex_);
+    map.erase(key);  // a later call tries again
+  }
+  {
+    std::lock_guard lock(entry->mutex);
+    entry->done = true;
+    entry->error = error;
+    entry->ready.store(kernel, std::memory_order_release);
+  }
+  entry->done_cv.notify_all();
+  if (error) std::rethrow_exception(error);
+  return *kernel;
+}
+
+const Kernel& KernelCache::get(const KernelKey& requested) {
+  KernelKey key = with_device_switches(requested, *core_);
+  return get_or_build(by_source_, source_map_key(key), [&] { return key; });
+}
+
+const Kernel& KernelCache::get(const VariantKey& variant, const std::function<KernelKey()>& source) {
+  return get_or_build(by_variant_, variant, source);
 }
 
 KernelCacheStats KernelCache::stats() const {
-  std::lock_guard lock(mutex_);
-  return stats_;
+  return {compiled_.load(), disk_hits_.load(), memory_hits_.load(), pipelines_.load()};
 }
 
 }  // namespace nxv

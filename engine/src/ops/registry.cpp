@@ -1,65 +1,94 @@
-#include "ops/registry.hpp"
-
-#include <map>
-#include <mutex>
+// The op table (nxv/op_table.inc) as data, and the one path every op takes: decode, check,
+// lower into launches, run them as an executable (an eager op is a one-node graph).
+#include <algorithm>
 
 #include "common/errors.hpp"
+#include "device/device_impl.hpp"
+#include "graph/graph.hpp"
 #include "memory/transfer.hpp"
+#include "ops/family.hpp"
 
 namespace nxv {
 namespace {
 
-std::map<std::string, OpImpl, std::less<>>& table() {
-  static std::map<std::string, OpImpl, std::less<>> t;
-  return t;
-}
+constexpr OpInfo kOpTable[] = {
+#define NXV_OP(name, family, arity) {OpId::name, #name, FamilyId::family, #family, arity},
+#include "nxv/op_table.inc"
+};
 
-void ensure_registered() {
-  static std::once_flag once;
-  std::call_once(once, [] { register_elementwise_ops(); });
-}
+using FamilyFn = const Family& (*)();
+constexpr FamilyFn kFamilies[] = {
+#define NXV_FAMILY(family) &family##_family,
+#include "nxv/op_table.inc"
+};
 
 }  // namespace
 
-void register_op(const std::string& name, OpImpl impl) { table()[name] = std::move(impl); }
+std::span<const OpInfo> op_table() { return kOpTable; }
 
-const OpImpl* find_op(std::string_view name) {
-  ensure_registered();
-  auto it = table().find(name);
-  return it == table().end() ? nullptr : &it->second;
+const OpInfo& op_info(OpId op) {
+  size_t i = size_t(op);
+  if (i >= std::size(kOpTable)) throw Error(ErrorKind::InvalidArgument, "unknown op id " + std::to_string(i));
+  return kOpTable[i];
 }
 
-std::vector<std::string> registered_op_names() {
-  ensure_registered();
-  std::vector<std::string> names;
-  for (const auto& [name, _] : table()) names.push_back(name);
-  return names;
+std::optional<OpId> find_op(std::string_view name) {
+  for (const auto& row : kOpTable)
+    if (row.name == name) return row.id;
+  return std::nullopt;
 }
 
-std::vector<std::string> native_op_names() { return registered_op_names(); }
+const Family& family_of(OpId op) { return kFamilies[size_t(op_info(op).family)](); }
 
-bool supports_op(Device& device, std::string_view op, const OutSpec& out, const std::vector<DType>& input_types) {
-  const OpImpl* impl = find_op(op);
-  if (!impl) return false;
-  try {
-    impl->check(device, op, out, input_types);
-    return true;
-  } catch (const Error&) {
-    return false;
+TensorSpec spec_of(const Tensor& t) { return {t.type, t.shape, t.strides, t.offset}; }
+
+TensorSpec contiguous_spec(DType type, const Shape& shape) { return {type, shape, row_major_strides(shape), 0}; }
+
+uint32_t support_depends(OpId op) { return family_of(op).support_depends(); }
+
+Attrs decode_attrs(OpId op, const AttrReader& options) { return family_of(op).decode(op, options); }
+
+Support check_op(Device& device, OpId op, const OutSpec& out, std::span<const TensorSpec> inputs, const Attrs& attrs) {
+  const OpInfo& info = op_info(op);
+  if (info.arity >= 0 && size_t(info.arity) != inputs.size())
+    return {false, ErrorKind::InvalidArgument,
+            std::string(info.name) + " takes " + std::to_string(info.arity) + " tensors, got " +
+                std::to_string(inputs.size())};
+  return family_of(op).check(CheckArgs{device, op, out, inputs, attrs});
+}
+
+Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  std::vector<TensorSpec> specs;
+  specs.reserve(inputs.size());
+  for (const auto& t : inputs) {
+    check_same_device(device, t);
+    specs.push_back(spec_of(t));
   }
+  Support support = check_op(device, op, out, specs, attrs);
+  if (!support) throw Error(support.kind, support.reason);
+  return translate_vk("running op", [&] { return run_one_node(device, op, out, inputs, attrs); });
 }
 
 Tensor run_op(Device& device, std::string_view op, const OutSpec& out, const std::vector<Tensor>& inputs,
-              const Options& options) {
-  const OpImpl* impl = find_op(op);
-  if (!impl) throw Error(ErrorKind::Unsupported, "op '" + std::string(op) + "' has no native implementation yet");
-  std::vector<DType> types;
-  for (const auto& t : inputs) {
-    check_same_device(device, t);
-    types.push_back(t.type);
-  }
-  impl->check(device, op, out, types);
-  return translate_vk("running op", [&] { return impl->run(OpCall{device, op, out, inputs, options}); });
+              const Attrs& attrs) {
+  auto id = find_op(op);
+  if (!id) throw Error(ErrorKind::Unsupported, "op '" + std::string(op) + "' has no native implementation yet");
+  return run_op(device, *id, out, inputs, attrs);
+}
+
+bool supports_op(Device& device, std::string_view op, const OutSpec& out, const std::vector<DType>& input_types) {
+  auto id = find_op(op);
+  if (!id) return false;
+  std::vector<TensorSpec> specs;
+  for (DType t : input_types) specs.push_back(contiguous_spec(t, out.shape));
+  return bool(check_op(device, *id, out, specs));
+}
+
+std::vector<std::string> native_op_names() {
+  std::vector<std::string> names;
+  for (const auto& row : kOpTable) names.emplace_back(row.name);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace nxv

@@ -1,7 +1,7 @@
 // Elementwise kernel: out[i] = OP(LOAD_A(a[...]), LOAD_B(b[...]), LOAD_CC(c[...])).
 // Buffers are reached by device address (push constants), so one pipeline layout serves all.
-// Defines (from ops/elementwise.cpp): NIN (1|2|3), LINEAR (1: operands are dense or scalar;
-// 0: strided with up to 6 collapsed axes, 4 with three inputs), A_STORE/B_STORE/OUT_STORE (storage types), C
+// Defines (from ops/elementwise/elementwise.cpp): NIN (1|2|3), LINEAR (1: operands are dense or scalar;
+// 0: strided with up to 6 collapsed axes, 4 with three inputs; push constants in elementwise_push.h), A_STORE/B_STORE/OUT_STORE (storage types), C
 // (compute type), LOAD_A(x)/LOAD_B(x)/STORE_OUT(v), OP(a[,b]), and NXV_* feature switches.
 // An op's include may define NXV_KERNEL_INIT, run by every invocation before any element
 // (nxv_pow_f32.glsl fills its shared-memory tables there).
@@ -25,6 +25,9 @@ layout(local_size_x_id = 0) in;
 
 #include "nxv_float_controls.glsl"
 #include "nxv_math.glsl"
+#ifdef NXV_GENERATED
+#include "nxv_generated.glsl"  // generated functions: fused chains (ops/elementwise/fusion.cpp)
+#endif
 
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buffer ABuf { A_STORE v[]; };
@@ -33,9 +36,6 @@ layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buff
 #endif
 #if NIN >= 3
 layout(buffer_reference, std430, buffer_reference_align = CC_ALIGN) readonly buffer CBuf { CC_STORE v[]; };
-#define MAXR 4
-#else
-#define MAXR 6
 #endif
 
 #if LINEAR && VEC4
@@ -52,24 +52,12 @@ layout(buffer_reference, std430, buffer_reference_align = B_VALIGN) readonly buf
 #endif
 #endif
 
-layout(push_constant, std430) uniform Params {
-  uvec2 out_addr;
-  uvec2 a_addr;
-  uvec2 b_addr;
+#include "elementwise_push.h"
 #if NIN >= 3
-  uvec2 c_addr;
+layout(push_constant, std430) uniform Params { Elementwise3Push pc; };
+#else
+layout(push_constant, std430) uniform Params { ElementwisePush pc; };
 #endif
-  uint n;      // elements in this dispatch
-  uint rank;   // strided: collapsed rank (<= MAXR)
-  uint start;  // strided: linear index of this dispatch's first output element
-  uint dense;  // strided: bit 0/1/2 set when a/b/c is dense like the output (indexed by i)
-  uint shape[MAXR];
-  uint a_stride[MAXR];  // linear: a_stride[0] is 1 (dense) or 0 (scalar)
-  uint b_stride[MAXR];
-#if NIN >= 3
-  uint c_stride[MAXR];
-#endif
-} pc;
 
 void main() {
 #ifdef NXV_KERNEL_INIT

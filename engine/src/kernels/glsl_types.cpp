@@ -1,4 +1,4 @@
-#include "ops/glsl_types.hpp"
+#include "kernels/glsl_types.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "ops/dispatch.hpp"
+#include "exec/linear_plan.hpp"
 
 #include <algorithm>
 
@@ -16,8 +16,8 @@ uint64_t elements_left_in_chunk(const Tensor& t, uint64_t element) {
   return t.buffer->bytes_left_in_chunk((uint64_t(t.offset) + element) * e) / e;
 }
 
-uint64_t address_of(const Tensor& t, uint64_t element) {
-  return t.buffer->address_at((uint64_t(t.offset) + element) * dtype_size(t.type));
+BufferRef ref_of(const Tensor& t, uint32_t slot, uint64_t element) {
+  return {slot, (uint64_t(t.offset) + element) * dtype_size(t.type)};
 }
 
 struct Collapsed {
@@ -76,18 +76,10 @@ uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t wg, uint32_
   return uint32_t(std::max<uint64_t>(1, std::min(groups, cap)));
 }
 
-namespace {
-
-// A dispatch as planned, before packing into a kernel's push constants.
-struct Planned {
-  uint64_t out_addr = 0, addr[3] = {};
-  uint32_t n = 0, rank = 0, start = 0, dense = 0;
-  uint32_t shape[kMaxRank] = {};
-  uint32_t stride[3][kMaxRank] = {};
-};
-
-void plan_generic(const Tensor& out, const std::vector<Tensor>& views, bool dense, size_t max_rank,
-                  const std::function<void(Planned&)>& emit) {
+void plan_linear(const Tensor& out, uint32_t out_slot, const std::vector<Tensor>& views,
+                 const std::vector<uint32_t>& in_slots, bool dense, size_t max_rank,
+                 const std::function<void(const PlannedRange&)>& emit) {
+  max_rank = std::min<size_t>(max_rank, kMaxPlanRank);
   const uint64_t total = uint64_t(out.size());
   if (total == 0) return;
   if (views.size() > 3) throw Error(ErrorKind::InvalidArgument, "elementwise kernels take at most three inputs");
@@ -100,10 +92,10 @@ void plan_generic(const Tensor& out, const std::vector<Tensor>& views, bool dens
       len = std::min(len, elements_left_in_chunk(out, s));
       for (size_t i = 0; i < views.size(); ++i)
         if (!scalar[i]) len = std::min(len, elements_left_in_chunk(views[i], s));
-      Planned p;
-      p.out_addr = address_of(out, s);
+      PlannedRange p;
+      p.out = ref_of(out, out_slot, s);
       for (size_t i = 0; i < views.size(); ++i) {
-        p.addr[i] = scalar[i] ? address_of(views[i], 0) : address_of(views[i], s);
+        p.in[i] = ref_of(views[i], in_slots[i], scalar[i] ? 0 : s);
         p.stride[i][0] = scalar[i] ? 0 : 1;
       }
       p.n = uint32_t(len);
@@ -137,8 +129,8 @@ void plan_generic(const Tensor& out, const std::vector<Tensor>& views, bool dens
       len = std::min(len, elements_left_in_chunk(out, b * block + s));
       for (size_t i = 0; i < views.size(); ++i)
         if (like_out[i]) len = std::min(len, elements_left_in_chunk(views[i], b * block + s));
-      Planned p;
-      p.out_addr = address_of(out, b * block + s);
+      PlannedRange p;
+      p.out = ref_of(out, out_slot, b * block + s);
       p.rank = uint32_t(rank - outer);
       p.start = uint32_t(s);
       for (size_t d = outer; d < rank; ++d) {
@@ -146,7 +138,7 @@ void plan_generic(const Tensor& out, const std::vector<Tensor>& views, bool dens
         for (size_t i = 0; i < views.size(); ++i) p.stride[i][d - outer] = uint32_t(c.strides[i][d]);
       }
       for (size_t i = 0; i < views.size(); ++i) {
-        p.addr[i] = like_out[i] ? address_of(views[i], b * block + s) : address_of(views[i], uint64_t(base[i]));
+        p.in[i] = ref_of(views[i], in_slots[i], like_out[i] ? b * block + s : uint64_t(base[i]));
         if (like_out[i]) p.dense |= 1u << i;
       }
       p.n = uint32_t(len);
@@ -158,47 +150,6 @@ void plan_generic(const Tensor& out, const std::vector<Tensor>& views, bool dens
       outer_index[d] = 0;
     }
   }
-}
-
-}  // namespace
-
-void plan_elementwise(const Tensor& out, const std::vector<Tensor>& views, bool dense,
-                      const std::function<void(ElementwisePush&)>& emit) {
-  if (views.size() > 2) throw Error(ErrorKind::InvalidArgument, "elementwise kernels take at most two inputs");
-  plan_generic(out, views, dense, kMaxRank, [&](Planned& q) {
-    ElementwisePush p;
-    p.out_addr = q.out_addr;
-    p.a_addr = q.addr[0];
-    p.b_addr = q.addr[1];
-    p.n = q.n;
-    p.rank = q.rank;
-    p.start = q.start;
-    p.dense = q.dense;
-    for (int d = 0; d < kMaxRank; ++d) {
-      p.shape[d] = q.shape[d];
-      p.a_stride[d] = q.stride[0][d];
-      p.b_stride[d] = q.stride[1][d];
-    }
-    emit(p);
-  });
-}
-
-void plan_elementwise3(const Tensor& out, const std::vector<Tensor>& views, bool dense,
-                       const std::function<void(Elementwise3Push&)>& emit) {
-  plan_generic(out, views, dense, kMaxRank3, [&](Planned& q) {
-    Elementwise3Push p;
-    p.out_addr = q.out_addr;
-    for (int i = 0; i < 3; ++i) p.addr[i] = q.addr[i];
-    p.n = q.n;
-    p.rank = q.rank;
-    p.start = q.start;
-    p.dense = q.dense;
-    for (int d = 0; d < kMaxRank3; ++d) {
-      p.shape[d] = q.shape[d];
-      for (int i = 0; i < 3; ++i) p.stride[i][d] = q.stride[i][d];
-    }
-    emit(p);
-  });
 }
 
 }  // namespace nxv

@@ -1,9 +1,9 @@
-// The elementwise op table: for each Nx callback, its arity, how inputs are loaded, which type
+// The scalar expression table: for each elementwise op, its arity, how inputs are loaded, which type
 // classes it computes in, what output type Nx gives it, and its GLSL expression. The math lives
 // in kernels/glsl/nxv_math.glsl (overloaded per compute type).
 #include <string>
 
-#include "ops/elementwise.hpp"
+#include "ops/elementwise/scalar_exprs.hpp"
 
 namespace nxv {
 
@@ -80,53 +80,54 @@ EwDef math(std::string fn, bool complex = true) {
 
 }  // namespace
 
-const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
-  static const std::map<std::string, EwDef, std::less<>> d = [] {
-    std::map<std::string, EwDef, std::less<>> m;
+const EwDef* elementwise_def(OpId op) {
+  static const std::map<OpId, EwDef> d = [] {
+    std::map<OpId, EwDef> m;
     // ---- binary arithmetic: inputs converted to the output type ----
-    m.emplace("add", same(kAnyClass, "(a + b)", "(a + b)", "(a + b)"));
-    m.emplace("subtract", same(kAnyClass, "(a - b)", "(a - b)", "(a - b)"));
-    m.emplace("multiply", same(kAnyClass, "(a * b)", "(a * b)", "nxv_cmul(a, b)"));
-    m.emplace("divide", binary(kFloat | kComplex, EwOut::Inexact,
+    m.emplace(OpId::add, same(kAnyClass, "(a + b)", "(a + b)", "(a + b)"));
+    m.emplace(OpId::subtract, same(kAnyClass, "(a - b)", "(a - b)", "(a - b)"));
+    m.emplace(OpId::multiply, same(kAnyClass, "(a * b)", "(a * b)", "nxv_cmul(a, b)"));
+    m.emplace(OpId::divide, binary(kFloat | kComplex, EwOut::Inexact,
                                [](const EwCtx& c) { return by_class(c, "", "(a / b)", "nxv_cdiv(a, b)"); }));
-    m.emplace("pow", same(kAnyClass, "nxv_ipow(a, b)", "nxv_pow(a, b)", "nxv_cpow(a, b)"));
-    m.emplace("remainder", same(kInt | kFloat, "nxv_rem(a, b)", "nxv_fmod(a, b)"));
-    m.emplace("quotient", same(kInt, "nxv_quot(a, b)", ""));
-    m.emplace("atan2", same(kFloat | kComplex, "", "nxv_atan2(a, b)", "nxv_catan2(a, b)"));
-    m.emplace("max", same(kInt | kFloat, "NXV_IMAX(a, b)", "NXV_FMAX(a, b)"));
-    m.emplace("min", same(kInt | kFloat, "NXV_IMIN(a, b)", "NXV_FMIN(a, b)"));
-    m.emplace("bitwise_and", same(kInt, "(a & b)", ""));
-    m.emplace("bitwise_or", same(kInt, "(a | b)", ""));
-    m.emplace("bitwise_xor", same(kInt, "(a ^ b)", ""));
-    m.emplace("left_shift", same(kInt, "nxv_shl(a, b)", ""));
-    m.emplace("right_shift", same(kInt, "nxv_shr(a, b)", ""));
+    m.emplace(OpId::pow, same(kAnyClass, "nxv_ipow(a, b)", "nxv_pow(a, b)", "nxv_cpow(a, b)"));
+    m.emplace(OpId::remainder, same(kInt | kFloat, "nxv_rem(a, b)", "nxv_fmod(a, b)"));
+    m.emplace(OpId::quotient, same(kInt, "nxv_quot(a, b)", ""));
+    m.emplace(OpId::atan2, same(kFloat | kComplex, "", "nxv_atan2(a, b)", "nxv_catan2(a, b)"));
+    m.emplace(OpId::max, same(kInt | kFloat, "NXV_IMAX(a, b)", "NXV_FMAX(a, b)"));
+    m.emplace(OpId::min, same(kInt | kFloat, "NXV_IMIN(a, b)", "NXV_FMIN(a, b)"));
+    m.emplace(OpId::bitwise_and, same(kInt, "(a & b)", ""));
+    m.emplace(OpId::bitwise_or, same(kInt, "(a | b)", ""));
+    m.emplace(OpId::bitwise_xor, same(kInt, "(a ^ b)", ""));
+    m.emplace(OpId::left_shift, same(kInt, "nxv_shl(a, b)", ""));
+    m.emplace(OpId::right_shift, same(kInt, "nxv_shr(a, b)", ""));
     // ---- comparisons (u8 out) in the inputs' common type; NaN compares false (!= true) ----
-    m.emplace("equal", compare(kAnyClass, "=="));
-    m.emplace("not_equal", compare(kAnyClass, "!="));
-    m.emplace("greater", compare(kInt | kFloat, ">"));
-    m.emplace("less", compare(kInt | kFloat, "<"));
-    m.emplace("greater_equal", compare(kInt | kFloat, ">="));
-    m.emplace("less_equal", compare(kInt | kFloat, "<="));
-    m.emplace("logical_and", logical("&&"));
-    m.emplace("logical_or", logical("||"));
-    m.emplace("logical_xor", logical("!="));
+    m.emplace(OpId::equal, compare(kAnyClass, "=="));
+    m.emplace(OpId::not_equal, compare(kAnyClass, "!="));
+    m.emplace(OpId::greater, compare(kInt | kFloat, ">"));
+    m.emplace(OpId::less, compare(kInt | kFloat, "<"));
+    m.emplace(OpId::greater_equal, compare(kInt | kFloat, ">="));
+    m.emplace(OpId::less_equal, compare(kInt | kFloat, "<="));
+    m.emplace(OpId::logical_and, logical("&&"));
+    m.emplace(OpId::logical_or, logical("||"));
+    m.emplace(OpId::logical_xor, logical("!="));
     // ---- unary math ----
-    for (const char* fn : {"exp", "expm1", "log", "log1p", "sigmoid", "cos", "sin", "tan", "cosh", "sinh", "tanh",
-                           "acos", "asin", "atan", "acosh", "asinh", "atanh", "sqrt", "rsqrt", "cbrt"})
-      m.emplace(fn, math(fn, true));
-    for (const char* fn : {"erf", "erfc", "erf_inv"}) m.emplace(fn, math(fn, false));
+    using enum OpId;
+    for (OpId op : {exp, expm1, log, log1p, sigmoid, cos, sin, tan, cosh, sinh, tanh, acos, asin, atan, acosh, asinh,
+                    atanh, sqrt, rsqrt, cbrt})
+      m.emplace(op, math(std::string(op_info(op).name), true));
+    for (OpId op : {erf, erfc, erf_inv}) m.emplace(op, math(std::string(op_info(op).name), false));
     // ---- unary, same type ----
     auto unary = [](unsigned classes, std::string i, std::string f, std::string z = "") {
       return EwDef{1, EwLoad::ToOut, classes, EwOut::Same,
                    [i, f, z](const EwCtx& c) { return by_class(c, i, f, z); }};
     };
-    m.emplace("negate", unary(kAnyClass, "(-a)", "(-a)", "(-a)"));
-    m.emplace("bitwise_not", unary(kInt, "(~a)", ""));
-    m.emplace("ceil", unary(kInt | kFloat, "a", "ceil(a)"));
-    m.emplace("floor", unary(kInt | kFloat, "a", "floor(a)"));
-    m.emplace("round", unary(kInt | kFloat, "a", "nxv_round(a)"));
-    m.emplace("sign", unary(kAnyClass, "nxv_isign(a)", "nxv_sign(a)", "nxv_csign(a)"));
-    m.emplace("conjugate", EwDef{1, EwLoad::ToOut, kComplex, EwOut::Same,
+    m.emplace(OpId::negate, unary(kAnyClass, "(-a)", "(-a)", "(-a)"));
+    m.emplace(OpId::bitwise_not, unary(kInt, "(~a)", ""));
+    m.emplace(OpId::ceil, unary(kInt | kFloat, "a", "ceil(a)"));
+    m.emplace(OpId::floor, unary(kInt | kFloat, "a", "floor(a)"));
+    m.emplace(OpId::round, unary(kInt | kFloat, "a", "nxv_round(a)"));
+    m.emplace(OpId::sign, unary(kAnyClass, "nxv_isign(a)", "nxv_sign(a)", "nxv_csign(a)"));
+    m.emplace(OpId::conjugate, EwDef{1, EwLoad::ToOut, kComplex, EwOut::Same,
                                  [](const EwCtx& c) {
                                    // Nx writes conjugate(real x) as (x, -0), but (x, +0) for NaN and infinities.
                                    std::string z = c.out == DType::C128 ? "-0.0LF" : "-0.0";
@@ -134,15 +135,15 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
                                                               : "C(a.x, (isnan(a.x) || isinf(a.x)) ? a.y : " + z + ")";
                                  }});
     // abs, real, imag, phase: complex in, real out (inputs in their own type).
-    m.emplace("abs", EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real, [](const EwCtx& c) {
+    m.emplace(OpId::abs, EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real, [](const EwCtx& c) {
                              return by_class(c, "nxv_iabs(a)", "abs(a)", "nxv_cabs(a)");
                            }});
-    m.emplace("real", EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real,
+    m.emplace(OpId::real, EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real,
                             [](const EwCtx& c) { return by_class(c, "C(a)", "C(a)", "C(a.x)"); }});
-    m.emplace("imag", EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real, [](const EwCtx& c) {
+    m.emplace(OpId::imag, EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real, [](const EwCtx& c) {
                               return by_class(c, "C(a - a)", "C(0)", "C(a.y)");
                             }});
-    m.emplace("phase", EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real, [](const EwCtx& c) {
+    m.emplace(OpId::phase, EwDef{1, EwLoad::Own, kAnyClass, EwOut::Real, [](const EwCtx& c) {
                                std::string pi = lit(c.out, "3.14159265358979311600");
                                return by_class(c, "(a < 0 ? " + pi + " : C(0))",
                                                "(isnan(a) ? C(a) : ((a < 0 || (a == 0 && 1 / a < 0)) ? " + pi + " : C(0)))",
@@ -156,27 +157,28 @@ const std::map<std::string, EwDef, std::less<>>& elementwise_defs() {
                                        : "C(" + std::string(name32) + "(uint(a), " + std::to_string(bits) + "))";
                    }};
     };
-    m.emplace("count_leading_zeros", bitcount("nxv_clz32", "nxv_clz64"));
-    m.emplace("population_count", bitcount("nxv_popc32", "nxv_popc64"));
+    m.emplace(OpId::count_leading_zeros, bitcount("nxv_clz32", "nxv_clz64"));
+    m.emplace(OpId::population_count, bitcount("nxv_popc32", "nxv_popc64"));
     // Predicates (u8 out) on the input's own type.
-    m.emplace("is_nan", EwDef{1, EwLoad::Own, kAnyClass, EwOut::U8, [](const EwCtx& c) {
+    m.emplace(OpId::is_nan, EwDef{1, EwLoad::Own, kAnyClass, EwOut::U8, [](const EwCtx& c) {
                                 return by_class(c, "C(a != a)", "C(isnan(a))", "C(isnan(a.x) || isnan(a.y))");
                               }});
-    m.emplace("is_infinity", EwDef{1, EwLoad::Own, kAnyClass, EwOut::U8, [](const EwCtx& c) {
+    m.emplace(OpId::is_infinity, EwDef{1, EwLoad::Own, kAnyClass, EwOut::U8, [](const EwCtx& c) {
                                      return by_class(c, "C(a != a)", "C(isinf(a))", "C(isinf(a.x) || isinf(a.y))");
                                    }});
-    m.emplace("logical_not", EwDef{1, EwLoad::Own, kAnyClass, EwOut::U8,
+    m.emplace(OpId::logical_not, EwDef{1, EwLoad::Own, kAnyClass, EwOut::U8,
                                    [](const EwCtx&) { return std::string("C(!nxv_nz(a))"); }});
     // ---- three inputs ----
     // select: the predicate in its own type, the branches converted to the output type.
-    m.emplace("select", EwDef{3, EwLoad::ToOut, kAnyClass, EwOut::Any,
+    m.emplace(OpId::select, EwDef{3, EwLoad::ToOut, kAnyClass, EwOut::Any,
                               [](const EwCtx&) { return std::string("(nxv_nz(a) ? b : c)"); }});
     // clip: Nx compares x > min, then < max (a NaN x gives min, then max... as Nx does).
-    m.emplace("clip", EwDef{3, EwLoad::ToOut, kInt | kFloat, EwOut::Same,
+    m.emplace(OpId::clip, EwDef{3, EwLoad::ToOut, kInt | kFloat, EwOut::Same,
                             [](const EwCtx&) { return std::string("NXV_CLIP(a, b, c)"); }});
     return m;
   }();
-  return d;
+  auto it = d.find(op);
+  return it == d.end() ? nullptr : &it->second;
 }
 
 }  // namespace nxv

@@ -1,0 +1,59 @@
+#include "exec/launch.hpp"
+
+#include "nxv/error.hpp"
+
+namespace nxv {
+namespace {
+
+void patch(std::vector<std::byte>& bytes, const std::vector<AddressPatch>& patches,
+           std::span<const std::shared_ptr<Buffer>> buffers) {
+  for (const auto& p : patches) {
+    uint64_t address = buffers[p.ref.slot]->address_at(p.ref.byte_offset);
+    std::memcpy(bytes.data() + p.offset, &address, sizeof address);
+  }
+}
+
+}  // namespace
+
+uint32_t LaunchBuilder::bind(const std::shared_ptr<Buffer>& buffer) {
+  for (uint32_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i] == buffer) return i;
+  buffers_.push_back(buffer);
+  exec_.slot_count_ = uint32_t(buffers_.size());
+  return uint32_t(buffers_.size() - 1);
+}
+
+Executable LaunchBuilder::finish() && { return std::move(exec_); }
+
+void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const {
+  if (buffers.size() != slot_count_)
+    throw Error(ErrorKind::InvalidArgument, "an executable of " + std::to_string(slot_count_) + " buffers was given " +
+                                                std::to_string(buffers.size()));
+  if (launches_.empty()) return;
+  stream.record([&](Recorder& rec) {
+    const Kernel* bound = nullptr;
+    std::vector<std::byte> push, params;
+    for (const Launch& l : launches_) {
+      for (auto [slot, access] : l.uses) rec.use(buffers[slot], access);
+      const auto& cmd = rec.cmd();
+      if (bound != l.kernel) {
+        cmd.bindPipeline(vk::PipelineBindPoint::eCompute, *l.kernel->pipeline);
+        bound = l.kernel;
+      }
+      push = l.push;
+      patch(push, l.push_addresses, buffers);
+      if (!l.params.empty()) {
+        params = l.params;
+        patch(params, l.params_addresses, buffers);
+        uint64_t address = rec.params(params.data(), params.size());
+        std::memcpy(push.data() + l.params_address_offset, &address, sizeof address);
+      }
+      rec.cmd().getDispatcher()->vkCmdPushConstants(static_cast<VkCommandBuffer>(*cmd), static_cast<VkPipelineLayout>(layout),
+                                                    VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size()), push.data());
+      cmd.dispatch(l.grid[0], l.grid[1], l.grid[2]);
+      rec.count_command();
+    }
+  });
+}
+
+}  // namespace nxv

@@ -1,0 +1,99 @@
+// Kernel launches as data: what an op family's lowering produces and a graph executable
+// replays. A launch names its buffers by slot, not by address, so that an executable records
+// once and re-runs with new buffers: addresses are patched into the push constants (and the
+// parameter block, for parameters over 128 bytes) when it runs.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "exec/stream.hpp"
+#include "kernels/kernel_cache.hpp"
+
+namespace nxv {
+
+// A byte offset into the buffer bound to a slot.
+struct BufferRef {
+  uint32_t slot = 0;
+  uint64_t byte_offset = 0;
+};
+
+// Where a device address goes: at `offset` bytes into the push constants or parameter block.
+struct AddressPatch {
+  uint32_t offset = 0;
+  BufferRef ref;
+};
+
+struct Launch {
+  const Kernel* kernel = nullptr;
+  std::array<uint32_t, 3> grid{1, 1, 1};  // workgroups
+  std::vector<std::byte> push;            // at most kPushConstantBytes
+  std::vector<AddressPatch> push_addresses;
+  // Optional parameter block: its device address is written at `params_address_offset` of the
+  // push constants.
+  std::vector<std::byte> params;
+  std::vector<AddressPatch> params_addresses;
+  uint32_t params_address_offset = 0;
+  std::vector<std::pair<uint32_t, Access>> uses;  // slots read and written
+};
+
+// A recorded list of launches over `slots` buffers.
+class Executable {
+ public:
+  uint32_t slot_count() const { return slot_count_; }
+  const std::vector<Launch>& launches() const { return launches_; }
+  // Records every launch on `stream` with `buffers` bound to the slots (one per slot).
+  void run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const;
+
+ private:
+  friend class LaunchBuilder;
+  uint32_t slot_count_ = 0;
+  std::vector<Launch> launches_;
+};
+
+// Builds an Executable. Lowerings bind buffers to slots, then append launches whose push
+// constants are a struct declared once for C++ and GLSL (see ops/elementwise/elementwise_push.h).
+class LaunchBuilder {
+ public:
+  // A new slot with `access`, or the existing one of the same buffer.
+  uint32_t bind(const std::shared_ptr<Buffer>& buffer);
+  // The buffer bound to `slot` while building (for chunk geometry).
+  const Buffer& buffer(uint32_t slot) const { return *buffers_[slot]; }
+
+  template <typename Push>
+  Launch& launch(const Kernel& kernel, std::array<uint32_t, 3> grid, const Push& push,
+                 std::vector<AddressPatch> addresses) {
+    static_assert(std::is_trivially_copyable_v<Push> && sizeof(Push) <= kPushConstantBytes);
+    Launch& l = exec_.launches_.emplace_back();
+    l.kernel = &kernel;
+    l.grid = grid;
+    l.push.resize(sizeof(Push));
+    std::memcpy(l.push.data(), &push, sizeof(Push));
+    l.push_addresses = std::move(addresses);
+    return l;
+  }
+  // Attaches a parameter block to `l`; its address goes at `address_offset` of the push.
+  template <typename Params>
+  void params(Launch& l, const Params& params, uint32_t address_offset, std::vector<AddressPatch> addresses) {
+    static_assert(std::is_trivially_copyable_v<Params>);
+    l.params.resize(sizeof(Params));
+    std::memcpy(l.params.data(), &params, sizeof(Params));
+    l.params_addresses = std::move(addresses);
+    l.params_address_offset = address_offset;
+  }
+  void use(Launch& l, uint32_t slot, Access access) { l.uses.emplace_back(slot, access); }
+
+  const std::vector<std::shared_ptr<Buffer>>& buffers() const { return buffers_; }
+  Executable finish() &&;
+
+ private:
+  Executable exec_;
+  std::vector<std::shared_ptr<Buffer>> buffers_;
+};
+
+}  // namespace nxv

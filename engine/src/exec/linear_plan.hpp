@@ -1,0 +1,43 @@
+// Splitting elementwise-shaped work into launches, for every family and for memory copies:
+// dense ranges that stay inside one buffer chunk (tensors over 4 GiB span several), and
+// strided views collapsed to at most a kernel's number of axes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "device/device_core.hpp"
+#include "exec/launch.hpp"
+#include "nxv/tensor.hpp"
+
+namespace nxv {
+
+inline constexpr int kMaxPlanRank = 6;
+inline constexpr uint64_t kMaxDispatchElements = 1ull << 30;
+
+// How the work will run: dense (every input is the output's shape and contiguous, or a single
+// element) or strided.
+bool all_dense(const std::vector<Tensor>& views);
+
+// One launch's share of the work, before a kernel packs it into its push constants.
+struct PlannedRange {
+  BufferRef out;
+  BufferRef in[3];
+  uint32_t n = 0, rank = 0, start = 0, dense = 0;
+  uint32_t shape[kMaxPlanRank] = {};
+  uint32_t stride[3][kMaxPlanRank] = {};  // in elements, per input
+};
+
+// Calls `emit` for each launch of `out` (contiguous, bound to `out_slot`) with inputs `views`
+// (broadcast to out's shape, bound to `in_slots`), at most `max_rank` collapsed axes per launch.
+// Throws Unsupported when a strided view cannot be addressed with 32-bit element offsets
+// inside one chunk.
+void plan_linear(const Tensor& out, uint32_t out_slot, const std::vector<Tensor>& views,
+                 const std::vector<uint32_t>& in_slots, bool dense, size_t max_rank,
+                 const std::function<void(const PlannedRange&)>& emit);
+
+// Number of workgroups for `n` elements with grid-stride loops, at most `max_workgroups` when
+// that is not 0 (a kernel's own cap, Kernel::max_workgroups).
+uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_size, uint32_t max_workgroups = 0);
+
+}  // namespace nxv

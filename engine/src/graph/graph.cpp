@@ -1,0 +1,114 @@
+#include "graph/graph.hpp"
+
+#include "device/device_impl.hpp"
+#include "ops/family.hpp"
+
+namespace nxv {
+
+uint32_t Graph::input(DType type, const Shape& shape) {
+  if (!nodes_.empty()) throw Error(ErrorKind::InvalidArgument, "graph inputs come before its nodes");
+  values_.push_back({type, shape});
+  ++input_count_;
+  return uint32_t(values_.size() - 1);
+}
+
+uint32_t Graph::add(OpId op, OutSpec out, std::vector<uint32_t> inputs, Attrs attrs) {
+  for (uint32_t v : inputs)
+    if (v >= values_.size()) throw Error(ErrorKind::InvalidArgument, "a graph node reads an undefined value");
+  nodes_.push_back({op, out, std::move(inputs), std::move(attrs)});
+  values_.push_back(std::move(out));
+  return uint32_t(values_.size() - 1);
+}
+
+namespace {
+
+// Lowers one node whose inputs are `inputs`; returns its result (a new tensor, or a view when
+// the family gives one).
+Tensor lower_node(Device& device, const GraphNode& node, const std::vector<Tensor>& inputs, LaunchBuilder& builder) {
+  const Family& family = family_of(node.op);
+  std::vector<TensorSpec> specs;
+  specs.reserve(inputs.size());
+  for (const auto& t : inputs) {
+    if (!t.buffer && t.size() > 0) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
+    specs.push_back(spec_of(t));
+  }
+  Support support = check_op(device, node.op, node.out, specs, node.attrs);
+  if (!support) throw Error(support.kind, support.reason);
+  if (auto view = family.view_result(node.op, node.out, inputs, node.attrs)) return *view;
+  Tensor out = empty(device, node.out.type, node.out.shape);
+  if (out.size() == 0) return out;
+  std::vector<LowerInput> lowered;
+  lowered.reserve(inputs.size());
+  for (const auto& t : inputs) lowered.push_back({t, t.buffer ? builder.bind(t.buffer) : 0u});
+  uint32_t out_slot = builder.bind(out.buffer);
+  family.lower(LowerArgs{device, node.op, node.out, lowered, out, out_slot, node.attrs, builder});
+  return out;
+}
+
+}  // namespace
+
+Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  LaunchBuilder builder;
+  GraphNode node{op, out, {}, attrs};
+  Tensor result = lower_node(device, node, inputs, builder);
+  auto buffers = builder.buffers();
+  Executable exec = std::move(builder).finish();
+  exec.run(device.impl().stream, device.impl().kernels.layout(), buffers);
+  return result;
+}
+
+GraphExecutable compile_graph(Device& device, const Graph& graph, const std::vector<Tensor>& example_inputs) {
+  if (example_inputs.size() != graph.input_count())
+    throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(graph.input_count()) + " inputs");
+  LaunchBuilder builder;
+  GraphExecutable g;
+  std::vector<Tensor> values(example_inputs.begin(), example_inputs.end());
+  for (const auto& t : example_inputs) {
+    g.input_specs_.push_back(spec_of(t));
+    g.input_slots_.push_back(t.buffer ? int64_t(builder.bind(t.buffer)) : -1);
+  }
+  for (const auto& node : graph.nodes()) {
+    std::vector<Tensor> inputs;
+    for (uint32_t v : node.inputs) inputs.push_back(values[v]);
+    values.push_back(lower_node(device, node, inputs, builder));
+  }
+  const auto& buffers = builder.buffers();
+  for (const auto& b : buffers) g.slot_bytes_.push_back(b->size());
+  for (uint32_t v : graph.outputs()) {
+    const Tensor& t = values[v];
+    uint32_t slot = t.buffer ? builder.bind(t.buffer) : 0u;
+    g.outputs_.emplace_back(slot, t);
+  }
+  g.exec_ = std::move(builder).finish();
+  return g;
+}
+
+std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != input_specs_.size())
+    throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(input_specs_.size()) + " inputs");
+  std::vector<std::shared_ptr<Buffer>> buffers(slot_bytes_.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& want = input_specs_[i];
+    const Tensor& t = inputs[i];
+    if (t.type != want.type || t.shape != want.shape || t.strides != want.strides || t.offset != want.offset)
+      throw Error(ErrorKind::InvalidArgument, "a graph input is laid out differently from the one it was compiled with");
+    if (input_slots_[i] < 0) continue;
+    if (!t.buffer) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
+    auto& slot = buffers[size_t(input_slots_[i])];
+    if (slot && slot != t.buffer)
+      throw Error(ErrorKind::InvalidArgument, "graph inputs compiled as one buffer were given two");
+    slot = t.buffer;
+  }
+  for (size_t s = 0; s < buffers.size(); ++s)
+    if (!buffers[s]) buffers[s] = device.impl().allocate(slot_bytes_[s]);
+  exec_.run(device.impl().stream, device.impl().kernels.layout(), buffers);
+  std::vector<Tensor> outs;
+  for (const auto& [slot, view] : outputs_) {
+    Tensor t = view;
+    if (t.buffer) t.buffer = buffers[slot];
+    outs.push_back(std::move(t));
+  }
+  return outs;
+}
+
+}  // namespace nxv

@@ -1,0 +1,41 @@
+// Copies any view into a row-major tensor, bit for bit: elements move as unsigned words of
+// their size (ELEM: uint8_t, uint16_t, uint, uvec2, uvec4), so NaN payloads and bf16 or f8
+// patterns survive and no arithmetic type is needed.
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_GOOGLE_include_directive : require
+#if ELEM_BYTES == 1
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#elif ELEM_BYTES == 2
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#endif
+
+layout(local_size_x_id = 0) in;
+
+#include "copy_push.h"
+layout(push_constant, std430) uniform Params { CopyPush pc; };
+
+layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) writeonly buffer OutBuf { ELEM v[]; };
+layout(buffer_reference, std430, buffer_reference_align = ELEM_ALIGN) readonly buffer InBuf { ELEM v[]; };
+
+void main() {
+  OutBuf o = OutBuf(pc.out_addr);
+  InBuf a = InBuf(pc.in_addr);
+  uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
+    uint index = i * pc.stride[0];
+    if (pc.dense == 0u) {
+      uint rest = pc.start + i;
+      index = 0u;
+      for (int d = int(pc.rank) - 1; d >= 0; --d) {
+        uint c = rest % pc.shape[d];
+        rest /= pc.shape[d];
+        index += c * pc.stride[d];
+      }
+    }
+    o.v[i] = a.v[index];
+  }
+}

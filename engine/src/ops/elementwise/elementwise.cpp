@@ -1,0 +1,180 @@
+// The elementwise family: every Nx elementwise callback (scalar expressions in
+// scalar_defs.cpp, their precision policy in scalar_exprs.cpp) on every Nx type, plus as_type
+// and bitcast, with Nx broadcasting (operands arrive un-broadcast and in their own types) and
+// any layout. One kernel template (elementwise.comp) serves them all.
+#include <algorithm>
+#include <cstdlib>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "ops/elementwise/elementwise.hpp"
+#include "ops/elementwise/elementwise_push.h"
+#include "ops/family.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2 };
+
+bool broadcastable(const Shape& in, const Shape& out) {
+  if (in.size() > out.size()) return false;
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t o = out[out.size() - in.size() + i];
+    if (in[i] != o && in[i] != 1) return false;
+  }
+  return true;
+}
+
+class ElementwiseFamily final : public Family {
+ public:
+  Support check(const CheckArgs& a) const override {
+    std::string name(op_info(a.op).name);
+    std::vector<DType> in;
+    for (const auto& t : a.inputs) {
+      in.push_back(t.type);
+      if (!broadcastable(t.shape, a.out.shape))
+        return not_native(name + ": an operand cannot be broadcast to the output shape", ErrorKind::InvalidArgument);
+    }
+    bool invalid = false;
+    std::string why = elementwise_typing_error(a.op, a.out.type, in, invalid);
+    if (!why.empty()) return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+    if (a.op == OpId::bitcast) return {};  // a view: no kernel, no feature
+    FeatureSet features = scalar_expr(a.op, a.out.type, in, a.device.has(kCapFloat64)).features;
+    try {
+      features.check(*a.device.impl().core, name.c_str());
+    } catch (const Error& e) {
+      return not_native(e.what());
+    }
+    return {};
+  }
+
+  std::optional<Tensor> view_result(OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
+                                    const Attrs&) const override {
+    if ((op == OpId::as_type || op == OpId::bitcast) && inputs[0].type == out.type) return inputs[0];
+    if (op != OpId::bitcast) return std::nullopt;
+    Tensor view = inputs[0];  // same bits, same element size: a view under the new type
+    view.type = out.type;
+    return view;
+  }
+
+  void lower(const LowerArgs& a) const override {
+    std::vector<Tensor> views;
+    std::vector<uint32_t> slots;
+    std::vector<DType> types;
+    for (const auto& in : a.inputs) {
+      views.push_back(broadcast_view(in.tensor, a.out.shape));
+      slots.push_back(in.slot);
+      types.push_back(in.tensor.type);
+    }
+    bool dense = all_dense(views);
+    // Four-wide loads and stores where every dense operand starts 4-element aligned.
+    static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
+    bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4;
+    for (const auto& v : views) {
+      if (glsl_vec4_type(v.type).empty()) vec4 = false;
+      bool scalar = v.size() == 1 || std::all_of(v.strides.begin(), v.strides.end(), [](int64_t x) { return x == 0; });
+      if (!scalar && v.offset % 4 != 0) vec4 = false;
+    }
+    bool has_f64 = a.device.has(kCapFloat64);
+    VariantKey variant{.family = uint16_t(FamilyId::elementwise), .op = uint16_t(a.op)};
+    variant.types[0] = a.out.type;
+    for (size_t i = 0; i < types.size() && i < 3; ++i) variant.types[i + 1] = types[i];
+    variant.type_count = uint8_t(types.size() + 1);
+    variant.layout = vec4 ? kDenseVec4 : dense ? kDense : kStrided;
+    variant.switches = has_f64 ? 1 : 0;
+    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
+      return elementwise_kernel_key(scalar_expr(a.op, a.out.type, types, has_f64), a.out.type, types, dense, vec4);
+    });
+    emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
+  }
+};
+
+}  // namespace
+
+KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4) {
+  KernelKey key{"elementwise", {}, kWorkgroupSize};
+  key.max_workgroups = s.max_workgroups;
+  auto& d = key.defines;
+  d = s.defines;
+  s.features.add_defines(d);
+  d.emplace_back("NIN", std::to_string(in.size()));
+  d.emplace_back("LINEAR", linear ? "1" : "0");
+  d.emplace_back("C", s.compute);
+  d.emplace_back("OUT_STORE", glsl_storage_type(out));
+  d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+  d.emplace_back("STORE_OUT(v)", glsl_store(out));
+  const char* names[] = {"A", "B", "CC"};
+  for (size_t i = 0; i < in.size(); ++i) {
+    std::string n = names[i];
+    d.emplace_back(n + "_STORE", glsl_storage_type(in[i]));
+    d.emplace_back(n + "_ALIGN", std::to_string(dtype_size(in[i])));
+    d.emplace_back("LOAD_" + n + "(x)", s.load_types.empty() ? "(x)" : glsl_load(in[i], s.load_types[i]));
+  }
+  d.emplace_back(in.size() == 3 ? "OP(a,b,c)" : in.size() == 2 ? "OP(a,b)" : "OP(a)", s.expr);
+  d.emplace_back("VEC4", vec4 ? "1" : "0");
+  if (vec4) {
+    d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+    d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
+    // f16 results leave registers as one vector conversion (see glsl_vec4_register_type), after
+    // the same float rounding step as the scalar store.
+    if (out == DType::F16) d.emplace_back("OUT_VEC_OF(r0,r1,r2,r3)", "f16vec4(vec4(float(r0), float(r1), float(r2), float(r3)))");
+    for (size_t i = 0; i < in.size(); ++i) {
+      std::string n = names[i];
+      d.emplace_back(n + "_VEC", glsl_vec4_type(in[i]));
+      d.emplace_back(n + "_VREG", glsl_vec4_register_type(in[i]));
+      d.emplace_back(n + "_SREG", glsl_scalar_register_type(in[i]));
+      d.emplace_back(n + "_VALIGN", std::to_string(vec4_alignment(in[i])));
+    }
+  }
+  return key;
+}
+
+void emit_elementwise_launches(Device& device, LaunchBuilder& builder, const Kernel& kernel, const Tensor& out,
+                               uint32_t out_slot, const std::vector<Tensor>& views, const std::vector<uint32_t>& slots,
+                               bool dense) {
+  const DeviceCore& core = *device.impl().core;
+  size_t max_rank = views.size() <= 2 ? NXV_EW_MAX_RANK : NXV_EW_MAX_RANK3;
+  plan_linear(out, out_slot, views, slots, dense, max_rank, [&](const PlannedRange& p) {
+    std::array<uint32_t, 3> grid{workgroups_for(core, p.n, kernel.workgroup_size, kernel.max_workgroups), 1, 1};
+    std::vector<AddressPatch> patches;
+    Launch* l = nullptr;
+    if (views.size() <= 2) {
+      ElementwisePush push{};
+      push.n = p.n, push.rank = p.rank, push.start = p.start, push.dense = p.dense;
+      for (int d = 0; d < NXV_EW_MAX_RANK; ++d) {
+        push.shape[d] = p.shape[d];
+        push.a_stride[d] = p.stride[0][d];
+        push.b_stride[d] = p.stride[1][d];
+      }
+      patches.push_back({offsetof(ElementwisePush, out_addr), p.out});
+      patches.push_back({offsetof(ElementwisePush, a_addr), p.in[0]});
+      if (views.size() == 2) patches.push_back({offsetof(ElementwisePush, b_addr), p.in[1]});
+      l = &builder.launch(kernel, grid, push, std::move(patches));
+    } else {
+      Elementwise3Push push{};
+      push.n = p.n, push.rank = p.rank, push.start = p.start, push.dense = p.dense;
+      for (int d = 0; d < NXV_EW_MAX_RANK3; ++d) {
+        push.shape[d] = p.shape[d];
+        push.a_stride[d] = p.stride[0][d];
+        push.b_stride[d] = p.stride[1][d];
+        push.c_stride[d] = p.stride[2][d];
+      }
+      patches = {{offsetof(Elementwise3Push, out_addr), p.out},
+                 {offsetof(Elementwise3Push, a_addr), p.in[0]},
+                 {offsetof(Elementwise3Push, b_addr), p.in[1]},
+                 {offsetof(Elementwise3Push, c_addr), p.in[2]}};
+      l = &builder.launch(kernel, grid, push, std::move(patches));
+    }
+    for (uint32_t s : slots) builder.use(*l, s, Access::Read);
+    builder.use(*l, out_slot, Access::Write);
+  });
+}
+
+const Family& elementwise_family() {
+  static const ElementwiseFamily family;
+  return family;
+}
+
+}  // namespace nxv

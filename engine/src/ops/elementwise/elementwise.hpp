@@ -1,0 +1,20 @@
+// What other code (fusion, other families' prologues and epilogues) uses of the elementwise
+// family: its kernel key from scalar expressions, and its launches.
+#pragma once
+#include <vector>
+
+#include "exec/launch.hpp"
+#include "ops/elementwise/scalar_exprs.hpp"
+
+namespace nxv {
+
+// The elementwise template specialised for one expression over inputs of types `in`.
+KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4);
+
+// Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
+// out's shape) bound to `slots`.
+void emit_elementwise_launches(Device& device, LaunchBuilder& builder, const Kernel& kernel, const Tensor& out,
+                               uint32_t out_slot, const std::vector<Tensor>& views, const std::vector<uint32_t>& slots,
+                               bool dense);
+
+}  // namespace nxv

@@ -1,0 +1,77 @@
+// Scalar expressions: every elementwise op's GLSL expression and its precision policy (compute
+// type, when it computes in f64, complex rules, loads), in one place. The elementwise kernel
+// runs one of them; a generated kernel composes several (fusion.cpp), before or after other
+// families' loops, so eager and fused code give the same bits.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/glsl_types.hpp"
+#include "nxv/ops.hpp"
+
+namespace nxv {
+
+// The class of the type an op computes in.
+enum EwClass : unsigned { kInt = 1, kFloat = 2, kComplex = 4, kAnyClass = 7 };
+
+// How inputs reach the op expression.
+enum class EwLoad {
+  ToOut,   // every input converted to the output's compute type (arithmetic, math)
+  Common,  // every input converted to the inputs' common type (comparisons)
+  Own,     // each input in its own compute type (logical ops, is_nan, bit counts, select's pred)
+};
+
+// What the output type must be.
+enum class EwOut {
+  Same,     // the compute type's class (out type chosen by Nx)
+  Inexact,  // float or complex (divide, exp, ...)
+  U8,       // booleans
+  Real,     // a real float (abs of complex, real, imag, phase)
+  Any,      // anything (as_type, select)
+};
+
+struct EwCtx {
+  DType out;
+  std::vector<DType> in;
+  DType compute;  // the type whose class picked the expression
+};
+
+// One op's row of the table (scalar_defs.cpp).
+struct EwDef {
+  int arity;
+  EwLoad load;
+  unsigned classes;  // classes of `compute` the op accepts
+  EwOut out;
+  // The GLSL expression over a, b, c (loaded values) giving the output compute type C.
+  std::function<std::string(const EwCtx&)> expr;
+};
+
+// The row of an elementwise op (as_type and bitcast have none: scalar_expr builds theirs).
+const EwDef* elementwise_def(OpId op);
+
+EwClass ew_class(DType t);
+// Nx.Type.merge for two input types (the comparison compute type).
+DType ew_common_type(DType a, DType b);
+
+// An op's expression for one typing, with everything a kernel needs to run it.
+struct ScalarExpr {
+  std::string compute;                  // GLSL type of the result (C)
+  std::vector<std::string> load_types;  // GLSL type each input is loaded as
+  std::string expr;                     // over a, b, c
+  FeatureSet features;                  // capabilities the expression and its loads need
+  Defines defines;                      // library switches it needs (NXV_POW_F32, ...)
+  uint32_t max_workgroups = 0;          // a cap for arithmetic-bound expressions
+};
+
+// Whether `op` is defined for this typing in Nx (and by the engine); "" when it is, else why
+// not. `invalid` is set when the typing is one Nx itself never produces.
+std::string elementwise_typing_error(OpId op, DType out, const std::vector<DType>& in, bool& invalid);
+
+// The expression of `op` (after elementwise_typing_error said yes). `has_f64`: the device
+// computes in double where Nx's f64 rounding needs it.
+ScalarExpr scalar_expr(OpId op, DType out, const std::vector<DType>& in, bool has_f64);
+
+}  // namespace nxv
