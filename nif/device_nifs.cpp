@@ -1,4 +1,7 @@
-// Devices: enumeration, the default device, memory statistics.
+// Devices: enumeration, the default device, memory statistics. Device descriptions are built
+// as JSON and turned into maps (off the op path; options never go through JSON).
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "devices.hpp"
@@ -10,6 +13,46 @@
 namespace nxv_nif {
 
 namespace {
+
+ERL_NIF_TERM json_to_term(ErlNifEnv* env, const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null:
+      return atoms.nil;
+    case nlohmann::json::value_t::boolean:
+      return value.get<bool>() ? atoms.true_ : atoms.false_;
+    case nlohmann::json::value_t::number_integer:
+      return enif_make_int64(env, value.get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      return enif_make_uint64(env, value.get<uint64_t>());
+    case nlohmann::json::value_t::number_float: {
+      double d = value.get<double>();
+      if (!std::isfinite(d)) return atoms.nil;
+      return enif_make_double(env, d);
+    }
+    case nlohmann::json::value_t::string:
+      return make_binary(env, value.get_ref<const std::string&>());
+    case nlohmann::json::value_t::array: {
+      std::vector<ERL_NIF_TERM> items;
+      items.reserve(value.size());
+      for (const auto& item : value) items.push_back(json_to_term(env, item));
+      return enif_make_list_from_array(env, items.data(), static_cast<unsigned>(items.size()));
+    }
+    case nlohmann::json::value_t::object: {
+      std::vector<ERL_NIF_TERM> keys, values;
+      for (const auto& [k, v] : value.items()) {
+        keys.push_back(make_atom(env, k.c_str()));
+        values.push_back(json_to_term(env, v));
+      }
+      ERL_NIF_TERM map;
+      if (!enif_make_map_from_arrays(env, keys.data(), values.data(), keys.size(), &map))
+        return enif_make_new_map(env);
+      return map;
+    }
+    default:
+      return atoms.nil;
+  }
+}
+
 
 nlohmann::json info_to_json(const nxv::DeviceInfo& info) {
   using nlohmann::json;

@@ -14,7 +14,8 @@ NXV_NIF(deallocated_nif);
 NXV_NIF(copy_nif);
 NXV_NIF(op_nif);
 NXV_NIF(native_ops_nif);
-NXV_NIF(supports_op_nif);
+NXV_NIF(op_table_nif);
+NXV_NIF(check_op_nif);
 
 // device_nifs.cpp
 NXV_NIF(devices_nif);

@@ -9,6 +9,7 @@
 #include "nxv/error.hpp"
 #include "nxv/ops.hpp"
 #include "tensor_resource.hpp"
+#include "term_attrs.hpp"
 #include "terms.hpp"
 
 namespace nxv_nif {
@@ -109,25 +110,53 @@ ERL_NIF_TERM copy_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   });
 }
 
-// op(device_index, name, out_type, out_shape, [ref], options) -> {:ok, ref}
+nxv::OpId get_op(ErlNifEnv* env, ERL_NIF_TERM term) {
+  int64_t id = get_int64(env, term, "op id");
+  if (id < 0 || size_t(id) >= nxv::op_table().size()) invalid("unknown op id " + std::to_string(id));
+  return nxv::OpId(id);
+}
+
+// op(device_index, op_id, out_type, out_shape, [ref], options) -> {:ok, ref}. The op id is
+// the row of the op table (op_table/0); options are decoded once into the family's attributes.
 ERL_NIF_TERM op_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     int64_t index = get_int64(env, argv[0], "device");
-    std::string name = get_string(env, argv[1], "op name");
+    nxv::OpId op = get_op(env, argv[1]);
     nxv::OutSpec out{get_dtype(env, argv[2]), get_shape(env, argv[3])};
     std::vector<HeldTensor> held = get_tensors(env, argv[4]);
-    nxv::Options options = options_to_json(env, argv[5]);
+    nxv::Attrs attrs = nxv::decode_attrs(op, TermAttrReader(env, argv[5]));
     auto device = device_at(index);
     std::vector<nxv::Tensor> inputs;
     inputs.reserve(held.size());
     for (auto& input : held) {
       if (input.device_index != index)
-        invalid("an input of " + name + " lives on device " + std::to_string(input.device_index) +
-                ", not on device " + std::to_string(index));
+        invalid("an input of " + std::string(nxv::op_info(op).name) + " lives on device " +
+                std::to_string(input.device_index) + ", not on device " + std::to_string(index));
       inputs.push_back(std::move(input.tensor));
     }
-    nxv::Tensor result = nxv::run_op(*device, name, out, inputs, options);
+    nxv::Tensor result = nxv::run_op(*device, op, out, inputs, attrs);
     return make_ok(env, make_tensor_term(env, std::move(result), index));
+  });
+}
+
+// op_table() -> {:ok, [{name, id, family, arity, depends}]}: the engine's op table
+// (nxv/op_table.inc); `depends` lists what support answers depend on besides the types.
+ERL_NIF_TERM op_table_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
+  return guard(env, [&] {
+    std::vector<ERL_NIF_TERM> rows;
+    for (const auto& row : nxv::op_table()) {
+      uint32_t d = nxv::support_depends(row.id);
+      std::vector<ERL_NIF_TERM> depends;
+      if (d & nxv::kDependsOnRanks) depends.push_back(make_atom(env, "ranks"));
+      if (d & nxv::kDependsOnShapes) depends.push_back(make_atom(env, "shapes"));
+      if (d & nxv::kDependsOnLayouts) depends.push_back(make_atom(env, "layouts"));
+      if (d & nxv::kDependsOnAttrs) depends.push_back(make_atom(env, "options"));
+      rows.push_back(enif_make_tuple5(
+          env, make_atom(env, std::string(row.name).c_str()), enif_make_int64(env, int64_t(row.id)),
+          make_atom(env, std::string(row.family_name).c_str()), enif_make_int(env, row.arity),
+          enif_make_list_from_array(env, depends.data(), unsigned(depends.size()))));
+    }
+    return make_ok(env, enif_make_list_from_array(env, rows.data(), unsigned(rows.size())));
   });
 }
 
@@ -143,18 +172,28 @@ ERL_NIF_TERM native_ops_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
   });
 }
 
-// supports_op(device_index, name, out_type, out_shape, [input_type]) -> {:ok, boolean}
-ERL_NIF_TERM supports_op_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+// check_op(device_index, op_id, out_type, out_shape, [{type, shape}], options) ->
+// {:ok, true} | {:ok, {kind, reason}}: whether the op runs natively for inputs of these types
+// and shapes (laid out contiguously), and why not.
+ERL_NIF_TERM check_op_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     int64_t index = get_int64(env, argv[0], "device");
-    std::string name = get_string(env, argv[1], "op name");
+    nxv::OpId op = get_op(env, argv[1]);
     nxv::OutSpec out{get_dtype(env, argv[2]), get_shape(env, argv[3])};
-    std::vector<nxv::DType> types;
+    std::vector<nxv::TensorSpec> specs;
     ERL_NIF_TERM head, tail = argv[4];
-    while (enif_get_list_cell(env, tail, &head, &tail)) types.push_back(get_dtype(env, head));
+    while (enif_get_list_cell(env, tail, &head, &tail)) {
+      int arity = 0;
+      const ERL_NIF_TERM* elems = nullptr;
+      if (!enif_get_tuple(env, head, &arity, &elems) || arity != 2) invalid("expected {type, shape} input specs");
+      specs.push_back(nxv::contiguous_spec(get_dtype(env, elems[0]), get_shape(env, elems[1])));
+    }
+    nxv::Attrs attrs = nxv::decode_attrs(op, TermAttrReader(env, argv[5]));
     auto device = device_at(index);
-    bool ok = nxv::supports_op(*device, name, out, types);
-    return make_ok(env, ok ? atoms.true_ : atoms.false_);
+    nxv::Support support = nxv::check_op(*device, op, out, specs, attrs);
+    if (support) return make_ok(env, atoms.true_);
+    return make_ok(env, enif_make_tuple2(env, make_atom(env, nxv::error_kind_name(support.kind)),
+                                         make_binary(env, support.reason)));
   });
 }
 

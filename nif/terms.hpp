@@ -1,12 +1,10 @@
-// Term decoding and encoding: Nx types, shapes, options (term -> JSON), atoms and results.
+// Term decoding and encoding: Nx types, shapes, atoms and results (options: term_attrs.hpp).
 #pragma once
 #include <erl_nif.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "nxv/dtype.hpp"
 #include "nxv/tensor.hpp"
@@ -34,15 +32,5 @@ nxv::DType get_dtype(ErlNifEnv* env, ERL_NIF_TERM term);
 // Shape: tuple or list of non-negative integers.
 nxv::Shape get_shape(ErlNifEnv* env, ERL_NIF_TERM term);
 std::vector<int64_t> get_int_list(ErlNifEnv* env, ERL_NIF_TERM term, const char* what);
-
-// Options convention (shared with the engine and the conformance fixtures):
-// keyword list -> object (atom keys as strings), map -> object, other lists -> arrays,
-// tuples -> arrays, nil -> null, true/false -> bools, other atoms -> strings,
-// integers/floats -> numbers, binaries -> strings. At the top level an empty list is an
-// empty object (the empty keyword list).
-nlohmann::json term_to_json(ErlNifEnv* env, ERL_NIF_TERM term);
-nlohmann::json options_to_json(ErlNifEnv* env, ERL_NIF_TERM term);
-
-ERL_NIF_TERM json_to_term(ErlNifEnv* env, const nlohmann::json& value);
 
 }  // namespace nxv_nif

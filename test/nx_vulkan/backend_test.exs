@@ -324,18 +324,6 @@ defmodule Nx.Vulkan.BackendTest do
     test "pointers are not supported" do
       assert_raise ArgumentError, ~r/not support/, fn -> Nx.to_pointer(Nx.tensor([1])) end
     end
-
-    test "inspect with and without the backend" do
-      t = Nx.tensor([1, 2, 3])
-      assert inspect(t) =~ "[1, 2, 3]"
-      Application.put_env(:nx_vulkan, :add_backend_on_inspect, true)
-
-      try do
-        assert inspect(t) =~ "Nx.Vulkan.Backend<vulkan:"
-      after
-        Application.delete_env(:nx_vulkan, :add_backend_on_inspect)
-      end
-    end
   end
 
   describe "errors and API" do
@@ -477,5 +465,27 @@ defmodule Nx.Vulkan.BackendTest do
     {:ok, fun.()}
   rescue
     _ -> :error
+  end
+end
+
+defmodule Nx.Vulkan.InspectSettingTest do
+  # Not async: it changes an application setting that the async doctests' inspect reads.
+  use ExUnit.Case, async: false
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    :ok
+  end
+
+  test "inspect with and without the backend" do
+    t = Nx.tensor([1, 2, 3])
+    assert inspect(t) =~ "[1, 2, 3]"
+    Application.put_env(:nx_vulkan, :add_backend_on_inspect, true)
+
+    try do
+      assert inspect(t) =~ "Nx.Vulkan.Backend<vulkan:"
+    after
+      Application.delete_env(:nx_vulkan, :add_backend_on_inspect)
+    end
   end
 end

@@ -315,86 +315,23 @@ defmodule NxVulkan.Fixtures do
     end
   end
 
-  @kw_last [:gather, :conv, :all, :any, :sum, :product, :reduce_max, :reduce_min] ++
-             [:argmax, :argmin, :sort, :argsort, :indexed_add, :indexed_put] ++
-             [:triangular_solve, :fft, :ifft]
-
-  def arg_spec(:squeeze), do: [:t, "axes"]
-  def arg_spec(:transpose), do: [:t, "axes"]
-  def arg_spec(:reverse), do: [:t, "axes"]
-  def arg_spec(:broadcast), do: [:t, "shape", "axes"]
-  def arg_spec(:pad), do: [:t, :t, "padding_config"]
-  def arg_spec(:dot), do: [:t, "left_contract", "left_batch", :t, "right_contract", "right_batch"]
-  def arg_spec(:slice), do: [:t, "start_indices", "lengths", "strides"]
-  def arg_spec(:put_slice), do: [:t, "start_indices", :t]
-  def arg_spec(:concatenate), do: [:tl, "axis"]
-  def arg_spec(:stack), do: [:tl, "axis"]
-  def arg_spec(:window_scatter_max), do: [:t, :t, :t, "window_dimensions", :kw]
-  def arg_spec(:window_scatter_min), do: [:t, :t, :t, "window_dimensions", :kw]
-  def arg_spec(:iota), do: ["axis", :ignore]
-  def arg_spec(:eye), do: [:ignore]
-  def arg_spec(:constant), do: ["value", :ignore]
-  def arg_spec(:from_binary), do: :skip
-  def arg_spec(:reduce), do: :skip
-  def arg_spec(:window_reduce), do: :skip
-  def arg_spec(:to_batched), do: :skip
-  def arg_spec(:from_pointer), do: :skip
-  def arg_spec(:to_pointer), do: :skip
-
-  def arg_spec(name)
-      when name in [:window_sum, :window_product, :window_max, :window_min],
-      do: [:t, "window_dimensions", :kw]
-
-  def arg_spec(name) when name in @kw_last, do: :kw_last
-  def arg_spec(_), do: :all_tensors
-
+  # Callback arguments become {op, inputs, options} through Nx.Vulkan.OpArgs, the encoding
+  # the backend uses too.
   def to_case({:block, [struct, _output, args, _fun], result}) do
     with %Nx.Tensor{} <- result,
          true <- Enum.all?(args, &match?(%Nx.Tensor{}, &1)) do
-      op = block_name(struct)
-      opts = struct |> Map.from_struct() |> Enum.sort()
-      build_case(op, result, args, opts, result)
+      {op, inputs, opts} = Nx.Vulkan.OpArgs.encode_block(struct, args)
+      build_case(Atom.to_string(op), result, inputs, opts, result)
     else
       _ -> nil
     end
   end
 
   def to_case({name, [out | rest], result}) do
-    case arg_spec(name) do
-      :skip ->
-        nil
-
-      :all_tensors ->
-        build_case(Atom.to_string(name), out, rest, [], result)
-
-      :kw_last ->
-        {tensors, [kw]} = Enum.split(rest, -1)
-        build_case(Atom.to_string(name), out, tensors, kw, result)
-
-      spec ->
-        {inputs, opts} =
-          Enum.zip(spec, rest)
-          |> Enum.reduce({[], []}, fn
-            {:t, t}, {ins, opts} -> {[t | ins], opts}
-            {:tl, ts}, {ins, opts} -> {Enum.reverse(ts) ++ ins, opts}
-            {:kw, kw}, {ins, opts} -> {ins, Enum.reverse(kw) ++ opts}
-            {:ignore, _}, acc -> acc
-            {key, v}, {ins, opts} -> {ins, [{key, v} | opts]}
-          end)
-
-        build_case(Atom.to_string(name), out, Enum.reverse(inputs), Enum.reverse(opts), result)
+    case Nx.Vulkan.OpArgs.encode(name, rest) do
+      :skip -> nil
+      {op, inputs, opts} -> build_case(Atom.to_string(op), out, inputs, opts, result)
     end
-  end
-
-  def block_name(struct) do
-    struct.__struct__
-    |> Module.split()
-    |> Enum.drop(2)
-    |> Enum.map(fn
-      "LinAlg" -> "linalg"
-      part -> Macro.underscore(part)
-    end)
-    |> Enum.join("_")
   end
 
   def build_case(op, out, inputs, opts, result) do
@@ -403,7 +340,7 @@ defmodule NxVulkan.Fixtures do
       not Enum.all?(inputs, &match?(%Nx.Tensor{}, &1)) -> nil
       Enum.any?([out, result | inputs], &(type_name(&1.type) == nil)) -> nil
       contains_tensor?(opts) -> nil
-      op == "constant" and match?({_, %Complex{}}, List.keyfind(opts, "value", 0)) -> nil
+      op == "constant" and match?({_, %Complex{}}, List.keyfind(opts, :value, 0)) -> nil
       true -> %{op: op, out: out, inputs: inputs, opts: opts, result: refine(op, inputs, result)}
     end
   end

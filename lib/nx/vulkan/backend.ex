@@ -10,9 +10,11 @@ defmodule Nx.Vulkan.Backend do
     * `:device` - the index of the device (see `Nx.Vulkan.devices/0`). Defaults to the
       engine's choice: `NX_VULKAN_DEVICE`, else discrete > integrated > virtual > CPU.
 
-  Each callback becomes one native call (`Nx.Vulkan.NIF.op/6`) with the output's type and
-  shape, the input tensors and the callback's options, when the engine has the op for those
-  types on that device (the engine is asked, nothing is hard-coded here). Otherwise the
+  Each callback becomes one native call (`Nx.Vulkan.NIF.op/6`) with the op's id in the
+  engine's op table, the output's type and shape, the input tensors and the callback's
+  options (encoded by `Nx.Vulkan.OpArgs`, decoded by the engine into typed attributes), when
+  the engine has the op for those types on that device (the engine decides, nothing is
+  hard-coded here). Otherwise the
   callback runs on the host through `Nx.BinaryBackend`; such fallbacks are counted
   (`Nx.Vulkan.fallback_counts/0`), reported through telemetry
   (`[:nx_vulkan, :host_fallback]`) and governed by the `:host_fallback` setting
@@ -28,7 +30,7 @@ defmodule Nx.Vulkan.Backend do
 
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.{Error, Fallback, Native, NIF}
+  alias Nx.Vulkan.{Error, Fallback, Native, NIF, OpArgs}
 
   @type t :: %__MODULE__{ref: reference(), device: non_neg_integer()}
 
@@ -72,16 +74,11 @@ defmodule Nx.Vulkan.Backend do
   def constant(%T{shape: shape} = out, number, backend_options) do
     device = device_from_opts(backend_options)
 
-    if shape != {} and Native.supported?(device, :constant, out, []) do
-      options = [value: number_option(number)]
-
-      case NIF.op(device, "constant", out.type, shape, [], options) do
-        {:ok, ref} -> %{out | data: %B{ref: ref, device: device}}
-        {:error, :unsupported, _} -> upload_constant(out, number, device)
-        {:error, kind, message} -> Error.raise_error!(kind, message)
-      end
+    with true <- shape != {},
+         {:ok, tensor} <- native(:constant, device, out, [], value: number_option(number)) do
+      tensor
     else
-      upload_constant(out, number, device)
+      _ -> upload_constant(out, number, device)
     end
   end
 
@@ -93,16 +90,13 @@ defmodule Nx.Vulkan.Backend do
   @impl true
   def eye(%T{} = out, backend_options) do
     device = device_from_opts(backend_options)
-    native_or_host(:eye, device, out, [], [], fn -> Nx.BinaryBackend.eye(out, []) end)
+    create(:eye, device, out, [backend_options])
   end
 
   @impl true
   def iota(%T{} = out, axis, backend_options) do
     device = device_from_opts(backend_options)
-
-    native_or_host(:iota, device, out, [], [axis: axis], fn ->
-      Nx.BinaryBackend.iota(out, axis, [])
-    end)
+    create(:iota, device, out, [axis, backend_options])
   end
 
   defp number_option(%Complex{re: re, im: im}), do: [re: re, im: im]
@@ -257,97 +251,69 @@ defmodule Nx.Vulkan.Backend do
   def block(struct, output, args, fun) do
     with %T{} <- output,
          true <- args != [] and Enum.all?(args, &match?(%T{}, &1)),
-         op = block_name(struct),
-         device = pick_device(args),
-         true <- Native.supported?(device, op, output, args),
-         options = struct |> Map.from_struct() |> Enum.sort(),
-         {:ok, ref} <-
-           NIF.op(
-             device,
-             op,
-             output.type,
-             output.shape,
-             Enum.map(args, &to_ref(&1, device)),
-             options
-           ) do
-      %{output | data: %B{ref: ref, device: device}}
+         {op, inputs, options} = OpArgs.encode_block(struct, args),
+         {:ok, tensor} <- native(op, pick_device(inputs), output, inputs, options) do
+      tensor
     else
-      {:error, kind, message} when kind != :unsupported -> Error.raise_error!(kind, message)
       _ -> apply(fun, [struct | args])
     end
-  end
-
-  defp block_name(%module{}) do
-    module
-    |> Module.split()
-    |> Enum.drop(2)
-    |> Enum.map_join("_", fn
-      "LinAlg" -> "linalg"
-      part -> Macro.underscore(part)
-    end)
   end
 
   ## Shape
 
   @impl true
-  def as_type(out, tensor), do: run(:as_type, out, [tensor], [], [out, tensor])
+  def as_type(out, tensor), do: dispatch(:as_type, [out, tensor])
 
   @impl true
-  def bitcast(out, tensor), do: run(:bitcast, out, [tensor], [], [out, tensor])
+  def bitcast(out, tensor), do: dispatch(:bitcast, [out, tensor])
 
   @impl true
-  def reshape(out, tensor), do: run(:reshape, out, [tensor], [], [out, tensor])
+  def reshape(out, tensor), do: dispatch(:reshape, [out, tensor])
 
   @impl true
   def squeeze(out, tensor, axes),
-    do: run(:squeeze, out, [tensor], [axes: axes], [out, tensor, axes])
+    do: dispatch(:squeeze, [out, tensor, axes])
 
   @impl true
   def broadcast(out, tensor, shape, axes),
-    do: run(:broadcast, out, [tensor], [shape: shape, axes: axes], [out, tensor, shape, axes])
+    do: dispatch(:broadcast, [out, tensor, shape, axes])
 
   @impl true
   def transpose(out, tensor, axes),
-    do: run(:transpose, out, [tensor], [axes: axes], [out, tensor, axes])
+    do: dispatch(:transpose, [out, tensor, axes])
 
   @impl true
   def pad(out, tensor, pad_value, config) do
-    run(:pad, out, [tensor, pad_value], [padding_config: config], [out, tensor, pad_value, config])
+    dispatch(:pad, [out, tensor, pad_value, config])
   end
 
   @impl true
   def reverse(out, tensor, axes),
-    do: run(:reverse, out, [tensor], [axes: axes], [out, tensor, axes])
+    do: dispatch(:reverse, [out, tensor, axes])
 
   ## Linear algebra and indexing
 
   @impl true
   def dot(out, left, contract_axes1, batch_axes1, right, contract_axes2, batch_axes2) do
-    options = [
-      left_contract: contract_axes1,
-      left_batch: batch_axes1,
-      right_contract: contract_axes2,
-      right_batch: batch_axes2
-    ]
-
     args = [out, left, contract_axes1, batch_axes1, right, contract_axes2, batch_axes2]
-    run(:dot, out, [left, right], options, args)
+    dispatch(:dot, args)
   end
 
   @impl true
   def clip(out, tensor, min, max),
-    do: run(:clip, out, [tensor, min, max], [], [out, tensor, min, max])
+    do: dispatch(:clip, [out, tensor, min, max])
 
+  # Start indices may be tensors (dynamic slicing): where the engine runs the op, they are read
+  # and clamped here, so that it always gets static integers.
   @impl true
   def slice(out, tensor, start_indices, lengths, strides) do
     args = [out, tensor, start_indices, lengths, strides]
 
     if native?(:slice, out, [tensor]) do
       starts = static_indices(start_indices, tensor.shape, lengths)
-      options = [start_indices: starts, lengths: lengths, strides: strides]
-      run(:slice, out, [tensor], options, args)
+      dispatch(:slice, [out, tensor, starts, lengths, strides], args)
     else
-      run(:slice, out, [tensor], [], args)
+      dispatch(:slice, args)
     end
   end
 
@@ -357,9 +323,9 @@ defmodule Nx.Vulkan.Backend do
 
     if native?(:put_slice, out, [tensor, slice]) do
       starts = static_indices(start_indices, tensor.shape, Tuple.to_list(slice.shape))
-      run(:put_slice, out, [tensor, slice], [start_indices: starts], args)
+      dispatch(:put_slice, [out, tensor, starts, slice], args)
     else
-      run(:put_slice, out, [tensor, slice], [], args)
+      dispatch(:put_slice, args)
     end
   end
 
@@ -375,47 +341,47 @@ defmodule Nx.Vulkan.Backend do
 
   @impl true
   def gather(out, input, indices, opts),
-    do: run(:gather, out, [input, indices], opts, [out, input, indices, opts])
+    do: dispatch(:gather, [out, input, indices, opts])
 
   @impl true
   def concatenate(out, tensors, axis),
-    do: run(:concatenate, out, tensors, [axis: axis], [out, tensors, axis])
+    do: dispatch(:concatenate, [out, tensors, axis])
 
   @impl true
-  def stack(out, tensors, axis), do: run(:stack, out, tensors, [axis: axis], [out, tensors, axis])
+  def stack(out, tensors, axis), do: dispatch(:stack, [out, tensors, axis])
 
   @impl true
   def select(out, pred, on_true, on_false) do
-    run(:select, out, [pred, on_true, on_false], [], [out, pred, on_true, on_false])
+    dispatch(:select, [out, pred, on_true, on_false])
   end
 
   @impl true
   def conv(out, tensor, kernel, opts),
-    do: run(:conv, out, [tensor, kernel], opts, [out, tensor, kernel, opts])
+    do: dispatch(:conv, [out, tensor, kernel, opts])
 
   @impl true
   def triangular_solve(out, a, b, opts),
-    do: run(:triangular_solve, out, [a, b], opts, [out, a, b, opts])
+    do: dispatch(:triangular_solve, [out, a, b, opts])
 
   @impl true
-  def fft(out, tensor, opts), do: run(:fft, out, [tensor], opts, [out, tensor, opts])
+  def fft(out, tensor, opts), do: dispatch(:fft, [out, tensor, opts])
 
   @impl true
-  def ifft(out, tensor, opts), do: run(:ifft, out, [tensor], opts, [out, tensor, opts])
+  def ifft(out, tensor, opts), do: dispatch(:ifft, [out, tensor, opts])
 
   ## Reductions
 
   for op <- [:all, :any, :sum, :product, :reduce_max, :reduce_min, :argmax, :argmin] do
     @impl true
     def unquote(op)(out, tensor, opts) do
-      run(unquote(op), out, [tensor], opts, [out, tensor, opts])
+      dispatch(unquote(op), [out, tensor, opts])
     end
   end
 
   for op <- [:sort, :argsort] do
     @impl true
     def unquote(op)(out, tensor, opts) do
-      run(unquote(op), out, [tensor], opts, [out, tensor, opts])
+      dispatch(unquote(op), [out, tensor, opts])
     end
   end
 
@@ -434,17 +400,15 @@ defmodule Nx.Vulkan.Backend do
   for op <- [:window_sum, :window_product, :window_max, :window_min] do
     @impl true
     def unquote(op)(out, tensor, window_dimensions, opts) do
-      options = [window_dimensions: window_dimensions] ++ opts
-      run(unquote(op), out, [tensor], options, [out, tensor, window_dimensions, opts])
+      dispatch(unquote(op), [out, tensor, window_dimensions, opts])
     end
   end
 
   for op <- [:window_scatter_max, :window_scatter_min] do
     @impl true
     def unquote(op)(out, tensor, source, init_value, window_dimensions, opts) do
-      options = [window_dimensions: window_dimensions] ++ opts
       args = [out, tensor, source, init_value, window_dimensions, opts]
-      run(unquote(op), out, [tensor, source, init_value], options, args)
+      dispatch(unquote(op), args)
     end
   end
 
@@ -452,7 +416,7 @@ defmodule Nx.Vulkan.Backend do
     @impl true
     def unquote(op)(out, tensor, indices, updates, opts) do
       args = [out, tensor, indices, updates, opts]
-      run(unquote(op), out, [tensor, indices, updates], opts, args)
+      dispatch(unquote(op), args)
     end
   end
 
@@ -467,7 +431,7 @@ defmodule Nx.Vulkan.Backend do
   for op <- binary_ops do
     @impl true
     def unquote(op)(out, left, right) do
-      run(unquote(op), out, [left, right], [], [out, left, right])
+      dispatch(unquote(op), [out, left, right])
     end
   end
 
@@ -479,7 +443,7 @@ defmodule Nx.Vulkan.Backend do
   for op <- unary_ops do
     @impl true
     def unquote(op)(out, tensor) do
-      run(unquote(op), out, [tensor], [], [out, tensor])
+      dispatch(unquote(op), [out, tensor])
     end
   end
 
@@ -489,55 +453,57 @@ defmodule Nx.Vulkan.Backend do
     Native.supported?(pick_device(inputs), op, out, inputs)
   end
 
-  # Runs `op` natively when the engine supports it for these types on this device, else
-  # calls the same callback of Nx.BinaryBackend with `args`.
-  defp run(op, out, inputs, options, args) do
+  # Runs the callback natively when the engine takes it, else calls the same callback of
+  # Nx.BinaryBackend with `host_args` (the callback's own arguments).
+  defp dispatch(callback, [out | args], host_args \\ nil) do
+    {op, inputs, options} = OpArgs.encode(callback, args)
     device = pick_device(inputs)
 
-    if Native.supported?(device, op, out, inputs) do
+    case native(op, device, out, inputs, options) do
+      {:ok, tensor} -> tensor
+      {:host, reason} -> host(callback, device, host_args || [out | args], reason)
+    end
+  end
+
+  # One native call, unless the engine has refused the same kind of call before (answers are
+  # cached by what they depend on: Native.support_key/6). The engine checks every call itself.
+  defp native(op, device, out, inputs, options) do
+    with {:ok, {id, depends}} <- Native.native_entry(op, out.type, inputs),
+         key = Native.support_key(device, op, out, inputs, options, depends),
+         answer when answer in [nil, true] <- Native.cached(key) do
       refs = Enum.map(inputs, &to_ref(&1, device))
 
-      case NIF.op(device, Atom.to_string(op), out.type, out.shape, refs, options) do
+      case NIF.op(device, id, out.type, out.shape, refs, options) do
         {:ok, ref} ->
-          %{out | data: %B{ref: ref, device: device}}
+          {:ok, %{out | data: %B{ref: ref, device: device}}}
 
-        {:error, :unsupported, message} ->
-          host(op, device, args, message)
+        # The engine declines (unsupported) or disagrees with Nx about the request
+        # (invalid_argument): Nx.BinaryBackend, which Nx validated it for, runs it.
+        {:error, kind, message} when kind in [:unsupported, :invalid_argument] ->
+          Native.refuse(key, message)
+          {:host, message}
 
         {:error, kind, message} ->
           Error.raise_error!(kind, message)
       end
-    else
-      host(op, device, args, reason(out, inputs))
     end
   end
 
-  # Creation callbacks: no inputs, the host version is given as a function.
-  defp native_or_host(op, device, out, inputs, options, host_fun) do
-    if Native.supported?(device, op, out, inputs) do
-      case NIF.op(device, Atom.to_string(op), out.type, out.shape, [], options) do
-        {:ok, ref} ->
-          %{out | data: %B{ref: ref, device: device}}
+  # Creation callbacks (no tensor arguments).
+  defp create(callback, device, out, args) do
+    {op, [], options} = OpArgs.encode(callback, args)
 
-        {:error, :unsupported, message} ->
-          host_create(op, device, host_fun, message)
+    case native(op, device, out, [], options) do
+      {:ok, tensor} ->
+        tensor
 
-        {:error, kind, message} ->
-          Error.raise_error!(kind, message)
-      end
-    else
-      host_create(op, device, host_fun, reason(out, inputs))
+      {:host, reason} ->
+        Fallback.record!(callback, reason)
+
+        fn -> apply(Nx.BinaryBackend, callback, [out | args]) end
+        |> with_host_backend()
+        |> to_device(device)
     end
-  end
-
-  defp host_create(op, device, host_fun, reason) do
-    Fallback.record!(op, reason)
-    host_fun |> with_host_backend() |> to_device(device)
-  end
-
-  defp reason(out, inputs) do
-    types = Enum.map_join(inputs, ", ", &Nx.Type.to_string(&1.type))
-    "no native kernel for #{Nx.Type.to_string(out.type)} output from (#{types})"
   end
 
   # The host fallback: inputs copied to Nx.BinaryBackend (never moved: the caller still owns

@@ -1,8 +1,8 @@
 defmodule Nx.Vulkan.Native do
   @moduledoc false
   # What the engine can run natively, how Nx types are stored on the device, and the
-  # default device. The answers come from the engine (nxv::native_op_names and
-  # nxv::supports_op); nothing about op coverage is hard-coded here.
+  # default device. The answers come from the engine (its op table and nxv::check_op);
+  # nothing about op coverage is hard-coded here.
 
   alias Nx.Vulkan.{Error, NIF, Tables}
 
@@ -52,47 +52,94 @@ defmodule Nx.Vulkan.Native do
     end
   end
 
-  @doc "The names of the ops the engine implements natively (for some types)."
-  def native_ops do
-    case :persistent_term.get({__MODULE__, :native_ops}, nil) do
+  @doc """
+  The engine's op table (`nxv/op_table.inc`): `%{op => {id, depends}}`, where `depends`
+  lists what a support answer depends on besides device, op and types (`:ranks`, `:shapes`,
+  `:layouts`, `:options`).
+  """
+  def op_table do
+    case :persistent_term.get({__MODULE__, :op_table}, nil) do
       nil ->
-        ops = NIF.native_ops() |> Error.unwrap!() |> MapSet.new()
-        :persistent_term.put({__MODULE__, :native_ops}, ops)
-        ops
+        table =
+          NIF.op_table()
+          |> Error.unwrap!()
+          |> Map.new(fn {name, id, _family, _arity, depends} -> {name, {id, depends}} end)
 
-      ops ->
-        ops
+        :persistent_term.put({__MODULE__, :op_table}, table)
+        table
+
+      table ->
+        table
     end
   end
+
+  @doc "The names of the ops the engine implements natively (for some types)."
+  def native_ops, do: op_table() |> Map.keys() |> Enum.map(&Atom.to_string/1) |> MapSet.new()
+
+  @doc "The op's `{id, depends}` in the engine's table, or nil when it has no native kernel."
+  def op_entry(op), do: Map.get(op_table(), op)
 
   @doc """
-  Whether `op` producing `out` from `inputs` (tensors, any backend) runs natively on
-  `device`. Cached per device, op, output type and rank, and input types.
+  Whether `op` producing `out` from `inputs` (tensors, any backend) with `options` runs
+  natively on `device`: `true` or `{:host, reason}`. Answers are cached by what the engine
+  says they depend on (`op_table/0`).
   """
-  def supported?(device, op, %{type: out_type, shape: out_shape}, inputs) do
-    name = if is_atom(op), do: Atom.to_string(op), else: op
-    in_types = Enum.map(inputs, & &1.type)
+  def check(device, op, %{type: out_type, shape: out_shape} = out, inputs, options \\ []) do
+    with {:ok, {id, depends}} <- native_entry(op, out_type, inputs),
+         key = support_key(device, op, out, inputs, options, depends),
+         nil <- cached(key) do
+      in_specs = Enum.map(inputs, &{&1.type, &1.shape})
 
-    engine_type?(out_type) and Enum.all?(in_types, &engine_type?/1) and
-      MapSet.member?(native_ops(), name) and
-      cached_support(device, name, out_type, out_shape, in_types)
-  end
+      answer =
+        case NIF.check_op(device, id, out_type, out_shape, in_specs, options) do
+          {:ok, true} -> true
+          {:ok, {_kind, reason}} -> {:host, reason}
+          {:error, :invalid_argument, reason} -> {:host, reason}
+          {:error, kind, message} -> Error.raise_error!(kind, message)
+        end
 
-  defp cached_support(device, name, out_type, out_shape, in_types) do
-    key = {device, name, out_type, tuple_size(out_shape), in_types}
-
-    case :ets.lookup(Tables.support(), key) do
-      [{_, answer}] ->
-        answer
-
-      [] ->
-        answer =
-          device
-          |> NIF.supports_op(name, out_type, out_shape, in_types)
-          |> Error.unwrap!()
-
-        :ets.insert(Tables.support(), {key, answer})
-        answer
+      :ets.insert(Tables.support(), {key, answer})
+      answer
+    else
+      {:host, _} = no -> no
+      answer -> answer
     end
   end
+
+  @doc "Whether `op` runs natively (see check/5)."
+  def supported?(device, op, out, inputs, options \\ []),
+    do: check(device, op, out, inputs, options) == true
+
+  @doc "The op's table entry when every type is one the engine stores, else `{:host, reason}`."
+  def native_entry(op, out_type, inputs) do
+    cond do
+      not (engine_type?(out_type) and Enum.all?(inputs, &engine_type?(&1.type))) ->
+        {:host, "a sub-byte type is kept as raw bytes on the device"}
+
+      entry = op_entry(op) ->
+        {:ok, entry}
+
+      true ->
+        {:host, "the engine has no native #{op} yet"}
+    end
+  end
+
+  @doc "The cache key of a support answer: exactly what the engine says the answer depends on."
+  def support_key(device, op, %{type: out_type, shape: out_shape}, inputs, options, depends) do
+    {device, op, out_type, Enum.map(inputs, & &1.type),
+     if(:ranks in depends, do: {tuple_size(out_shape), Enum.map(inputs, &tuple_size(&1.shape))}),
+     if(:shapes in depends, do: {out_shape, Enum.map(inputs, & &1.shape)}),
+     if(:options in depends, do: options)}
+  end
+
+  @doc "A cached answer for `key`, or nil."
+  def cached(key) do
+    case :ets.lookup(Tables.support(), key) do
+      [{_, answer}] -> answer
+      [] -> nil
+    end
+  end
+
+  @doc "Records that the engine refused a call with `key` (so the next one goes to the host)."
+  def refuse(key, reason), do: :ets.insert(Tables.support(), {key, {:host, reason}})
 end

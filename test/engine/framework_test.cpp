@@ -1,0 +1,181 @@
+// The op framework: the op table, checks with reasons, typed kernel variants compiled outside
+// the cache's lock, parameter blocks over 128 bytes, and graphs that record once and re-run.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "device/device_impl.hpp"
+#include "exec/glsl/param_block_probe.h"
+#include "exec/launch.hpp"
+#include "graph/graph.hpp"
+#include "nxv/ops.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+TEST(OpTable, EveryRowIsFoundByNameAndHasItsFamily) {
+  std::set<std::string_view> names;
+  for (const auto& row : op_table()) {
+    EXPECT_TRUE(names.insert(row.name).second) << row.name << " appears twice";
+    auto id = find_op(row.name);
+    ASSERT_TRUE(id) << row.name;
+    EXPECT_EQ(*id, row.id);
+    EXPECT_EQ(op_info(row.id).name, row.name);
+    EXPECT_FALSE(row.family_name.empty());
+  }
+  EXPECT_FALSE(find_op("no_such_op"));
+  EXPECT_EQ(native_op_names().size(), op_table().size());
+}
+
+TEST(OpTable, ChecksSayWhyNotAndSeeShapes) {
+  auto dev = shared_device();
+  std::vector<TensorSpec> f32x2{contiguous_spec(DType::F32, {2, 3}), contiguous_spec(DType::F32, {3})};
+  EXPECT_TRUE(check_op(*dev, OpId::add, {DType::F32, {2, 3}}, f32x2));
+  Support s = check_op(*dev, OpId::quotient, {DType::F32, {2, 3}}, f32x2);
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.kind, ErrorKind::Unsupported);
+  EXPECT_NE(s.reason.find("quotient"), std::string::npos) << s.reason;
+  std::vector<TensorSpec> bad{contiguous_spec(DType::F32, {2, 3}), contiguous_spec(DType::F32, {4})};
+  s = check_op(*dev, OpId::add, {DType::F32, {2, 3}}, bad);
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(s.reason.find("broadcast"), std::string::npos) << s.reason;
+  s = check_op(*dev, OpId::add, {DType::F32, {2, 3}}, std::vector<TensorSpec>{f32x2[0]});
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);  // arity from the table
+}
+
+namespace {
+
+std::vector<float> random_floats(int64_t n, uint32_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = float(int32_t(x >> 8) % 20000) / 1000.f - 10.f;
+  }
+  return v;
+}
+
+KernelKey small_key(uint32_t tag) {
+  // The parameter-block probe with a distinct unused define: a distinct, quick compile.
+  return KernelKey{"param_block_probe", {{"NXV_TEST_TAG", std::to_string(tag)}}, 64};
+}
+
+}  // namespace
+
+TEST(KernelVariants, CompilesRunOutsideTheLockAndACachedKernelNeverWaits) {
+  setenv("NX_VULKAN_CACHE_DIR", "off", 1);
+  auto dev = Device::open();
+  unsetenv("NX_VULKAN_CACHE_DIR");
+  auto& cache = dev->impl().kernels;
+  auto stamp = uint32_t(std::chrono::steady_clock::now().time_since_epoch().count() & 0xffffff);
+  VariantKey built{.family = kLayerProbe, .op = 1, .tile = stamp};
+  cache.get(built, [&] { return small_key(stamp); });
+
+  // A slow "compile": the source of this variant takes a second to produce (it runs where the
+  // compile runs, outside the cache's lock).
+  std::atomic<bool> slow_started{false}, slow_done{false}, other_done{false};
+  std::thread slow([&] {
+    VariantKey k{.family = kLayerProbe, .op = 2, .tile = stamp};
+    cache.get(k, [&] {
+      slow_started = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      return small_key(stamp + 1);
+    });
+    slow_done = true;
+  });
+  while (!slow_started) std::this_thread::yield();
+  // A cached kernel is found at once.
+  auto t0 = std::chrono::steady_clock::now();
+  cache.get(built, [&]() -> KernelKey { ADD_FAILURE() << "rebuilt a cached kernel"; return small_key(stamp); });
+  auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(waited, std::chrono::milliseconds(200));
+  EXPECT_FALSE(slow_done);
+  // Another new variant compiles meanwhile, in parallel with the slow one.
+  std::thread other([&] {
+    cache.get(VariantKey{.family = kLayerProbe, .op = 3, .tile = stamp}, [&] { return small_key(stamp + 2); });
+    other_done = true;
+  });
+  other.join();
+  EXPECT_TRUE(other_done);
+  EXPECT_FALSE(slow_done) << "the second compile waited for the first";
+  slow.join();
+  EXPECT_TRUE(slow_done);
+  EXPECT_EQ(cache.stats().compiled, 3u);
+  // Several threads asking for one new variant build it once.
+  std::vector<std::thread> threads;
+  std::atomic<int> sources{0};
+  for (int i = 0; i < 6; ++i)
+    threads.emplace_back([&] {
+      cache.get(VariantKey{.family = kLayerProbe, .op = 4, .tile = stamp}, [&] {
+        ++sources;
+        return small_key(stamp + 3);
+      });
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(sources.load(), 1);
+  EXPECT_EQ(cache.stats().compiled, 4u);
+}
+
+TEST(Launches, ParameterBlocksLargerThanPushConstantsReachTheKernel) {
+  static_assert(sizeof(ParamBlockProbeParams) > kPushConstantBytes);
+  auto dev = shared_device();
+  auto& impl = dev->impl();
+  const Kernel& kernel = impl.kernels.get(small_key(0));
+  Tensor out = empty(*dev, DType::U32, {NXV_PROBE_VALUES});
+  LaunchBuilder builder;
+  uint32_t slot = builder.bind(out.buffer);
+  ParamBlockProbeParams params{};
+  params.count = NXV_PROBE_VALUES;
+  for (uint32_t i = 0; i < NXV_PROBE_VALUES; ++i) params.values[i] = 1000 + 7 * i;
+  Launch& l = builder.launch(kernel, {1, 1, 1}, ParamBlockProbePush{}, {});
+  builder.params(l, params, offsetof(ParamBlockProbePush, params_addr),
+                 {{offsetof(ParamBlockProbeParams, out_addr), BufferRef{slot, 0}}});
+  builder.use(l, slot, Access::Write);
+  auto buffers = builder.buffers();
+  Executable exec = std::move(builder).finish();
+  for (int round = 0; round < 3; ++round) {  // re-runs: a new block each time
+    exec.run(impl.stream, impl.kernels.layout(), buffers);
+    auto got = download<uint32_t>(*dev, out);
+    for (uint32_t i = 0; i < NXV_PROBE_VALUES; ++i) ASSERT_EQ(got[i], 2 * (1000 + 7 * i)) << i;
+  }
+}
+
+TEST(Graphs, RecordOnceAndReRunWithNewBuffersAsEagerOpsDo) {
+  auto dev = shared_device();
+  const int64_t n = 1000;
+  Graph g;
+  uint32_t a = g.input(DType::F32, {n});
+  uint32_t b = g.input(DType::S32, {n});
+  uint32_t sum = g.add(OpId::add, {DType::F32, {n}}, {a, b});
+  uint32_t e = g.add(OpId::exp, {DType::F32, {n}}, {sum});
+  uint32_t c = g.add(OpId::less, {DType::U8, {n}}, {e, a});
+  g.output(e);
+  g.output(c);
+  auto make = [&](uint32_t seed) {
+    auto x = random_floats(n, seed);
+    std::vector<int32_t> y(n);
+    for (int64_t i = 0; i < n; ++i) y[i] = int32_t((i * 7 + seed) % 11) - 5;
+    return std::pair{upload(*dev, DType::F32, {n}, x), upload(*dev, DType::S32, {n}, y)};
+  };
+  auto [x0, y0] = make(1);
+  GraphExecutable exec = compile_graph(*dev, g, std::vector<Tensor>{x0, y0});
+  for (uint32_t seed : {2u, 3u}) {
+    auto [x, y] = make(seed);
+    auto outs = exec.run(*dev, std::vector<Tensor>{x, y});
+    Tensor sum_e = run_op(*dev, OpId::add, OutSpec{DType::F32, {n}}, std::vector<Tensor>{x, y});
+    Tensor eager_e = run_op(*dev, OpId::exp, OutSpec{DType::F32, {n}}, std::vector<Tensor>{sum_e});
+    Tensor eager_c = run_op(*dev, OpId::less, OutSpec{DType::U8, {n}}, std::vector<Tensor>{eager_e, x});
+    EXPECT_EQ(download<uint32_t>(*dev, outs[0]), download<uint32_t>(*dev, eager_e));
+    EXPECT_EQ(download<uint8_t>(*dev, outs[1]), download<uint8_t>(*dev, eager_c));
+  }
+  // Inputs laid out otherwise than at compile time are refused.
+  Tensor strided = slice_view(upload(*dev, DType::F32, {2 * n}, random_floats(2 * n, 4)), {0}, {n}, {2});
+  EXPECT_THROW(exec.run(*dev, std::vector<Tensor>{strided, y0}), Error);
+}
