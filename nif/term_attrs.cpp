@@ -8,15 +8,6 @@
 namespace nxv_nif {
 namespace {
 
-bool atom_text(ErlNifEnv* env, ERL_NIF_TERM term, std::string& out) {
-  unsigned length = 0;
-  if (!enif_get_atom_length(env, term, &length, ERL_NIF_LATIN1)) return false;
-  out.resize(length + 1);
-  if (!enif_get_atom(env, term, out.data(), length + 1, ERL_NIF_LATIN1)) return false;
-  out.resize(length);
-  return true;
-}
-
 [[noreturn]] void invalid(const std::string& message) { throw nxv::Error(nxv::ErrorKind::InvalidArgument, message); }
 
 std::vector<int64_t> int_list(ErlNifEnv* env, ERL_NIF_TERM term, bool& ok) {

@@ -41,12 +41,6 @@ ERL_NIF_TERM make_ok(ErlNifEnv* env, ERL_NIF_TERM value) {
   return enif_make_tuple2(env, atoms.ok, value);
 }
 
-namespace {
-
-[[noreturn]] void bad(const std::string& message) {
-  throw nxv::Error(nxv::ErrorKind::InvalidArgument, message);
-}
-
 bool atom_text(ErlNifEnv* env, ERL_NIF_TERM term, std::string& out) {
   unsigned length = 0;
   if (!enif_get_atom_length(env, term, &length, ERL_NIF_LATIN1)) return false;
@@ -55,6 +49,13 @@ bool atom_text(ErlNifEnv* env, ERL_NIF_TERM term, std::string& out) {
   out.resize(length);
   return true;
 }
+
+namespace {
+
+[[noreturn]] void bad(const std::string& message) {
+  throw nxv::Error(nxv::ErrorKind::InvalidArgument, message);
+}
+
 
 bool binary_text(ErlNifEnv* env, ERL_NIF_TERM term, std::string& out) {
   ErlNifBinary bin;

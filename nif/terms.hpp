@@ -23,6 +23,8 @@ void make_atoms(ErlNifEnv* env);
 ERL_NIF_TERM make_atom(ErlNifEnv* env, const char* name);
 ERL_NIF_TERM make_binary(ErlNifEnv* env, std::string_view text);
 ERL_NIF_TERM make_ok(ErlNifEnv* env, ERL_NIF_TERM value);
+// The text of an atom; false when `term` is not one.
+bool atom_text(ErlNifEnv* env, ERL_NIF_TERM term, std::string& out);
 
 // Decoders throw nxv::Error(InvalidArgument) naming `what` when the term does not fit.
 std::string get_string(ErlNifEnv* env, ERL_NIF_TERM term, const char* what);  // binary or atom
