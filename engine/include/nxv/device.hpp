@@ -23,7 +23,8 @@ struct CooperativeMatrixShape {
 struct DeviceFeatures {
   bool float16 = false, float64 = false, int64 = false, int16 = false, int8 = false;
   bool storage8 = false, storage16 = false;
-  bool bfloat16 = false;                     // VK_KHR_shader_bfloat16 shaderBFloat16Type
+  // VK_KHR_shader_bfloat16 shaderBFloat16Type; never set when built with headers before 1.4.311
+  bool bfloat16 = false;
   bool bfloat16_cooperative_matrix = false;  // ... shaderBFloat16CooperativeMatrix
   bool cooperative_matrix = false;           // VK_KHR_cooperative_matrix, compute stage
   bool cooperative_matrix2 = false;          // VK_NV_cooperative_matrix2 (any of its features)

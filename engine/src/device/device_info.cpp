@@ -46,9 +46,9 @@ std::string component_name(vk::ComponentTypeKHR t) {
     case vk::ComponentTypeKHR::eUint32: return "u32";
     case vk::ComponentTypeKHR::eUint64: return "u64";
     default:
-#ifdef VK_KHR_shader_bfloat16
-      if (static_cast<VkComponentTypeKHR>(t) == VK_COMPONENT_TYPE_BFLOAT16_KHR) return "bf16";
-#endif
+      // VK_COMPONENT_TYPE_BFLOAT16_KHR by its registry value: headers before 1.4.311 lack it,
+      // and drivers report bf16 shapes all the same.
+      if (static_cast<int>(t) == 1000141000) return "bf16";
       return "other(" + std::to_string(static_cast<int>(t)) + ")";
   }
 }

@@ -250,7 +250,7 @@ const Kernel* KernelCache::build(const KernelKey& key) {
                                             .pName = "main", .pSpecializationInfo = &spec};
     if (key.required_subgroup_size) {
       stage.pNext = &subgroup;
-      if (key.workgroup_size % key.required_subgroup_size == 0)
+      if (core_->info().features.compute_full_subgroups && key.workgroup_size % key.required_subgroup_size == 0)
         stage.flags = vk::PipelineShaderStageCreateFlagBits::eRequireFullSubgroups;
     }
     vk::ComputePipelineCreateInfo info{.stage = stage, .layout = **layout_};
