@@ -7,7 +7,7 @@
 
 #include "device/device_impl.hpp"
 #include "memory/transfer.hpp"
-#include "ops/dispatch.hpp"
+#include "exec/linear_plan.hpp"
 #include "nxv/tensor.hpp"
 
 namespace nxv::bench {
