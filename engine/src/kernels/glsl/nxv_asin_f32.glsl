@@ -8,13 +8,16 @@ const float NXV_PIO2_LO_F = -4.37113900018624283e-8;  // pi / 2 - NXV_PIO2_HI_F
 
 // sqrt z for 0 <= z <= 1/4 within ~1 ulp (the driver's inverse square root and one Newton
 // step; the correctly rounded nxv_sqrt_f32 costs as much as the rest of asin).
+#if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_quarter)
 float nxv_sqrt_quarter(float z) {
   float y = inversesqrt(max(z, 1e-30));
   float s = z * y;
   return s + 0.5 * y * (z - s * s);
 }
+#endif
 
 // asin s for 0 <= s <= 1/2, z = s^2.
+#if !NXV_SELECT || defined(NXV_USE_nxv_asin_small)
 float nxv_asin_small(float s, float z) {
   float p = 4.2163199048e-2;
   p = p * z + 2.4181311049e-2;
@@ -23,7 +26,9 @@ float nxv_asin_small(float s, float z) {
   p = p * z + 1.6666752422e-1;
   return s + s * z * p;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_asin)
 float nxv_asin(float x) {
   if (isnan(x) || abs(x) > 1.0) return nxv_nan(x);
   if (x == 0.0) return x;  // keeps -0.0
@@ -34,7 +39,9 @@ float nxv_asin(float x) {
   float r = big ? NXV_PIO2_HI_F - (2.0 * p - NXV_PIO2_LO_F) : p;
   return x < 0.0 ? -r : r;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_acos)
 float nxv_acos(float x) {
   if (isnan(x) || abs(x) > 1.0) return nxv_nan(x);
   float ax = abs(x);
@@ -45,3 +52,4 @@ float nxv_acos(float x) {
   if (x > 0.0) return 2.0 * p;
   return 2.0 * NXV_PIO2_HI_F - (2.0 * p - 2.0 * NXV_PIO2_LO_F);  // pi - 2 asin s
 }
+#endif

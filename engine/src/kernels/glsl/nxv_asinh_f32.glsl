@@ -7,6 +7,7 @@
 // Worst error 3.2 ulp on a float model of this code with the driver's division 2.5 ulp and
 // inversesqrt 2 ulp off (2.3 with both exact; compensating a + h and w + 2^k too would give
 // 2.3 ulp but cost 10% of the speed on an H200).
+#if !NXV_SELECT || defined(NXV_USE_nxv_asinh)
 float nxv_asinh(float x) {
   float a = abs(x);
   float q = a * a + 1.0;
@@ -33,3 +34,4 @@ float nxv_asinh(float x) {
   r = (a < 0.000244140625 || !(a < 1.0 / 0.0)) ? a : r;
   return uintBitsToFloat(floatBitsToUint(r) | (floatBitsToUint(x) & 0x80000000u));
 }
+#endif

@@ -5,6 +5,7 @@
 // Worst error 1.5 ulp on a float model of this code (the division's own error comes on top).
 // atanh s = s + s^3 P(s^2) for s in [0, 1/3], P fitted (relative error below 2^-27): the end of
 // float atanh and asinh (nxv_asinh_f32.glsl).
+#if !NXV_SELECT || defined(NXV_USE_nxv_atanh_series_f32)
 float nxv_atanh_series_f32(float s) {
   float s2 = s * s;
   float p = 0.12130271839820073;
@@ -14,7 +15,9 @@ float nxv_atanh_series_f32(float s) {
   p = p * s2 + 0.33333337463411533;
   return s + s * s2 * p;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_atanh)
 float nxv_atanh(float x) {
   float a = abs(x);
   float n = 1.0 + a, d = 1.0 - a;  // d is exact for a >= 1/2
@@ -30,3 +33,4 @@ float nxv_atanh(float x) {
   r = a < 1.0 ? r : (a == 1.0 ? 1.0 / 0.0 : nxv_nan(x));           // NaN x takes the last
   return uintBitsToFloat(floatBitsToUint(r) | (floatBitsToUint(x) & 0x80000000u));  // -0.0 too
 }
+#endif

@@ -8,6 +8,7 @@
 // times x; on [0.75, 3.92) erf itself, fitted in t = (x - 2.335) / 1.585 (degree 14, float
 // Horner within 1.9 ulp). The chain starts with the fit's top six coefficients and takes the
 // Taylor ones, picked per element, from degree 8.
+#if !NXV_SELECT || defined(NXV_USE_nxv_erf)
 T nxv_erf(T x) {
   if (isnan(x)) return x;
   T ax = abs(x);
@@ -32,6 +33,7 @@ T nxv_erf(T x) {
   T r = ax >= K(3.92LF) ? K(1.0LF) : (small ? ax * p : p);
   return uintBitsToFloat(floatBitsToUint(r) | (floatBitsToUint(x) & 0x80000000u));  // erf(-0) = -0
 }
+#endif
 
 // erfc: one chain for every element (a GPU runs both sides of a per-element choice).
 // erfc(a) = e^-a^2 G(a) for a = |x| (2 minus it for x < 0), where G(a) = erfc(a) e^(a^2) is
@@ -43,6 +45,7 @@ T nxv_erf(T x) {
 // afterwards), its last step 1 + p folded into the product. Worst case 4 ulp in a float
 // model of this code (3 where a * b + c fuses). Integers by shifts and rounding by adding
 // 1.5 * 2^23 rather than conversion instructions, which a fast GPU issues at a quarter rate.
+#if !NXV_SELECT || defined(NXV_USE_nxv_erfc)
 T nxv_erfc(T x) {
   T a = min(abs(x), K(10.1LF));  // erfc rounds to zero from 10.06 on (NaN: selected at the end)
   // e^-a^2 = (1 + pe) 2^k.
@@ -80,14 +83,17 @@ T nxv_erfc(T x) {
   // instructions (H200: 0.81-0.86 -> 0.85-0.91 of copy bandwidth without it).
   return isnan(x) ? x : (x < K(0.0LF) ? K(2.0LF) - e : e);
 }
+#endif
 
 // Inverse error function: Giles' estimate (nxv_real.glsl), within 3 ulp on its own (a Newton
 // step on erf tripled the cost and did not lower the worst case of the tests). The special
 // operands by selects after it rather than early returns (H200: 0.80-0.86 -> 0.83-0.90 of copy
 // bandwidth); |x| >= 1 gives log_normal a positive normal argument whose result is discarded.
+#if !NXV_SELECT || defined(NXV_USE_nxv_erf_inv)
 T nxv_erf_inv(T x) {
   T ax = abs(x);
   T r = nxv_erf_inv_giles(x, max((K(1.0LF) - ax) * (K(1.0LF) + ax), NXV_MIN_NORMAL));  // keeps -0.0
   r = ax == K(1.0LF) ? x / (x - x) : r;  // +-inf (x / 0.0 may be folded)
   return (ax > K(1.0LF) || isnan(x)) ? nxv_nan(x) : r;
 }
+#endif

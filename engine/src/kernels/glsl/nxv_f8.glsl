@@ -10,6 +10,7 @@
 // from zero and capped at 7 (no carry into the exponent), magnitudes from 448 on (infinities
 // too) saturated to 448, and below 2^-6 the subnormal m / 8 * 2^-6, m rounded the same way.
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_f8_load)
 float nxv_f8_load(uint8_t x) {
   uint b = uint(x);
   uint mag = b & 0x7Fu;
@@ -18,8 +19,10 @@ float nxv_f8_load(uint8_t x) {
   if (mag >= 0x7Cu) return uintBitsToFloat(s | (mag == 0x7Cu ? 0x7F800000u : 0x7FC00000u));
   return uintBitsToFloat(s | (((mag >> 2) + 112u) << 23) | ((mag & 3u) << 21));
 }
+#endif
 
 // The f16 bits of x rounded to nearest even (overflow to infinity, f16 subnormals kept).
+#if !NXV_SELECT || defined(NXV_USE_nxv_f16_bits)
 uint nxv_f16_bits(float x) {
   uint u = floatBitsToUint(x);
   uint s = (u >> 16) & 0x8000u;
@@ -40,9 +43,13 @@ uint nxv_f16_bits(float x) {
   if (rest > midway || (rest == midway && (q & 1u) == 1u)) q += 1u;
   return s | q;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_f8_store)
 uint8_t nxv_f8_store(float x) { return uint8_t(nxv_f16_bits(x) >> 8); }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_f8e4m3fn_load)
 float nxv_f8e4m3fn_load(uint8_t x) {
   uint b = uint(x);
   uint mag = b & 0x7Fu;
@@ -51,7 +58,9 @@ float nxv_f8e4m3fn_load(uint8_t x) {
   if (mag < 8u) return uintBitsToFloat(s | floatBitsToUint(float(mag) * 0.001953125));  // m 2^-9
   return uintBitsToFloat(s | (((mag >> 3) + 120u) << 23) | ((mag & 7u) << 20));
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_f8e4m3fn_store)
 uint8_t nxv_f8e4m3fn_store(float x) {
   uint u = floatBitsToUint(x);
   uint s = (u >> 24) & 0x80u;
@@ -68,3 +77,4 @@ uint8_t nxv_f8e4m3fn_store(float x) {
   uint shift = 141u - e;                             // 21..24
   return uint8_t(s | min((mant + (1u << (shift - 1u))) >> shift, 7u));
 }
+#endif

@@ -36,18 +36,26 @@
 #endif
 
 // Leading zeros / set bits of the low `bits` bits (the input's storage width).
+#if !NXV_SELECT || defined(NXV_USE_nxv_clz32)
 uint nxv_clz32(uint v, int bits) {
   if (bits < 32) v &= (1u << uint(bits)) - 1u;
   return v == 0u ? uint(bits) : uint(bits - 1 - findMSB(v));
 }
+#endif
+#if !NXV_SELECT || defined(NXV_USE_nxv_popc32)
 uint nxv_popc32(uint v, int bits) {
   if (bits < 32) v &= (1u << uint(bits)) - 1u;
   return uint(bitCount(v));
 }
+#endif
 #if NXV_INT64
+#if !NXV_SELECT || defined(NXV_USE_nxv_clz64)
 uint nxv_clz64(uint64_t v) {
   uint hi = uint(v >> 32), lo = uint(v);
   return hi != 0u ? uint(31 - findMSB(hi)) : (lo != 0u ? uint(63 - findMSB(lo)) : 64u);
 }
+#endif
+#if !NXV_SELECT || defined(NXV_USE_nxv_popc64)
 uint nxv_popc64(uint64_t v) { return uint(bitCount(uint(v >> 32)) + bitCount(uint(v))); }
+#endif
 #endif

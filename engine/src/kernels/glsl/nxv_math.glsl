@@ -1,5 +1,12 @@
 // Scalar helpers shared by kernels. Nx semantics where GLSL's differ.
 // Guarded by the NXV_* switches so that a kernel declares only the capabilities it uses.
+// With NXV_SELECT set, only the definitions a kernel uses are compiled: each function (every
+// overload of a name, in every file of the library), and the larger constants, sit under
+//   #if !NXV_SELECT || defined(NXV_USE_<name>)
+// and the host (kernels/glsl_uses.cpp) sets NXV_USE_<name> for the names a kernel's defines
+// mention and, reading these sources, for everything those definitions mention in turn. Give a
+// new definition such a guard (a definition left unguarded is always compiled); its
+// dependencies need no list. Without NXV_SELECT, everything is compiled.
 
 // Nx (Erlang) max/min: NaN wins; on equality the first operand is returned (-0.0 vs 0.0).
 #define NXV_FMAX(a, b) ((isnan(a) || isnan(b)) ? ((a) + (b)) : ((a) >= (b) ? (a) : (b)))
@@ -9,8 +16,12 @@
 
 // bfloat16 is stored as its bit pattern; Nx writes it by truncating an f32.
 #if NXV_STORAGE16
+#if !NXV_SELECT || defined(NXV_USE_nxv_bf16_load)
 float nxv_bf16_load(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }
+#endif
+#if !NXV_SELECT || defined(NXV_USE_nxv_bf16_store)
 uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
+#endif
 #endif
 #if NXV_STORAGE8
 #include "nxv_f8.glsl"
@@ -23,6 +34,7 @@ const float NXV_LN2F_HI = 0.693359375;  // few bits: k * NXV_LN2F_HI is exact
 const float NXV_LN2F_LO = -2.12194440e-4;
 
 // e^r - 1 for |r| <= 0.35 (a reduced argument): Taylor terms to r^7 / 7!.
+#if !NXV_SELECT || defined(NXV_USE_nxv_expm1f_reduced)
 float nxv_expm1f_reduced(float r) {
   float p = 1.0 / 5040.0;
   p = (p * r + 1.0 / 720.0);
@@ -32,8 +44,10 @@ float nxv_expm1f_reduced(float r) {
   p = (p * r + 0.5);
   return p * r * r + r;
 }
+#endif
 
 // e^r 2^k for |r| <= 0.35 (the reduced argument) and integer k.
+#if !NXV_SELECT || defined(NXV_USE_nxv_expf_reduced)
 float nxv_expf_reduced(float r, float k) {
   float e = 1.0 + nxv_expm1f_reduced(r);
   int ki = int(k);
@@ -41,7 +55,9 @@ float nxv_expf_reduced(float r, float k) {
   // Powers of two built from bits: some drivers implement ldexp through an approximate exp2.
   return (e * uintBitsToFloat(uint(k1 + 127) << 23)) * uintBitsToFloat(uint(ki - k1 + 127) << 23);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_expf)
 float nxv_expf(float x) {
   if (isnan(x)) return x;
   if (x > 88.72283935546875) return 1.0 / 0.0;
@@ -49,8 +65,10 @@ float nxv_expf(float x) {
   float k = floor(x * 1.44269504 + 0.5);
   return nxv_expf_reduced((x - k * NXV_LN2F_HI) - k * NXV_LN2F_LO, k);
 }
+#endif
 
 // log(m 2^e) for m in [1, 2) given by its bits (exponent field 127).
+#if !NXV_SELECT || defined(NXV_USE_nxv_logf_parts)
 float nxv_logf_parts(uint mbits, int e) {
   float m = uintBitsToFloat(mbits);
   if (m > 1.41421356) {
@@ -74,13 +92,17 @@ float nxv_logf_parts(uint mbits, int e) {
   float de = float(e);
   return de * ln2_hi + (de * ln2_lo + log1pf);
 }
+#endif
 
 // log x for a normal, finite x > 0: no special cases (log1p's argument).
+#if !NXV_SELECT || defined(NXV_USE_nxv_log_normal)
 float nxv_log_normal(float x) {
   uint bits = floatBitsToUint(x);
   return nxv_logf_parts((bits & 0x7FFFFFu) | (127u << 23), int(bits >> 23) - 127);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_logf)
 float nxv_logf(float x) {
   if (isnan(x) || x < 0.0) return 0.0 / 0.0;
   if (x == 0.0) return -1.0 / 0.0;
@@ -92,8 +114,10 @@ float nxv_logf(float x) {
   }
   return nxv_log_normal(x);
 }
+#endif
 
 // Low 32 bits of trunc(x) for finite x, as Nx's as_type writes an integer (wrapping).
+#if !NXV_SELECT || defined(NXV_USE_nxv_trunc_low32)
 uint nxv_trunc_low32(float x) {
   uint bits = floatBitsToUint(x);
   int e = int((bits >> 23) & 0xFFu) - 127;
@@ -101,6 +125,7 @@ uint nxv_trunc_low32(float x) {
   uint mag = e < 0 ? 0u : (e <= 23 ? (m >> uint(23 - e)) : (e - 23 < 32 ? (m << uint(e - 23)) : 0u));
   return (bits >> 31) != 0u ? (0u - mag) : mag;
 }
+#endif
 
 #if NXV_INT64
 // 64-bit literals must be spelled here, after the int64 extension is enabled (not in -D macros).
@@ -108,6 +133,7 @@ const uint64_t NXV_U64_MAX = 18446744073709551615ul;
 const int64_t NXV_S64_MAX = 9223372036854775807l;
 const int64_t NXV_S64_MIN = -9223372036854775807l - 1l;
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_trunc_low64)
 uint64_t nxv_trunc_low64(float x) {
   uint bits = floatBitsToUint(x);
   int e = int((bits >> 23) & 0xFFu) - 127;
@@ -116,8 +142,10 @@ uint64_t nxv_trunc_low64(float x) {
   return (bits >> 31) != 0u ? (0ul - mag) : mag;
 }
 #endif
+#endif
 
 #if NXV_F64 && NXV_INT64
+#if !NXV_SELECT || defined(NXV_USE_nxv_trunc_low64)
 uint64_t nxv_trunc_low64(double x) {
   uint64_t bits = doubleBitsToUint64(x);
   int e = int((bits >> 52) & 0x7FFul) - 1023;
@@ -125,10 +153,14 @@ uint64_t nxv_trunc_low64(double x) {
   uint64_t mag = e < 0 ? 0ul : (e <= 52 ? (m >> uint(52 - e)) : (e - 52 < 64 ? (m << uint(e - 52)) : 0ul));
   return (bits >> 63) != 0ul ? (0ul - mag) : mag;
 }
+#endif
+#if !NXV_SELECT || defined(NXV_USE_nxv_trunc_low32)
 uint nxv_trunc_low32(double x) { return uint(nxv_trunc_low64(x)); }
+#endif
 
 // The order (-1, 0, 1) of an integer and a double that is not NaN, exact as Erlang compares
 // numbers (converting the integer would round from 2^53 on).
+#if !NXV_SELECT || defined(NXV_USE_nxv_order)
 int nxv_order(int64_t i, double f) {
   if (f >= 9223372036854775808.0LF) return -1;
   if (f < -9223372036854775808.0LF) return 1;
@@ -148,9 +180,11 @@ int nxv_order(uint64_t i, double f) {
 int nxv_order(double f, int64_t i) { return -nxv_order(i, f); }
 int nxv_order(double f, uint64_t i) { return -nxv_order(i, f); }
 #endif
+#endif
 
 #if NXV_F64
 // GLSL has no double exp/log: Cody-Waite reduction and polynomials good to ~1 ulp.
+#if !NXV_SELECT || defined(NXV_USE_nxv_exp)
 double nxv_exp(double x) {
   if (isnan(x)) return x;
   if (x > 709.782712893384LF) return 1.0LF / 0.0LF;
@@ -182,7 +216,9 @@ double nxv_exp(double x) {
   double s2 = packDouble2x32(uvec2(0u, uint(ki - k1 + 1023) << 20));
   return (e * s1) * s2;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_log)
 double nxv_log(double x) {
   if (isnan(x) || x < 0.0LF) return 0.0LF / 0.0LF;
   if (x == 0.0LF) return -1.0LF / 0.0LF;
@@ -222,13 +258,19 @@ double nxv_log(double x) {
   return de * ln2_hi + (log1pf + de * ln2_lo);
 }
 #endif
+#endif
 
 // ---- Per-type primitives for nxv_real.glsl ----
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_exp)
 float nxv_exp(float x) { return nxv_expf(x); }
+#endif
+#if !NXV_SELECT || defined(NXV_USE_nxv_log)
 float nxv_log(float x) { return nxv_logf(x); }
+#endif
 
 // x * 2^k exactly (while representable), powers of two built from bits in steps.
+#if !NXV_SELECT || defined(NXV_USE_nxv_scale)
 float nxv_scale(float x, int k) {
   for (int i = 0; i < 4 && k != 0; ++i) {
     int s = clamp(k, -126, 127);
@@ -237,25 +279,32 @@ float nxv_scale(float x, int k) {
   }
   return x;
 }
+#endif
 
 // 2^k for -126 <= k <= 127, from the bits.
+#if !NXV_SELECT || defined(NXV_USE_nxv_pow2)
 float nxv_pow2(float like, int k) { return uintBitsToFloat(uint(k + 127) << 23); }
+#endif
 
 // |x| = (m1 2^32 + m0) 2^e for finite normal x.
+#if !NXV_SELECT || defined(NXV_USE_nxv_mantissa)
 void nxv_mantissa(float x, out uint m0, out uint m1, out int e) {
   uint b = floatBitsToUint(x);
   m0 = (b & 0x7FFFFFu) | 0x800000u;
   m1 = 0u;
   e = int((b >> 23) & 0xFFu) - 150;
 }
+#endif
 
 // The first 1280 bits of 2/pi, most significant word first.
+#if !NXV_SELECT || defined(NXV_USE_NXV_TWO_OVER_PI)
 const uint NXV_TWO_OVER_PI[40] = uint[](
     0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u,
     0xB7246E3Au, 0x424DD2E0u, 0x06492EEAu, 0x09D1921Cu, 0xFE1DEB1Cu, 0xB129A73Eu, 0xE88235F5u, 0x2EBB4484u,
     0xE99C7026u, 0xB45F7E41u, 0x3991D639u, 0x835339F4u, 0x9C845F8Bu, 0xBDF9283Bu, 0x1FF897FFu, 0xDE05980Fu,
     0xEF2F118Bu, 0x5A0A6D1Fu, 0x6D367ECFu, 0x27CB09B7u, 0x4F463F66u, 0x9E5FEA2Du, 0x7527BAC7u, 0xEBE5F17Bu,
     0x3D0739F7u, 0x8A5292EAu, 0x6BFB5FB1u, 0x1F8D5D08u, 0x56033046u, 0xFC7B6BABu, 0xF0CFBC20u, 0x9AF4361Du);
+#endif
 
 #define T float
 #define K(x) float(x)  // literals are written as doubles; folded to float
@@ -280,6 +329,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 #include "nxv_asinh_f32.glsl"
 
 #if NXV_F64
+#if !NXV_SELECT || defined(NXV_USE_nxv_scale)
 double nxv_scale(double x, int k) {
   for (int i = 0; i < 4 && k != 0; ++i) {
     int s = clamp(k, -1022, 1023);
@@ -288,18 +338,25 @@ double nxv_scale(double x, int k) {
   }
   return x;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_log_normal)
 double nxv_log_normal(double x) { return nxv_log(x); }
+#endif
 
 // 2^k for -1022 <= k <= 1023, from the bits.
+#if !NXV_SELECT || defined(NXV_USE_nxv_pow2)
 double nxv_pow2(double like, int k) { return packDouble2x32(uvec2(0u, uint(k + 1023) << 20)); }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_mantissa)
 void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
   uvec2 u = unpackDouble2x32(x);
   m0 = u.x;
   m1 = (u.y & 0xFFFFFu) | 0x100000u;
   e = int((u.y >> 20) & 0x7FFu) - 1075;
 }
+#endif
 
 #define T double
 #define K(x) x
@@ -327,11 +384,15 @@ void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
 #include "nxv_int.glsl"
 
 #define NXV_CLIP(x, lo, hi) nxv_clip(x, lo, hi)
+#if !NXV_SELECT || defined(NXV_USE_nxv_nz)
 bool nxv_nz(int x) { return x != 0; }
 bool nxv_nz(uint x) { return x != 0u; }
+#endif
 #if NXV_INT64
+#if !NXV_SELECT || defined(NXV_USE_nxv_nz)
 bool nxv_nz(int64_t x) { return x != 0l; }
 bool nxv_nz(uint64_t x) { return x != 0ul; }
+#endif
 #endif
 #define I int
 #include "nxv_clip_int.glsl"

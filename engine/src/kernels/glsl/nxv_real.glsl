@@ -8,9 +8,12 @@
 // steps (error-free sums and products, log1p's correction) are `precise`: without it NVIDIA's
 // compiler simplifies (1 + x) - 1 to x.
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_nan)
 T nxv_nan(T x) { return (x - x) / (x - x); }  // 0/0 without a compile-time constant fold warning
+#endif
 
 // frexp that also normalises subnormals (drivers' frexp may flush them to zero).
+#if !NXV_SELECT || defined(NXV_USE_nxv_frexp)
 T nxv_frexp(T x, out int e) {
   if (x != K(0.0LF) && abs(x) < NXV_MIN_NORMAL) {
     T m = frexp(nxv_scale(x, NXV_MANT), e);
@@ -19,21 +22,29 @@ T nxv_frexp(T x, out int e) {
   }
   return frexp(x, e);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_copysign)
 T nxv_copysign(T mag, T s) { return (s < K(0.0LF) || (s == K(0.0LF) && K(1.0LF) / s < K(0.0LF))) ? -abs(mag) : abs(mag); }
+#endif
 
 // Nx round: half away from zero; a zero result is +0 (Erlang returns the integer 0).
+#if !NXV_SELECT || defined(NXV_USE_nxv_round)
 T nxv_round(T x) {
   if (isnan(x) || isinf(x)) return x;
   T t = trunc(x);
   if (abs(x - t) >= K(0.5LF)) t += (x < K(0.0LF) ? K(-1.0LF) : K(1.0LF));
   return t == K(0.0LF) ? K(0.0LF) : t;
 }
+#endif
 
 // Nx.BinaryBackend compares the atoms :nan, :infinity and :neg_infinity as terms: all > 0.
+#if !NXV_SELECT || defined(NXV_USE_nxv_sign)
 T nxv_sign(T x) { return (isnan(x) || isinf(x)) ? K(1.0LF) : x > K(0.0LF) ? K(1.0LF) : (x < K(0.0LF) ? K(-1.0LF) : x); }
+#endif
 
 // C fmod, exact: subtract |y| scaled by powers of two.
+#if !NXV_SELECT || defined(NXV_USE_nxv_fmod)
 T nxv_fmod(T x, T y) {
   if (isnan(x) || isnan(y) || isinf(x) || y == K(0.0LF)) return nxv_nan(K(0.0LF));
   if (isinf(y)) return x;
@@ -48,7 +59,9 @@ T nxv_fmod(T x, T y) {
   }
   return x < K(0.0LF) ? -r : (r == K(0.0LF) ? (x == K(0.0LF) ? x : K(0.0LF)) : r);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_expm1)
 T nxv_expm1(T x) {
   if (isnan(x) || x == K(0.0LF)) return x;  // keeps -0.0
   if (x > NXV_EXP_MAX) return K(1.0LF) / K(0.0LF);
@@ -83,27 +96,35 @@ T nxv_expm1(T x) {
   T t = nxv_pow2(x, ki);  // -65 <= ki <= NXV_MANT + 6 here
   return t * em + (t - K(1.0LF));
 }
+#endif
 
 // log1p of a finite x > -1, no special cases (asinh's and acosh's arguments are such).
+#if !NXV_SELECT || defined(NXV_USE_nxv_log1p_core)
 T nxv_log1p_core(T x) {
   precise T u = K(1.0LF) + x;
   if (u == K(1.0LF)) return x;
   precise T c = (u - K(1.0LF) == x) ? K(0.0LF) : (x - (u - K(1.0LF))) / u;
   return nxv_log_normal(u) + c;  // u = 1 + x is normal here
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_log1p)
 T nxv_log1p(T x) {
   if (isnan(x) || x < K(-1.0LF)) return nxv_nan(x);
   if (x == K(-1.0LF)) return K(-1.0LF) / K(0.0LF);
   if (isinf(x)) return x;
   return nxv_log1p_core(x);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_sigmoid)
 T nxv_sigmoid(T x) { return x < K(-40.0LF) ? nxv_exp(x) : K(1.0LF) / (K(1.0LF) + nxv_exp(-x)); }
+#endif
 
 #if NXV_MANT == 24
 #include "nxv_sinh_tanh_f32.glsl"
 #else
+#if !NXV_SELECT || defined(NXV_USE_nxv_sinh)
 T nxv_sinh(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;  // keeps -0.0
   T ax = abs(x), s;
@@ -120,7 +141,9 @@ T nxv_sinh(T x) {
   return x < K(0.0LF) ? -s : s;
 }
 #endif
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_cosh)
 T nxv_cosh(T x) {
   if (isnan(x)) return x;
   T ax = abs(x);
@@ -131,8 +154,10 @@ T nxv_cosh(T x) {
   T h = nxv_exp(K(0.5LF) * ax);
   return (K(0.5LF) * h) * h;
 }
+#endif
 
 #if NXV_MANT > 24  // float: nxv_sinh_tanh_f32.glsl
+#if !NXV_SELECT || defined(NXV_USE_nxv_tanh)
 T nxv_tanh(T x) {
   if (isnan(x)) return x;
   T ax = abs(x), r;
@@ -144,8 +169,10 @@ T nxv_tanh(T x) {
   return x < K(0.0LF) || (x == K(0.0LF) && K(1.0LF) / x < K(0.0LF)) ? -r : r;
 }
 #endif
+#endif
 
 // atan on [0, inf): reduce to |y| <= tan(pi/12) and sum the series.
+#if !NXV_SELECT || defined(NXV_USE_nxv_atan_pos)
 T nxv_atan_pos(T x) {
   bool inv = x > K(1.0LF);
   if (inv) x = K(1.0LF) / x;
@@ -179,15 +206,19 @@ T nxv_atan_pos(T x) {
   if (inv) a = (K(1.57079632679489655800LF) - a) + K(6.12323399573676603587e-17LF);
   return a;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_atan)
 T nxv_atan(T x) {
   if (isnan(x)) return x;
   if (isinf(x)) return x > K(0.0LF) ? K(1.57079632679489661923LF) : K(-1.57079632679489661923LF);
   T a = nxv_atan_pos(abs(x));
   return x < K(0.0LF) || (x == K(0.0LF) && K(1.0LF) / x < K(0.0LF)) ? -a : a;
 }
+#endif
 
 // C atan2(y, x).
+#if !NXV_SELECT || defined(NXV_USE_nxv_atan2)
 T nxv_atan2(T y, T x) {
   if (isnan(x) || isnan(y)) return nxv_nan(x);
   const T pi = K(3.14159265358979311600LF), pi_lo = K(1.22464679914735317723e-16LF);
@@ -206,21 +237,27 @@ T nxv_atan2(T y, T x) {
   }
   return yneg ? -r : r;
 }
+#endif
 
 #if NXV_MANT > 24  // float: nxv_asin_f32.glsl
+#if !NXV_SELECT || defined(NXV_USE_nxv_asin)
 T nxv_asin(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
   return nxv_atan2(x, sqrt((K(1.0LF) - x) * (K(1.0LF) + x)));
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_acos)
 T nxv_acos(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   return nxv_atan2(sqrt((K(1.0LF) - x) * (K(1.0LF) + x)), x);
 }
 #endif
+#endif
 
 #if NXV_MANT > 24  // float: nxv_asinh_f32.glsl
+#if !NXV_SELECT || defined(NXV_USE_nxv_asinh)
 T nxv_asinh(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;
   T ax = abs(x), r;
@@ -233,7 +270,9 @@ T nxv_asinh(T x) {
   return x < K(0.0LF) ? -r : r;
 }
 #endif
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_acosh)
 T nxv_acosh(T x) {
   if (isnan(x) || x < K(1.0LF)) return nxv_nan(x);
   if (isinf(x)) return x;
@@ -242,8 +281,10 @@ T nxv_acosh(T x) {
   T t = x - K(1.0LF);
   return nxv_log1p_core(t + sqrt(K(2.0LF) * t + t * t));
 }
+#endif
 
 #if NXV_MANT > 24  // float: nxv_atanh_f32.glsl
+#if !NXV_SELECT || defined(NXV_USE_nxv_atanh)
 T nxv_atanh(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
@@ -252,7 +293,9 @@ T nxv_atanh(T x) {
   return x < K(0.0LF) ? -r : r;
 }
 #endif
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_cbrt)
 T nxv_cbrt(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;
   T ax = abs(x);
@@ -269,10 +312,12 @@ T nxv_cbrt(T x) {
   y = nxv_scale(y, q);
   return x < K(0.0LF) ? -y : y;
 }
+#endif
 
 // Giles' single-precision estimate of erf_inv ("Approximating the erfinv function", GPU
 // Computing Gems, 2011): within a few float ulps; the start of the double version's Newton steps.
 // one_minus_x2: (1 - x)(1 + x), a normal number in (0, 1].
+#if !NXV_SELECT || defined(NXV_USE_nxv_erf_inv_giles)
 T nxv_erf_inv_giles(T x, T one_minus_x2) {
   T w = -nxv_log_normal(one_minus_x2), p;
   if (w < K(5.0LF)) {
@@ -300,18 +345,22 @@ T nxv_erf_inv_giles(T x, T one_minus_x2) {
   }
   return p * x;  // p > 0
 }
+#endif
 
 #if NXV_MANT == 24
 #include "nxv_erf_f32.glsl"
 #else
 // erf and erfc: series e^-x^2 sum 2^n x^(2n+1) / (2n+1)!! for small |x|, a continued fraction
 // for large; e^-x^2 from a split x so that the square is exact.
+#if !NXV_SELECT || defined(NXV_USE_nxv_exp_negsq)
 T nxv_exp_negsq(T x) {
   T xh = nxv_scale(floor(nxv_scale(x, 12)), -12);  // few bits: xh * xh exact
   precise T d = (x - xh) * (x + xh);
   return nxv_exp(-xh * xh) * nxv_exp(-d);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_erf_series)
 T nxv_erf_series(T x) {  // |x| <= 2.5
   T z = x * x, term = x, sum = x;
   for (int n = 1; n < 80; ++n) {
@@ -321,13 +370,17 @@ T nxv_erf_series(T x) {  // |x| <= 2.5
   }
   return K(1.12837916709551257390LF) * nxv_exp_negsq(x) * sum;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_erfc_cf)
 T nxv_erfc_cf(T x) {  // x >= 2.5: e^-x^2 / sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / (x + ...))))
   T f = x;
   for (int n = 60; n >= 1; --n) f = x + K(0.5LF) * T(n) / f;
   return K(0.56418958354775628695LF) * nxv_exp_negsq(x) / f;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_erf)
 T nxv_erf(T x) {
   if (isnan(x)) return x;
   T ax = abs(x), r;
@@ -336,7 +389,9 @@ T nxv_erf(T x) {
   else r = K(1.0LF) - nxv_erfc_cf(ax);
   return x < K(0.0LF) ? -r : (x == K(0.0LF) ? x : r);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_erfc)
 T nxv_erfc(T x) {
   if (isnan(x)) return x;
   if (x < K(0.0LF)) return K(1.0LF) + nxv_erf(-x);
@@ -349,8 +404,10 @@ T nxv_erfc(T x) {
   for (int n = 400; n >= 1; --n) f = x + K(0.5LF) * T(n) / f;
   return K(0.56418958354775628695LF) * nxv_exp_negsq(x) / f;
 }
+#endif
 
 // Inverse error function: Giles' estimate, then Newton steps on erf.
+#if !NXV_SELECT || defined(NXV_USE_nxv_erf_inv)
 T nxv_erf_inv(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (abs(x) == K(1.0LF)) return x / (x - x);  // +-inf (x / 0.0 may be folded)
@@ -369,8 +426,10 @@ T nxv_erf_inv(T x) {
   return y;
 }
 #endif
+#endif
 
 // sin/cos/tan: x = k pi/2 + r with a three-part pi/2 (NXV_PIO2_1..3), kernels on |r| <= pi/4.
+#if !NXV_SELECT || defined(NXV_USE_nxv_sin_kernel)
 T nxv_sin_kernel(T r) {
   T z = r * r;
 #if NXV_MANT > 24
@@ -388,7 +447,9 @@ T nxv_sin_kernel(T r) {
   p = p * z - K(1.0LF) / K(6.0LF);
   return r + r * z * p;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_cos_kernel)
 T nxv_cos_kernel(T r) {
   T z = r * r;
 #if NXV_MANT > 24
@@ -407,18 +468,22 @@ T nxv_cos_kernel(T r) {
   T w = K(1.0LF) - hz;
   return w + (((K(1.0LF) - w) - hz) + z * z * p);
 }
+#endif
 
 
 // Payne-Hanek: |x| = m 2^e (integer m); multiply m by a 256-bit window of 2/pi's bits.
 #ifndef NXV_BITS_AT
 #define NXV_BITS_AT
+#if !NXV_SELECT || defined(NXV_USE_nxv_bits_at)
 uint nxv_bits_at(uint p[10], int b) {  // 32 bits of p starting at bit b (0 <= b <= 288)
   int w = b >> 5, o = b & 31;
   uint lo = p[w] >> uint(o);
   return o == 0 ? lo : (lo | (p[w + 1] << uint(32 - o)));
 }
 #endif
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_rem_pio2_large)
 int nxv_rem_pio2_large(T x, out T r) {
   uint m0, m1;
   int e;
@@ -465,8 +530,10 @@ int nxv_rem_pio2_large(T x, out T r) {
   r = rr;
   return int(q);
 }
+#endif
 
 // Returns the quadrant and sets r (and r_lo, the tail) with x = k pi/2 + r.
+#if !NXV_SELECT || defined(NXV_USE_nxv_rem_pio2)
 int nxv_rem_pio2(T x, out T r) {
   T k = floor(x * K(0.63661977236758134308LF) + K(0.5LF));
 #if NXV_MANT == 24
@@ -484,6 +551,7 @@ int nxv_rem_pio2(T x, out T r) {
 #endif
   return nxv_rem_pio2_large(x, r);
 }
+#endif
 
 #if NXV_MANT == 24
 // Float sin and cos: one polynomial chain per element, its five coefficients picked from the sine
@@ -491,6 +559,7 @@ int nxv_rem_pio2(T x, out T r) {
 // ops are bound by instructions issued: ~65 per element at copy speed on an H200), and no
 // separate small-argument path (k = 0 leaves r = x exactly).
 // sin r = r + (r z) S(z); cos r = w + (((1 - w) - z/2) + z^2 C(z)), w = 1 - z/2: both hi + (lo + b p).
+#if !NXV_SELECT || defined(NXV_USE_nxv_sincos_f32)
 float nxv_sincos_f32(float r, bool cosine) {
   float z = r * r;
   float p = cosine ? 1.0 / 479001600.0 : -1.0 / 39916800.0;
@@ -504,7 +573,9 @@ float nxv_sincos_f32(float r, bool cosine) {
   float lo = cosine ? (1.0 - w) - hz : 0.0;
   return hi + (lo + (cosine ? z * z : r * z) * p);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_sin)
 float nxv_sin(float x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (x == 0.0) return x;
@@ -513,7 +584,9 @@ float nxv_sin(float x) {
   float v = nxv_sincos_f32(r, (q & 1) != 0);
   return (q & 2) == 0 ? v : -v;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_cos)
 float nxv_cos(float x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   float r;
@@ -521,7 +594,9 @@ float nxv_cos(float x) {
   float v = nxv_sincos_f32(r, (q & 1) == 0);
   return (q == 1 || q == 2) ? -v : v;
 }
+#endif
 #else
+#if !NXV_SELECT || defined(NXV_USE_nxv_sin)
 T nxv_sin(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (abs(x) < K(0.7853981633974483LF)) return x == K(0.0LF) ? x : nxv_sin_kernel(x);
@@ -530,7 +605,9 @@ T nxv_sin(T x) {
   T v = (q & 1) == 0 ? nxv_sin_kernel(r) : nxv_cos_kernel(r);
   return (q & 2) == 0 ? v : -v;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_cos)
 T nxv_cos(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (abs(x) < K(0.7853981633974483LF)) return nxv_cos_kernel(x);
@@ -540,6 +617,7 @@ T nxv_cos(T x) {
   return (q == 1 || q == 2) ? -v : v;
 }
 #endif
+#endif
 
 #if NXV_MANT == 24
 // Float tan in one polynomial: tan r = r + r^3 P(r^2) on |r| <= pi/4 (relative error 2^-25.8),
@@ -547,6 +625,7 @@ T nxv_cos(T x) {
 // r + r^3 P (drivers' division may be 2.5 ulp off). In place of both the sine and the cosine
 // series and a corrected division: 0.78-0.83 -> 0.88-0.91 of copy bandwidth on an H200.
 // Worst error 3 ulp measured (huge arguments, through the reduction's own rounding).
+#if !NXV_SELECT || defined(NXV_USE_nxv_tan)
 float nxv_tan(float x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   float r;
@@ -565,7 +644,9 @@ float nxv_tan(float x) {
   precise float e = (1.0 - t * rd) - (lo - (t - r)) * rd;  // 1 - (r + lo) rd
   return -(rd + rd * e);
 }
+#endif
 #else
+#if !NXV_SELECT || defined(NXV_USE_nxv_tan)
 T nxv_tan(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
@@ -580,9 +661,11 @@ T nxv_tan(T x) {
   return t + (num - t * den) * rd;
 }
 #endif
+#endif
 
 // Error-free transformations (Dekker, Knuth; no fma: see nxv_math.glsl): a * b = p + e and
 // a + b = s + e exactly, for |a|, |b| well inside the range (the split multiplies by NXV_SPLIT).
+#if !NXV_SELECT || defined(NXV_USE_nxv_two_prod)
 void nxv_two_prod(T a, T b, out T p, out T e) {
   precise T pp = a * b;
   precise T ca = a * NXV_SPLIT, cb = b * NXV_SPLIT;
@@ -591,7 +674,9 @@ void nxv_two_prod(T a, T b, out T p, out T e) {
   p = pp;
   e = ee;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_two_sum)
 void nxv_two_sum(T a, T b, out T s, out T e) {
   precise T ss = a + b;
   precise T bb = ss - a;
@@ -599,8 +684,10 @@ void nxv_two_sum(T a, T b, out T s, out T e) {
   s = ss;
   e = ee;
 }
+#endif
 
 // (ah + al) * (bh + bl) as a normalised pair.
+#if !NXV_SELECT || defined(NXV_USE_nxv_dd_mul)
 void nxv_dd_mul(T ah, T al, T bh, T bl, out T rh, out T rl) {
   T p, e0;
   nxv_two_prod(ah, bh, p, e0);
@@ -610,9 +697,11 @@ void nxv_dd_mul(T ah, T al, T bh, T bl, out T rh, out T rl) {
   rh = h;
   rl = l;
 }
+#endif
 
 // log(x) = hi + lo for finite x > 0, some 10 bits beyond T: log(m) = 2 atanh(s), s = f / (2 + f)
 // carried as a pair, the series tail in T.
+#if !NXV_SELECT || defined(NXV_USE_nxv_log_dd)
 void nxv_log_dd(T x, out T hi, out T lo) {
   int e;
   T m = nxv_frexp(x, e);
@@ -646,9 +735,11 @@ void nxv_log_dd(T x, out T hi, out T lo) {
   hi = hh;
   lo = ll;
 }
+#endif
 
 // C pow's special operands: zeros, infinities, NaN, x = 1 and negative x with a fractional y.
 // True with the result in r for those; yint and yodd say whether y is an integer, an odd one.
+#if !NXV_SELECT || defined(NXV_USE_nxv_pow_special)
 bool nxv_pow_special(T x, T y, bool yint, bool yodd, out T r) {
   r = K(0.0LF);
   if (y == K(0.0LF)) r = K(1.0LF);
@@ -671,9 +762,11 @@ bool nxv_pow_special(T x, T y, bool yint, bool yodd, out T r) {
   else return false;
   return true;
 }
+#endif
 
 // C pow. Integer exponents up to 64 by squaring in pairs (exact results stay exact, e.g.
 // 3.0^4 = 81.0); others as exp(y log x) with y log x carried as a pair.
+#if !NXV_SELECT || defined(NXV_USE_nxv_pow)
 T nxv_pow(T x, T y) {
   bool yint = trunc(y) == y;
   bool yodd = yint && abs(y) < K(9007199254740992.0LF) && nxv_fmod(y, K(2.0LF)) != K(0.0LF);
@@ -719,18 +812,22 @@ T nxv_pow(T x, T y) {
   }
   return (x < K(0.0LF) && yodd) ? -r : r;
 }
+#endif
 
 // Correctly rounded square root whatever the driver's sqrt: s from the driver, then the exact
 // residual r = x - s^2 (nxv_two_prod) decides. With u the ulp of s, the midpoint
 // (s + u/2)^2 = s^2 + s u + u^2/4; r and s u are multiples of u^2, so r > s u is the exact test
 // for rounding up (and r < -s u' for rounding down, u' the ulp below s).
+#if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_residual)
 T nxv_sqrt_residual(T x, T s) {
   T p, e;
   nxv_two_prod(s, s, p, e);
   precise T r = (x - p) - e;
   return r;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_core)
 T nxv_sqrt_core(T x) {
   T s = sqrt(x);
   for (int i = 0; i < 2; ++i) {
@@ -745,18 +842,27 @@ T nxv_sqrt_core(T x) {
   }
   return s;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_sqrt)
 T nxv_sqrt(T x) {
   if (!(x > K(0.0LF)) || isinf(x)) return x == K(0.0LF) ? x : (x < K(0.0LF) ? nxv_nan(x) : x);
   if (x < NXV_SQRT_LO) return nxv_scale(nxv_sqrt_core(nxv_scale(x, 2 * NXV_SQRT_SHIFT)), -NXV_SQRT_SHIFT);
   if (x > NXV_SQRT_HI) return nxv_scale(nxv_sqrt_core(nxv_scale(x, -2 * NXV_SQRT_SHIFT)), NXV_SQRT_SHIFT);
   return nxv_sqrt_core(x);
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_rsqrt)
 T nxv_rsqrt(T x) { return K(1.0LF) / nxv_sqrt(x); }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_clip)
 T nxv_clip(T x, T lo, T hi) {
   T m = x > lo ? x : lo;
   return m < hi ? m : hi;
 }
+#endif
+#if !NXV_SELECT || defined(NXV_USE_nxv_nz)
 bool nxv_nz(T x) { return x != K(0.0LF); }
+#endif

@@ -5,6 +5,7 @@
 // q^2 - q < N <= q^2 + q (no ties: N is an integer); near sqrt(N), N - q^2 fits in 32 bits,
 // so the low 32 bits of N and q^2 give it exactly. A float estimate, one integer Newton step
 // on that residual and a final unit step settle q.
+#if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_f32)
 float nxv_sqrt_f32(float x) {
   // Special cases from the bits: drivers that flush subnormals would take one for zero.
   uint bx = floatBitsToUint(x);
@@ -34,3 +35,4 @@ float nxv_sqrt_f32(float x) {
   else if (d <= -int(q)) q -= 1u;
   return float(q) * uintBitsToFloat(uint((ex - t) / 2 + 127) << 23);
 }
+#endif

@@ -15,12 +15,15 @@
 const double NXV_F32_MIN_NORMAL = 1.17549435082228750797e-38LF;
 
 // The ulp of a normal float r, and the ulp below it (half as large at a power of two).
+#if !NXV_SELECT || defined(NXV_USE_nxv_f32_ulps)
 void nxv_f32_ulps(float r, out double u, out double ud) {
   float p2 = uintBitsToFloat(floatBitsToUint(r) & 0x7F800000u);  // 2^floor(log2 r)
   u = double(p2) * 1.1920928955078125e-07LF;                       // 2^-23
   ud = r == p2 ? 0.5LF * u : u;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_to_f32)
 float nxv_sqrt_to_f32(double x) {
   if (!(x > 0.0LF) || isinf(x)) return float(x == 0.0LF ? x : (x < 0.0LF ? nxv_nan(x) : x));
   double s;
@@ -39,31 +42,39 @@ float nxv_sqrt_to_f32(double x) {
   else if (dn * dn > x) r = float(double(r) - ud);
   return r;
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_rsqrt_to_f32)
 float nxv_rsqrt_to_f32(double x) {
   if (!(x > 0.0LF) || isinf(x)) return float(1.0LF / double(nxv_sqrt_to_f32(x)));  // +-0, <0, NaN, Inf
   double y = x < NXV_F32_MIN_NORMAL ? 1.0LF / sqrt(x) : double(inversesqrt(float(x)));
   y = y * (1.5LF - 0.5LF * x * y * y);
   return float(y);
 }
+#endif
 
 // m^(-1/3) for m in [0.5, 4) to 2^-20.5: a cubic estimate (1.7%) and two Newton steps in float,
 // without division. Enough: the last Newton step on y^3 = m (its residual in double) squares
 // the error of y = m z^2, to ~2^-39.
+#if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_recip_f32)
 float nxv_cbrt_recip_f32(float m) {
   float z = 1.5585008138358607 + m * (-0.7488559329542039 + m * (0.23127385229413464 - 0.025689419542809788 * m));
   for (int i = 0; i < 2; ++i) z = z * (4.0 - m * z * z * z) * (1.0 / 3.0);
   return z;
 }
+#endif
 
 // m^(1/3) for a double m in [0.5, 4), to ~2^-39 relative (1 / (3 y^2) = z^2 / 3).
+#if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_reduced)
 double nxv_cbrt_reduced(double m) {
   float mf = float(m);  // an estimate is enough here; m itself enters the residual
   float z = nxv_cbrt_recip_f32(mf);
   double y = double(mf * z * z);
   return y + (m - y * y * y) * double(z * z * (1.0 / 3.0));
 }
+#endif
 
+#if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_to_f32)
 float nxv_cbrt_to_f32(double x) {
   if (isnan(x) || isinf(x) || x == 0.0LF) return float(x);
   // |x| = m 2^e with m in [0.5, 1), from the bits (x is a normal double here).
@@ -76,10 +87,12 @@ float nxv_cbrt_to_f32(double x) {
   float r = float(nxv_cbrt_reduced(m) * packDouble2x32(uvec2(0u, uint(q + 1023) << 20)));
   return x < 0.0LF ? -r : r;
 }
+#endif
 
 // cbrt of a float argument: the same reduction with the exponent split from the float's bits
 // and doubles only in the last Newton step (fewer conversions, which a fast GPU runs at a
 // quarter of its float rate).
+#if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_f32)
 float nxv_cbrt_f32(float x) {
   uint bx = floatBitsToUint(x);
   uint ax = bx & 0x7FFFFFFFu;
@@ -109,3 +122,4 @@ float nxv_cbrt_f32(float x) {
   float r = (y + d * (z * z * (1.0 / 3.0))) * uintBitsToFloat(uint(q + 127) << 23);  // exact: a normal result
   return (bx >> 31) != 0u ? -r : r;
 }
+#endif

@@ -7,6 +7,7 @@
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
+#include "kernels/glsl_uses.hpp"
 #include "ops/elementwise/elementwise.hpp"
 #include "ops/elementwise/elementwise_push.h"
 #include "ops/family.hpp"
@@ -128,6 +129,7 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
       d.emplace_back(n + "_VALIGN", std::to_string(vec4_alignment(in[i])));
     }
   }
+  append_glsl_use_defines(d);
   return key;
 }
 
