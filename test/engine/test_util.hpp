@@ -7,7 +7,11 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "nxv/device.hpp"
@@ -47,6 +51,30 @@ uint64_t ulp_distance(F a, F b) {
   };
   I ka = key(a), kb = key(b);
   return ka > kb ? uint64_t(ka) - uint64_t(kb) : uint64_t(kb) - uint64_t(ka);
+}
+
+// The seed of this run's samples: NXV_TEST_SEED, else a fresh one, printed so that a failure
+// can be replayed.
+inline uint32_t sample_seed() {
+  static const uint32_t seed = [] {
+    const char* env = std::getenv("NXV_TEST_SEED");
+    uint32_t s = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : std::random_device{}();
+    std::printf("sampled sweeps use NXV_TEST_SEED=%u\n", s);
+    return s;
+  }();
+  return seed;
+}
+
+// `count` cases of an exhaustive sweep, drawn with sample_seed() (every case when
+// NXV_TEST_EXHAUSTIVE=1): CI runs a different sample each time and stays within its budget.
+template <class T>
+std::vector<T> sample_cases(std::vector<T> all, size_t count) {
+  const char* env = std::getenv("NXV_TEST_EXHAUSTIVE");
+  if ((env && std::string(env) == "1") || all.size() <= count) return all;
+  std::mt19937 rng(sample_seed());
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(count);
+  return all;
 }
 
 inline uint16_t f32_to_f16_bits(float f) {
