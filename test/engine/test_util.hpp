@@ -67,10 +67,14 @@ inline uint32_t sample_seed() {
 
 // `count` cases of an exhaustive sweep, drawn with sample_seed() (every case when
 // NXV_TEST_EXHAUSTIVE=1): CI runs a different sample each time and stays within its budget.
+inline bool exhaustive_tests() {
+  const char* env = std::getenv("NXV_TEST_EXHAUSTIVE");
+  return env && std::string(env) == "1";
+}
+
 template <class T>
 std::vector<T> sample_cases(std::vector<T> all, size_t count) {
-  const char* env = std::getenv("NXV_TEST_EXHAUSTIVE");
-  if ((env && std::string(env) == "1") || all.size() <= count) return all;
+  if (exhaustive_tests() || all.size() <= count) return all;
   std::mt19937 rng(sample_seed());
   std::shuffle(all.begin(), all.end(), rng);
   all.resize(count);

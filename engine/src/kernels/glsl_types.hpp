@@ -34,6 +34,10 @@ class FeatureSet {
   void add_type(DType t);
   void need_int64() { int64_ = true; }
   void need_f64() { f64_ = true; }
+  // Adds what `other` needs.
+  void merge(const FeatureSet& other) {
+    storage8_ |= other.storage8_, storage16_ |= other.storage16_, int64_ |= other.int64_, f64_ |= other.f64_;
+  }
   // Throws Error(Unsupported) naming the first missing feature.
   void check(const DeviceCore& core, const char* op) const;
   void add_defines(Defines& defines) const;

@@ -25,6 +25,7 @@ std::string key_text(const KernelKey& key) {
   std::string text = "shaderc:" + std::to_string(shaderc_env_version_vulkan_1_3) + "\n" + key.name + "\n";
   for (const auto& [k, v] : key.defines) text += k + "=" + v + "\n";
   text += "--\n" + kernel_template(key.name);
+  if (!key.generated.empty()) text += "--nxv_generated.glsl\n" + key.generated;
   for (const auto& [name, source] : embedded_kernel_sources())
     if (name.ends_with(".glsl")) text += "--" + name + "\n" + source;
   return text;
@@ -38,19 +39,24 @@ class EmbeddedIncluder : public shaderc::CompileOptions::IncluderInterface {
   };
 
  public:
+  explicit EmbeddedIncluder(std::string generated) : generated_(std::move(generated)) {}
+
   shaderc_include_result* GetInclude(const char* requested, shaderc_include_type, const char*, size_t) override {
     auto* r = new Result;
     r->name = requested;
     const auto& sources = embedded_kernel_sources();
     auto it = sources.find(requested);
-    r->content = it != sources.end() ? it->second : std::string();
-    if (it == sources.end()) r->name.clear();  // shaderc reports an empty name as "not found"
-    r->result = {r->name.c_str(), r->name.size(),
-                 it != sources.end() ? r->content.c_str() : "unknown include", it != sources.end() ? r->content.size() : 15,
-                 r};
+    bool generated = r->name == "nxv_generated.glsl";
+    bool found = generated || it != sources.end();
+    r->content = generated ? generated_ : found ? it->second : std::string("unknown include");
+    if (!found) r->name.clear();  // shaderc reports an empty name as "not found"
+    r->result = {r->name.c_str(), r->name.size(), r->content.c_str(), r->content.size(), r};
     return &r->result;
   }
   void ReleaseInclude(shaderc_include_result* data) override { delete static_cast<Result*>(data->user_data); }
+
+ private:
+  std::string generated_;
 };
 
 std::string pipeline_cache_file_name(const DeviceCore& core) {
@@ -101,7 +107,7 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key) {
   options.SetTargetSpirv(shaderc_spirv_version_1_6);
   options.SetOptimizationLevel(shaderc_optimization_level_performance);
   for (const auto& [k, v] : key.defines) options.AddMacroDefinition(k, v);
-  options.SetIncluder(std::make_unique<EmbeddedIncluder>());
+  options.SetIncluder(std::make_unique<EmbeddedIncluder>(key.generated));
   const std::string& source = kernel_template(key.name);
   auto result = compiler.CompileGlslToSpv(source, shaderc_compute_shader, (key.name + ".comp").c_str(), options);
   if (result.GetCompilationStatus() != shaderc_compilation_status_success) {
@@ -224,6 +230,7 @@ std::string source_map_key(const KernelKey& key) {
   for (uint32_t v : {key.workgroup_size, key.workgroup_y, key.workgroup_z, key.shared_bytes,
                      key.required_subgroup_size, key.max_workgroups})
     (map_key += '|') += std::to_string(v);
+  if (!key.generated.empty()) (map_key += "|generated:") += key.generated;
   return map_key;
 }
 

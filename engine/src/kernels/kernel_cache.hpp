@@ -41,6 +41,9 @@ struct KernelKey {
   // Most workgroups one dispatch of a grid-stride kernel should launch (0: the device's
   // limit). A launch setting, not compiled in, but kept with the kernel that asks for it.
   uint32_t max_workgroups = 0;
+  // Generated GLSL (a fused chain's functions), served to the template as the include
+  // "nxv_generated.glsl".
+  std::string generated;
 };
 
 // What selects one compiled kernel, as a typed value: the family (or engine layer) that owns

@@ -59,6 +59,9 @@ layout(push_constant, std430) uniform Params { Elementwise3Push pc; };
 layout(push_constant, std430) uniform Params { ElementwisePush pc; };
 #endif
 
+// Results are precise: an op's own arithmetic (a multiply, say) is never contracted with the
+// arithmetic of whatever consumes it, so a fused chain (fusion.cpp), whose steps are precise
+// the same way, rounds where these kernels do.
 void main() {
 #ifdef NXV_KERNEL_INIT
   NXV_KERNEL_INIT();  // per-workgroup tables of an op (nxv_pow_f32.glsl), before any element
@@ -111,15 +114,15 @@ void main() {
 #if NIN >= 2
       B_VREG bv = bn;
       if (!b_one && jn < n4) bn = B_VREG(b4.v[jn]);
-      C r0 = OP(LOAD_A(av.x), LOAD_B(bv.x));
-      C r1 = OP(LOAD_A(av.y), LOAD_B(bv.y));
-      C r2 = OP(LOAD_A(av.z), LOAD_B(bv.z));
-      C r3 = OP(LOAD_A(av.w), LOAD_B(bv.w));
+      precise C r0 = OP(LOAD_A(av.x), LOAD_B(bv.x));
+      precise C r1 = OP(LOAD_A(av.y), LOAD_B(bv.y));
+      precise C r2 = OP(LOAD_A(av.z), LOAD_B(bv.z));
+      precise C r3 = OP(LOAD_A(av.w), LOAD_B(bv.w));
 #else
-      C r0 = OP(LOAD_A(av.x));
-      C r1 = OP(LOAD_A(av.y));
-      C r2 = OP(LOAD_A(av.z));
-      C r3 = OP(LOAD_A(av.w));
+      precise C r0 = OP(LOAD_A(av.x));
+      precise C r1 = OP(LOAD_A(av.y));
+      precise C r2 = OP(LOAD_A(av.z));
+      precise C r3 = OP(LOAD_A(av.w));
 #endif
       o4.v[j] = OUT_VEC_OF(r0, r1, r2, r3);
     }
@@ -130,17 +133,20 @@ void main() {
   // Four independent elements per trip keep more loads in flight: these kernels are bound by
   // memory bandwidth. (n <= 2^30 per dispatch, so i + 3 * threads cannot wrap.)
   for (; i + 3u * threads < pc.n; i += 4u * threads) {
-    C r0 = ELEM(i);
-    C r1 = ELEM(i + threads);
-    C r2 = ELEM(i + 2u * threads);
-    C r3 = ELEM(i + 3u * threads);
+    precise C r0 = ELEM(i);
+    precise C r1 = ELEM(i + threads);
+    precise C r2 = ELEM(i + 2u * threads);
+    precise C r3 = ELEM(i + 3u * threads);
     o.v[i] = STORE_OUT(r0);
     o.v[i + threads] = STORE_OUT(r1);
     o.v[i + 2u * threads] = STORE_OUT(r2);
     o.v[i + 3u * threads] = STORE_OUT(r3);
   }
 #endif
-  for (; i < pc.n; i += threads) o.v[i] = STORE_OUT(ELEM(i));
+  for (; i < pc.n; i += threads) {
+    precise C r = ELEM(i);
+    o.v[i] = STORE_OUT(r);
+  }
 #else
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
     uint rest = pc.start + i;
@@ -158,11 +164,11 @@ void main() {
     if ((pc.dense & 2u) != 0u) ib = i;
     if ((pc.dense & 4u) != 0u) ic = i;
 #if NIN >= 3
-    C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]), LOAD_CC(cb.v[ic]));
+    precise C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]), LOAD_CC(cb.v[ic]));
 #elif NIN >= 2
-    C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]));
+    precise C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]));
 #else
-    C r = OP(LOAD_A(a.v[ia]));
+    precise C r = OP(LOAD_A(a.v[ia]));
 #endif
     o.v[i] = STORE_OUT(r);
   }

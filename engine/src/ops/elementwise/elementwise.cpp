@@ -10,6 +10,7 @@
 #include "kernels/glsl_uses.hpp"
 #include "ops/elementwise/elementwise.hpp"
 #include "ops/elementwise/elementwise_push.h"
+#include "ops/elementwise/fusion.hpp"
 #include "ops/family.hpp"
 
 namespace nxv {
@@ -39,10 +40,17 @@ class ElementwiseFamily final : public Family {
         return not_native(name + ": an operand cannot be broadcast to the output shape", ErrorKind::InvalidArgument);
     }
     bool invalid = false;
-    std::string why = elementwise_typing_error(a.op, a.out.type, in, invalid);
+    bool chain = a.op == OpId::elementwise_chain;
+    if (chain && a.attrs.empty())
+      return not_native("elementwise_chain: needs its steps (an ElementwiseChain)", ErrorKind::InvalidArgument);
+    std::string why = chain ? chain_typing_error(a.attrs.as<ElementwiseChain>(), a.out.type, in, invalid)
+                            : elementwise_typing_error(a.op, a.out.type, in, invalid);
     if (!why.empty()) return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
     if (a.op == OpId::bitcast) return {};  // a view: no kernel, no feature
-    FeatureSet features = scalar_expr(a.op, a.out.type, in, a.device.has(kCapFloat64)).features;
+    bool has_f64 = a.device.has(kCapFloat64);
+    std::string generated;
+    FeatureSet features = chain ? chain_scalar_expr(a.attrs.as<ElementwiseChain>(), in, has_f64, generated).features
+                                : scalar_expr(a.op, a.out.type, in, has_f64).features;
     try {
       features.check(*a.device.impl().core, name.c_str());
     } catch (const Error& e) {
@@ -79,6 +87,15 @@ class ElementwiseFamily final : public Family {
       if (!scalar && v.offset % 4 != 0) vec4 = false;
     }
     bool has_f64 = a.device.has(kCapFloat64);
+    if (a.op == OpId::elementwise_chain) {
+      // Generated code has no typed variant: the cache keys it by its source.
+      std::string generated;
+      ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, has_f64, generated);
+      const Kernel& kernel =
+          a.device.impl().kernels.get(elementwise_kernel_key(s, a.out.type, types, dense, vec4, std::move(generated)));
+      emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
+      return;
+    }
     VariantKey variant{.family = uint16_t(FamilyId::elementwise), .op = uint16_t(a.op)};
     variant.types[0] = a.out.type;
     for (size_t i = 0; i < types.size() && i < 3; ++i) variant.types[i + 1] = types[i];
@@ -94,8 +111,10 @@ class ElementwiseFamily final : public Family {
 
 }  // namespace
 
-KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4) {
+KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
+                                 std::string generated) {
   KernelKey key{"elementwise", {}, kWorkgroupSize};
+  key.generated = std::move(generated);
   key.max_workgroups = s.max_workgroups;
   auto& d = key.defines;
   d = s.defines;
@@ -111,7 +130,9 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
     std::string n = names[i];
     d.emplace_back(n + "_STORE", glsl_storage_type(in[i]));
     d.emplace_back(n + "_ALIGN", std::to_string(dtype_size(in[i])));
-    d.emplace_back("LOAD_" + n + "(x)", s.load_types.empty() ? "(x)" : glsl_load(in[i], s.load_types[i]));
+    // No load types: the expression takes its inputs as stored, in registers (f16 as float).
+    d.emplace_back("LOAD_" + n + "(x)", s.load_types.empty() ? glsl_scalar_register_type(in[i]) + "(x)"
+                                                             : glsl_load(in[i], s.load_types[i]));
   }
   d.emplace_back(in.size() == 3 ? "OP(a,b,c)" : in.size() == 2 ? "OP(a,b)" : "OP(a)", s.expr);
   d.emplace_back("VEC4", vec4 ? "1" : "0");
@@ -129,7 +150,10 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
       d.emplace_back(n + "_VALIGN", std::to_string(vec4_alignment(in[i])));
     }
   }
-  append_glsl_use_defines(d);
+  GlslDefines scanned = d;
+  if (!key.generated.empty()) scanned.emplace_back("", key.generated);
+  auto uses = glsl_use_defines(scanned);
+  d.insert(d.end(), uses.begin(), uses.end());
   return key;
 }
 

@@ -1,6 +1,7 @@
 // What other code (fusion, other families' prologues and epilogues) uses of the elementwise
 // family: its kernel key from scalar expressions, and its launches.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "exec/launch.hpp"
@@ -8,8 +9,10 @@
 
 namespace nxv {
 
-// The elementwise template specialised for one expression over inputs of types `in`.
-KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4);
+// The elementwise template specialised for one expression over inputs of types `in`;
+// `generated`: GLSL the expression calls (a fused chain's functions).
+KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
+                                 std::string generated = {});
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
 // out's shape) bound to `slots`.

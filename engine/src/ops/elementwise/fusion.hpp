@@ -1,0 +1,41 @@
+// Fused elementwise chains: several elementwise ops evaluated per element in one kernel, each
+// step's scalar expression and precision policy exactly as its own kernel has them, and every
+// intermediate rounded through its Nx type's storage, so that a chain gives the bits of the
+// same ops run one by one. The op `elementwise_chain` carries an ElementwiseChain as its
+// attributes; a reduction's or matmul's prologue and epilogue use the same generated code.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/elementwise/scalar_exprs.hpp"
+
+namespace nxv {
+
+struct ChainOperand {
+  enum class From : uint8_t { Input, Step };
+  From from = From::Input;
+  uint32_t index = 0;  // the op's input, or an earlier step
+};
+
+struct ChainStep {
+  OpId op;
+  DType out;
+  std::vector<ChainOperand> operands;
+};
+
+// The steps in order; the last one's result is the op's output. Up to three op inputs.
+struct ElementwiseChain {
+  std::vector<ChainStep> steps;
+};
+
+// "" when every step is an elementwise op Nx defines for its operand types (bitcast, a view,
+// is not), operands refer to inputs or earlier steps, and the last step gives `out`; else why.
+std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid);
+
+// The chain as one scalar expression over the op's inputs (loaded as stored): the GLSL of
+// its functions goes to `generated`, served to the template as nxv_generated.glsl.
+ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
+                             std::string& generated);
+
+}  // namespace nxv
