@@ -9,7 +9,7 @@ const float NXV_PIO2_LO_F = -4.37113900018624283e-8;  // pi / 2 - NXV_PIO2_HI_F
 // sqrt z for 0 <= z <= 1/4 within ~1 ulp (the driver's inverse square root and one Newton
 // step; the correctly rounded nxv_sqrt_f32 costs as much as the rest of asin).
 #if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_quarter)
-precise float nxv_sqrt_quarter(float z) {
+float nxv_sqrt_quarter(float z) {
   float y = inversesqrt(max(z, 1e-30));
   float s = z * y;
   return s + 0.5 * y * (z - s * s);
@@ -18,7 +18,7 @@ precise float nxv_sqrt_quarter(float z) {
 
 // asin s for 0 <= s <= 1/2, z = s^2.
 #if !NXV_SELECT || defined(NXV_USE_nxv_asin_small)
-precise float nxv_asin_small(float s, float z) {
+float nxv_asin_small(float s, float z) {
   float p = 4.2163199048e-2;
   p = p * z + 2.4181311049e-2;
   p = p * z + 4.5470025998e-2;
@@ -29,7 +29,7 @@ precise float nxv_asin_small(float s, float z) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_asin)
-precise float nxv_asin(float x) {
+float nxv_asin(float x) {
   if (isnan(x) || abs(x) > 1.0) return nxv_nan(x);
   if (x == 0.0) return x;  // keeps -0.0
   float ax = abs(x);
@@ -42,7 +42,7 @@ precise float nxv_asin(float x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_acos)
-precise float nxv_acos(float x) {
+float nxv_acos(float x) {
   if (isnan(x) || abs(x) > 1.0) return nxv_nan(x);
   float ax = abs(x);
   bool big = ax > 0.5;

@@ -8,7 +8,7 @@
 // inversesqrt 2 ulp off (2.3 with both exact; compensating a + h and w + 2^k too would give
 // 2.3 ulp but cost 10% of the speed on an H200).
 #if !NXV_SELECT || defined(NXV_USE_nxv_asinh)
-precise float nxv_asinh(float x) {
+float nxv_asinh(float x) {
   float a = abs(x);
   float q = a * a + 1.0;
   float y = inversesqrt(q);

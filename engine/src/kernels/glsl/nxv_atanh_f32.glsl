@@ -6,7 +6,7 @@
 // atanh s = s + s^3 P(s^2) for s in [0, 1/3], P fitted (relative error below 2^-27): the end of
 // float atanh and asinh (nxv_asinh_f32.glsl).
 #if !NXV_SELECT || defined(NXV_USE_nxv_atanh_series_f32)
-precise float nxv_atanh_series_f32(float s) {
+float nxv_atanh_series_f32(float s) {
   float s2 = s * s;
   float p = 0.12130271839820073;
   p = p * s2 + 0.10720645648325965;
@@ -18,7 +18,7 @@ precise float nxv_atanh_series_f32(float s) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_atanh)
-precise float nxv_atanh(float x) {
+float nxv_atanh(float x) {
   float a = abs(x);
   float n = 1.0 + a, d = 1.0 - a;  // d is exact for a >= 1/2
   int k = int(floatBitsToUint(n / d) >> 23) - 127;

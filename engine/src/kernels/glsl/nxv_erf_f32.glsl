@@ -9,7 +9,7 @@
 // Horner within 1.9 ulp). The chain starts with the fit's top six coefficients and takes the
 // Taylor ones, picked per element, from degree 8.
 #if !NXV_SELECT || defined(NXV_USE_nxv_erf)
-precise T nxv_erf(T x) {
+T nxv_erf(T x) {
   if (isnan(x)) return x;
   T ax = abs(x);
   bool small = ax < K(0.75LF);
@@ -46,7 +46,7 @@ precise T nxv_erf(T x) {
 // model of this code (3 where a * b + c fuses). Integers by shifts and rounding by adding
 // 1.5 * 2^23 rather than conversion instructions, which a fast GPU issues at a quarter rate.
 #if !NXV_SELECT || defined(NXV_USE_nxv_erfc)
-precise T nxv_erfc(T x) {
+T nxv_erfc(T x) {
   T a = min(abs(x), K(10.1LF));  // erfc rounds to zero from 10.06 on (NaN: selected at the end)
   // e^-a^2 = (1 + pe) 2^k.
   precise T xh = (a + K(32768.0LF)) - K(32768.0LF);  // a to the nearest multiple of 2^-8
@@ -90,7 +90,7 @@ precise T nxv_erfc(T x) {
 // operands by selects after it rather than early returns (H200: 0.80-0.86 -> 0.83-0.90 of copy
 // bandwidth); |x| >= 1 gives log_normal a positive normal argument whose result is discarded.
 #if !NXV_SELECT || defined(NXV_USE_nxv_erf_inv)
-precise T nxv_erf_inv(T x) {
+T nxv_erf_inv(T x) {
   T ax = abs(x);
   T r = nxv_erf_inv_giles(x, max((K(1.0LF) - ax) * (K(1.0LF) + ax), NXV_MIN_NORMAL));  // keeps -0.0
   r = ax == K(1.0LF) ? x / (x - x) : r;  // +-inf (x / 0.0 may be folded)

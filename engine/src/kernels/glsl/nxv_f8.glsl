@@ -11,7 +11,7 @@
 // too) saturated to 448, and below 2^-6 the subnormal m / 8 * 2^-6, m rounded the same way.
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_f8_load)
-precise float nxv_f8_load(uint8_t x) {
+float nxv_f8_load(uint8_t x) {
   uint b = uint(x);
   uint mag = b & 0x7Fu;
   uint s = (b & 0x80u) << 24;
@@ -50,7 +50,7 @@ uint8_t nxv_f8_store(float x) { return uint8_t(nxv_f16_bits(x) >> 8); }
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_f8e4m3fn_load)
-precise float nxv_f8e4m3fn_load(uint8_t x) {
+float nxv_f8e4m3fn_load(uint8_t x) {
   uint b = uint(x);
   uint mag = b & 0x7Fu;
   uint s = (b & 0x80u) << 24;

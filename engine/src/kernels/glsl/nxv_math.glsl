@@ -7,9 +7,6 @@
 // mention and, reading these sources, for everything those definitions mention in turn. Give a
 // new definition such a guard (a definition left unguarded is always compiled); its
 // dependencies need no list. Without NXV_SELECT, everything is compiled.
-// Functions returning floats are precise: their arithmetic is never contracted into fma.
-// Drivers contract by context, so without it a function inlined into two kernels (an op on
-// its own and the same op in a fused chain) could round differently; Nx computes without fma.
 
 // Nx (Erlang) max/min: NaN wins; on equality the first operand is returned (-0.0 vs 0.0).
 #define NXV_FMAX(a, b) ((isnan(a) || isnan(b)) ? ((a) + (b)) : ((a) >= (b) ? (a) : (b)))
@@ -20,7 +17,7 @@
 // bfloat16 is stored as its bit pattern; Nx writes it by truncating an f32.
 #if NXV_STORAGE16
 #if !NXV_SELECT || defined(NXV_USE_nxv_bf16_load)
-precise float nxv_bf16_load(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }
+float nxv_bf16_load(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }
 #endif
 #if !NXV_SELECT || defined(NXV_USE_nxv_bf16_store)
 uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
@@ -38,7 +35,7 @@ const float NXV_LN2F_LO = -2.12194440e-4;
 
 // e^r - 1 for |r| <= 0.35 (a reduced argument): Taylor terms to r^7 / 7!.
 #if !NXV_SELECT || defined(NXV_USE_nxv_expm1f_reduced)
-precise float nxv_expm1f_reduced(float r) {
+float nxv_expm1f_reduced(float r) {
   float p = 1.0 / 5040.0;
   p = (p * r + 1.0 / 720.0);
   p = (p * r + 1.0 / 120.0);
@@ -51,7 +48,7 @@ precise float nxv_expm1f_reduced(float r) {
 
 // e^r 2^k for |r| <= 0.35 (the reduced argument) and integer k.
 #if !NXV_SELECT || defined(NXV_USE_nxv_expf_reduced)
-precise float nxv_expf_reduced(float r, float k) {
+float nxv_expf_reduced(float r, float k) {
   float e = 1.0 + nxv_expm1f_reduced(r);
   int ki = int(k);
   int k1 = ki / 2;  // two steps keep 2^k finite near overflow and exact into subnormals
@@ -61,7 +58,7 @@ precise float nxv_expf_reduced(float r, float k) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_expf)
-precise float nxv_expf(float x) {
+float nxv_expf(float x) {
   if (isnan(x)) return x;
   if (x > 88.72283935546875) return 1.0 / 0.0;
   if (x < -103.97208404541016) return 0.0;
@@ -72,7 +69,7 @@ precise float nxv_expf(float x) {
 
 // log(m 2^e) for m in [1, 2) given by its bits (exponent field 127).
 #if !NXV_SELECT || defined(NXV_USE_nxv_logf_parts)
-precise float nxv_logf_parts(uint mbits, int e) {
+float nxv_logf_parts(uint mbits, int e) {
   float m = uintBitsToFloat(mbits);
   if (m > 1.41421356) {
     m *= 0.5;
@@ -99,14 +96,14 @@ precise float nxv_logf_parts(uint mbits, int e) {
 
 // log x for a normal, finite x > 0: no special cases (log1p's argument).
 #if !NXV_SELECT || defined(NXV_USE_nxv_log_normal)
-precise float nxv_log_normal(float x) {
+float nxv_log_normal(float x) {
   uint bits = floatBitsToUint(x);
   return nxv_logf_parts((bits & 0x7FFFFFu) | (127u << 23), int(bits >> 23) - 127);
 }
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_logf)
-precise float nxv_logf(float x) {
+float nxv_logf(float x) {
   if (isnan(x) || x < 0.0) return 0.0 / 0.0;
   if (x == 0.0) return -1.0 / 0.0;
   if (isinf(x)) return x;
@@ -188,7 +185,7 @@ int nxv_order(double f, uint64_t i) { return -nxv_order(i, f); }
 #if NXV_F64
 // GLSL has no double exp/log: Cody-Waite reduction and polynomials good to ~1 ulp.
 #if !NXV_SELECT || defined(NXV_USE_nxv_exp)
-precise double nxv_exp(double x) {
+double nxv_exp(double x) {
   if (isnan(x)) return x;
   if (x > 709.782712893384LF) return 1.0LF / 0.0LF;
   if (x < -745.1332191019412LF) return 0.0LF;
@@ -222,7 +219,7 @@ precise double nxv_exp(double x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_log)
-precise double nxv_log(double x) {
+double nxv_log(double x) {
   if (isnan(x) || x < 0.0LF) return 0.0LF / 0.0LF;
   if (x == 0.0LF) return -1.0LF / 0.0LF;
   if (isinf(x)) return x;
@@ -266,15 +263,15 @@ precise double nxv_log(double x) {
 // ---- Per-type primitives for nxv_real.glsl ----
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_exp)
-precise float nxv_exp(float x) { return nxv_expf(x); }
+float nxv_exp(float x) { return nxv_expf(x); }
 #endif
 #if !NXV_SELECT || defined(NXV_USE_nxv_log)
-precise float nxv_log(float x) { return nxv_logf(x); }
+float nxv_log(float x) { return nxv_logf(x); }
 #endif
 
 // x * 2^k exactly (while representable), powers of two built from bits in steps.
 #if !NXV_SELECT || defined(NXV_USE_nxv_scale)
-precise float nxv_scale(float x, int k) {
+float nxv_scale(float x, int k) {
   for (int i = 0; i < 4 && k != 0; ++i) {
     int s = clamp(k, -126, 127);
     x *= uintBitsToFloat(uint(s + 127) << 23);
@@ -286,7 +283,7 @@ precise float nxv_scale(float x, int k) {
 
 // 2^k for -126 <= k <= 127, from the bits.
 #if !NXV_SELECT || defined(NXV_USE_nxv_pow2)
-precise float nxv_pow2(float like, int k) { return uintBitsToFloat(uint(k + 127) << 23); }
+float nxv_pow2(float like, int k) { return uintBitsToFloat(uint(k + 127) << 23); }
 #endif
 
 // |x| = (m1 2^32 + m0) 2^e for finite normal x.
@@ -333,7 +330,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 
 #if NXV_F64
 #if !NXV_SELECT || defined(NXV_USE_nxv_scale)
-precise double nxv_scale(double x, int k) {
+double nxv_scale(double x, int k) {
   for (int i = 0; i < 4 && k != 0; ++i) {
     int s = clamp(k, -1022, 1023);
     x *= packDouble2x32(uvec2(0u, uint(s + 1023) << 20));
@@ -344,12 +341,12 @@ precise double nxv_scale(double x, int k) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_log_normal)
-precise double nxv_log_normal(double x) { return nxv_log(x); }
+double nxv_log_normal(double x) { return nxv_log(x); }
 #endif
 
 // 2^k for -1022 <= k <= 1023, from the bits.
 #if !NXV_SELECT || defined(NXV_USE_nxv_pow2)
-precise double nxv_pow2(double like, int k) { return packDouble2x32(uvec2(0u, uint(k + 1023) << 20)); }
+double nxv_pow2(double like, int k) { return packDouble2x32(uvec2(0u, uint(k + 1023) << 20)); }
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_mantissa)

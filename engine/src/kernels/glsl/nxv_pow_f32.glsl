@@ -21,7 +21,7 @@
 // element becomes per-thread local memory there (half the speed).
 
 // |x|^n for an integer 0 < n <= 64, by squaring.
-precise double nxv_pow_f32_int(double x, int n) {
+double nxv_pow_f32_int(double x, int n) {
   double r = 1.0LF;
   for (;;) {
     if ((n & 1) != 0) r *= x;
@@ -138,7 +138,7 @@ void nxv_pow_f32_tables() {
 // 2^(y log2 x) for x = m 2^e, m in [0.699, 1.398) given by its bits bm. Sets `huge` where
 // y log2 x is not finite or |y log2 x| >= 256 (the float result is 0, infinite or NaN), and
 // `neg` to its sign; the value returned is then meaningless.
-precise double nxv_pow_f32_exp_log(uint bm, int e, double y, out bool huge, out bool neg) {
+double nxv_pow_f32_exp_log(uint bm, int e, double y, out bool huge, out bool neg) {
   dvec2 tab = nxv_pow_log_tab[(bm - 0x3F330000u) >> 19];
   double zz = fma(double(uintBitsToFloat(bm)), tab.x, -1.0LF);  // exact: 24 by 24 bits
   // log2(1 + z) = z P(z), |z| < 0.0297, P fitted (relative error 2^-44.5).
@@ -170,7 +170,7 @@ precise double nxv_pow_f32_exp_log(uint bm, int e, double y, out bool huge, out 
 
 // Everything but the usual case: special operands, integer exponents, negative bases and
 // subnormal operands.
-precise float nxv_pow_f32_rare(float x, float y) {
+float nxv_pow_f32_rare(float x, float y) {
   uint bx = floatBitsToUint(x) & 0x7FFFFFFFu, by = floatBitsToUint(y) & 0x7FFFFFFFu;
   float ay = uintBitsToFloat(by);
   bool yint = trunc(y) == y;
@@ -208,7 +208,7 @@ precise float nxv_pow_f32_rare(float x, float y) {
 
 // The usual case, positive normal x and y not an integer up to 64, in one branch; the rest
 // apart.
-precise float nxv_pow_f32(float x, float y) {
+float nxv_pow_f32(float x, float y) {
   uint bx = floatBitsToUint(x);
   bool rare = bx - 0x00800000u >= 0x7F000000u || (abs(y) <= 64.0 && trunc(y) == y);
   double r = 0.0LF;

@@ -9,12 +9,12 @@
 // compiler simplifies (1 + x) - 1 to x.
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_nan)
-precise T nxv_nan(T x) { return (x - x) / (x - x); }  // 0/0 without a compile-time constant fold warning
+T nxv_nan(T x) { return (x - x) / (x - x); }  // 0/0 without a compile-time constant fold warning
 #endif
 
 // frexp that also normalises subnormals (drivers' frexp may flush them to zero).
 #if !NXV_SELECT || defined(NXV_USE_nxv_frexp)
-precise T nxv_frexp(T x, out int e) {
+T nxv_frexp(T x, out int e) {
   if (x != K(0.0LF) && abs(x) < NXV_MIN_NORMAL) {
     T m = frexp(nxv_scale(x, NXV_MANT), e);
     e -= NXV_MANT;
@@ -25,12 +25,12 @@ precise T nxv_frexp(T x, out int e) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_copysign)
-precise T nxv_copysign(T mag, T s) { return (s < K(0.0LF) || (s == K(0.0LF) && K(1.0LF) / s < K(0.0LF))) ? -abs(mag) : abs(mag); }
+T nxv_copysign(T mag, T s) { return (s < K(0.0LF) || (s == K(0.0LF) && K(1.0LF) / s < K(0.0LF))) ? -abs(mag) : abs(mag); }
 #endif
 
 // Nx round: half away from zero; a zero result is +0 (Erlang returns the integer 0).
 #if !NXV_SELECT || defined(NXV_USE_nxv_round)
-precise T nxv_round(T x) {
+T nxv_round(T x) {
   if (isnan(x) || isinf(x)) return x;
   T t = trunc(x);
   if (abs(x - t) >= K(0.5LF)) t += (x < K(0.0LF) ? K(-1.0LF) : K(1.0LF));
@@ -40,12 +40,12 @@ precise T nxv_round(T x) {
 
 // Nx.BinaryBackend compares the atoms :nan, :infinity and :neg_infinity as terms: all > 0.
 #if !NXV_SELECT || defined(NXV_USE_nxv_sign)
-precise T nxv_sign(T x) { return (isnan(x) || isinf(x)) ? K(1.0LF) : x > K(0.0LF) ? K(1.0LF) : (x < K(0.0LF) ? K(-1.0LF) : x); }
+T nxv_sign(T x) { return (isnan(x) || isinf(x)) ? K(1.0LF) : x > K(0.0LF) ? K(1.0LF) : (x < K(0.0LF) ? K(-1.0LF) : x); }
 #endif
 
 // C fmod, exact: subtract |y| scaled by powers of two.
 #if !NXV_SELECT || defined(NXV_USE_nxv_fmod)
-precise T nxv_fmod(T x, T y) {
+T nxv_fmod(T x, T y) {
   if (isnan(x) || isnan(y) || isinf(x) || y == K(0.0LF)) return nxv_nan(K(0.0LF));
   if (isinf(y)) return x;
   T ax = abs(x), ay = abs(y), r = ax;
@@ -62,7 +62,7 @@ precise T nxv_fmod(T x, T y) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_expm1)
-precise T nxv_expm1(T x) {
+T nxv_expm1(T x) {
   if (isnan(x) || x == K(0.0LF)) return x;  // keeps -0.0
   if (x > NXV_EXP_MAX) return K(1.0LF) / K(0.0LF);
   if (x < K(-45.0LF)) return K(-1.0LF);
@@ -100,7 +100,7 @@ precise T nxv_expm1(T x) {
 
 // log1p of a finite x > -1, no special cases (asinh's and acosh's arguments are such).
 #if !NXV_SELECT || defined(NXV_USE_nxv_log1p_core)
-precise T nxv_log1p_core(T x) {
+T nxv_log1p_core(T x) {
   precise T u = K(1.0LF) + x;
   if (u == K(1.0LF)) return x;
   precise T c = (u - K(1.0LF) == x) ? K(0.0LF) : (x - (u - K(1.0LF))) / u;
@@ -109,7 +109,7 @@ precise T nxv_log1p_core(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_log1p)
-precise T nxv_log1p(T x) {
+T nxv_log1p(T x) {
   if (isnan(x) || x < K(-1.0LF)) return nxv_nan(x);
   if (x == K(-1.0LF)) return K(-1.0LF) / K(0.0LF);
   if (isinf(x)) return x;
@@ -118,14 +118,14 @@ precise T nxv_log1p(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_sigmoid)
-precise T nxv_sigmoid(T x) { return x < K(-40.0LF) ? nxv_exp(x) : K(1.0LF) / (K(1.0LF) + nxv_exp(-x)); }
+T nxv_sigmoid(T x) { return x < K(-40.0LF) ? nxv_exp(x) : K(1.0LF) / (K(1.0LF) + nxv_exp(-x)); }
 #endif
 
 #if NXV_MANT == 24
 #include "nxv_sinh_tanh_f32.glsl"
 #else
 #if !NXV_SELECT || defined(NXV_USE_nxv_sinh)
-precise T nxv_sinh(T x) {
+T nxv_sinh(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;  // keeps -0.0
   T ax = abs(x), s;
   if (ax < K(1.0LF)) {
@@ -144,7 +144,7 @@ precise T nxv_sinh(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_cosh)
-precise T nxv_cosh(T x) {
+T nxv_cosh(T x) {
   if (isnan(x)) return x;
   T ax = abs(x);
   if (ax < NXV_EXP_MAX - K(1.0LF)) {
@@ -158,7 +158,7 @@ precise T nxv_cosh(T x) {
 
 #if NXV_MANT > 24  // float: nxv_sinh_tanh_f32.glsl
 #if !NXV_SELECT || defined(NXV_USE_nxv_tanh)
-precise T nxv_tanh(T x) {
+T nxv_tanh(T x) {
   if (isnan(x)) return x;
   T ax = abs(x), r;
   if (ax > K(40.0LF)) r = K(1.0LF);
@@ -173,7 +173,7 @@ precise T nxv_tanh(T x) {
 
 // atan on [0, inf): reduce to |y| <= tan(pi/12) and sum the series.
 #if !NXV_SELECT || defined(NXV_USE_nxv_atan_pos)
-precise T nxv_atan_pos(T x) {
+T nxv_atan_pos(T x) {
   bool inv = x > K(1.0LF);
   if (inv) x = K(1.0LF) / x;
   T base = K(0.0LF);
@@ -209,7 +209,7 @@ precise T nxv_atan_pos(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_atan)
-precise T nxv_atan(T x) {
+T nxv_atan(T x) {
   if (isnan(x)) return x;
   if (isinf(x)) return x > K(0.0LF) ? K(1.57079632679489661923LF) : K(-1.57079632679489661923LF);
   T a = nxv_atan_pos(abs(x));
@@ -219,7 +219,7 @@ precise T nxv_atan(T x) {
 
 // C atan2(y, x).
 #if !NXV_SELECT || defined(NXV_USE_nxv_atan2)
-precise T nxv_atan2(T y, T x) {
+T nxv_atan2(T y, T x) {
   if (isnan(x) || isnan(y)) return nxv_nan(x);
   const T pi = K(3.14159265358979311600LF), pi_lo = K(1.22464679914735317723e-16LF);
   bool yneg = y < K(0.0LF) || (y == K(0.0LF) && K(1.0LF) / y < K(0.0LF));
@@ -241,7 +241,7 @@ precise T nxv_atan2(T y, T x) {
 
 #if NXV_MANT > 24  // float: nxv_asin_f32.glsl
 #if !NXV_SELECT || defined(NXV_USE_nxv_asin)
-precise T nxv_asin(T x) {
+T nxv_asin(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
   return nxv_atan2(x, sqrt((K(1.0LF) - x) * (K(1.0LF) + x)));
@@ -249,7 +249,7 @@ precise T nxv_asin(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_acos)
-precise T nxv_acos(T x) {
+T nxv_acos(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   return nxv_atan2(sqrt((K(1.0LF) - x) * (K(1.0LF) + x)), x);
 }
@@ -258,7 +258,7 @@ precise T nxv_acos(T x) {
 
 #if NXV_MANT > 24  // float: nxv_asinh_f32.glsl
 #if !NXV_SELECT || defined(NXV_USE_nxv_asinh)
-precise T nxv_asinh(T x) {
+T nxv_asinh(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;
   T ax = abs(x), r;
   if (ax > K(1.0e15LF)) r = nxv_log(ax) + K(0.69314718055994530942LF);
@@ -273,7 +273,7 @@ precise T nxv_asinh(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_acosh)
-precise T nxv_acosh(T x) {
+T nxv_acosh(T x) {
   if (isnan(x) || x < K(1.0LF)) return nxv_nan(x);
   if (isinf(x)) return x;
   if (x > K(1.0e15LF)) return nxv_log(x) + K(0.69314718055994530942LF);
@@ -285,7 +285,7 @@ precise T nxv_acosh(T x) {
 
 #if NXV_MANT > 24  // float: nxv_atanh_f32.glsl
 #if !NXV_SELECT || defined(NXV_USE_nxv_atanh)
-precise T nxv_atanh(T x) {
+T nxv_atanh(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
   T ax = abs(x);
@@ -296,7 +296,7 @@ precise T nxv_atanh(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_cbrt)
-precise T nxv_cbrt(T x) {
+T nxv_cbrt(T x) {
   if (isnan(x) || isinf(x) || x == K(0.0LF)) return x;
   T ax = abs(x);
   int e;
@@ -318,7 +318,7 @@ precise T nxv_cbrt(T x) {
 // Computing Gems, 2011): within a few float ulps; the start of the double version's Newton steps.
 // one_minus_x2: (1 - x)(1 + x), a normal number in (0, 1].
 #if !NXV_SELECT || defined(NXV_USE_nxv_erf_inv_giles)
-precise T nxv_erf_inv_giles(T x, T one_minus_x2) {
+T nxv_erf_inv_giles(T x, T one_minus_x2) {
   T w = -nxv_log_normal(one_minus_x2), p;
   if (w < K(5.0LF)) {
     w = w - K(2.5LF);
@@ -353,7 +353,7 @@ precise T nxv_erf_inv_giles(T x, T one_minus_x2) {
 // erf and erfc: series e^-x^2 sum 2^n x^(2n+1) / (2n+1)!! for small |x|, a continued fraction
 // for large; e^-x^2 from a split x so that the square is exact.
 #if !NXV_SELECT || defined(NXV_USE_nxv_exp_negsq)
-precise T nxv_exp_negsq(T x) {
+T nxv_exp_negsq(T x) {
   T xh = nxv_scale(floor(nxv_scale(x, 12)), -12);  // few bits: xh * xh exact
   precise T d = (x - xh) * (x + xh);
   return nxv_exp(-xh * xh) * nxv_exp(-d);
@@ -361,7 +361,7 @@ precise T nxv_exp_negsq(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_erf_series)
-precise T nxv_erf_series(T x) {  // |x| <= 2.5
+T nxv_erf_series(T x) {  // |x| <= 2.5
   T z = x * x, term = x, sum = x;
   for (int n = 1; n < 80; ++n) {
     term *= K(2.0LF) * z / T(2 * n + 1);
@@ -373,7 +373,7 @@ precise T nxv_erf_series(T x) {  // |x| <= 2.5
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_erfc_cf)
-precise T nxv_erfc_cf(T x) {  // x >= 2.5: e^-x^2 / sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / (x + ...))))
+T nxv_erfc_cf(T x) {  // x >= 2.5: e^-x^2 / sqrt(pi) / (x + 1/2 / (x + 1 / (x + 3/2 / (x + ...))))
   T f = x;
   for (int n = 60; n >= 1; --n) f = x + K(0.5LF) * T(n) / f;
   return K(0.56418958354775628695LF) * nxv_exp_negsq(x) / f;
@@ -381,7 +381,7 @@ precise T nxv_erfc_cf(T x) {  // x >= 2.5: e^-x^2 / sqrt(pi) / (x + 1/2 / (x + 1
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_erf)
-precise T nxv_erf(T x) {
+T nxv_erf(T x) {
   if (isnan(x)) return x;
   T ax = abs(x), r;
   if (ax > K(6.0LF)) r = K(1.0LF);
@@ -392,7 +392,7 @@ precise T nxv_erf(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_erfc)
-precise T nxv_erfc(T x) {
+T nxv_erfc(T x) {
   if (isnan(x)) return x;
   if (x < K(0.0LF)) return K(1.0LF) + nxv_erf(-x);
   // Below 0.75 the continued fraction needs thousands of terms; 1 - erf loses < 2 bits there.
@@ -408,7 +408,7 @@ precise T nxv_erfc(T x) {
 
 // Inverse error function: Giles' estimate, then Newton steps on erf.
 #if !NXV_SELECT || defined(NXV_USE_nxv_erf_inv)
-precise T nxv_erf_inv(T x) {
+T nxv_erf_inv(T x) {
   if (isnan(x) || abs(x) > K(1.0LF)) return nxv_nan(x);
   if (abs(x) == K(1.0LF)) return x / (x - x);  // +-inf (x / 0.0 may be folded)
   if (x == K(0.0LF)) return x;
@@ -430,7 +430,7 @@ precise T nxv_erf_inv(T x) {
 
 // sin/cos/tan: x = k pi/2 + r with a three-part pi/2 (NXV_PIO2_1..3), kernels on |r| <= pi/4.
 #if !NXV_SELECT || defined(NXV_USE_nxv_sin_kernel)
-precise T nxv_sin_kernel(T r) {
+T nxv_sin_kernel(T r) {
   T z = r * r;
 #if NXV_MANT > 24
   T p = K(-1.0LF) / K(121645100408832000.0LF);
@@ -450,7 +450,7 @@ precise T nxv_sin_kernel(T r) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_cos_kernel)
-precise T nxv_cos_kernel(T r) {
+T nxv_cos_kernel(T r) {
   T z = r * r;
 #if NXV_MANT > 24
   T p = K(-1.0LF) / K(6402373705728000.0LF);
@@ -560,7 +560,7 @@ int nxv_rem_pio2(T x, out T r) {
 // separate small-argument path (k = 0 leaves r = x exactly).
 // sin r = r + (r z) S(z); cos r = w + (((1 - w) - z/2) + z^2 C(z)), w = 1 - z/2: both hi + (lo + b p).
 #if !NXV_SELECT || defined(NXV_USE_nxv_sincos_f32)
-precise float nxv_sincos_f32(float r, bool cosine) {
+float nxv_sincos_f32(float r, bool cosine) {
   float z = r * r;
   float p = cosine ? 1.0 / 479001600.0 : -1.0 / 39916800.0;
   p = p * z + (cosine ? -1.0 / 3628800.0 : 1.0 / 362880.0);
@@ -576,7 +576,7 @@ precise float nxv_sincos_f32(float r, bool cosine) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_sin)
-precise float nxv_sin(float x) {
+float nxv_sin(float x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (x == 0.0) return x;
   float r;
@@ -587,7 +587,7 @@ precise float nxv_sin(float x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_cos)
-precise float nxv_cos(float x) {
+float nxv_cos(float x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   float r;
   int q = nxv_rem_pio2(x, r);
@@ -597,7 +597,7 @@ precise float nxv_cos(float x) {
 #endif
 #else
 #if !NXV_SELECT || defined(NXV_USE_nxv_sin)
-precise T nxv_sin(T x) {
+T nxv_sin(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (abs(x) < K(0.7853981633974483LF)) return x == K(0.0LF) ? x : nxv_sin_kernel(x);
   T r;
@@ -608,7 +608,7 @@ precise T nxv_sin(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_cos)
-precise T nxv_cos(T x) {
+T nxv_cos(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (abs(x) < K(0.7853981633974483LF)) return nxv_cos_kernel(x);
   T r;
@@ -626,7 +626,7 @@ precise T nxv_cos(T x) {
 // series and a corrected division: 0.78-0.83 -> 0.88-0.91 of copy bandwidth on an H200.
 // Worst error 3 ulp measured (huge arguments, through the reduction's own rounding).
 #if !NXV_SELECT || defined(NXV_USE_nxv_tan)
-precise float nxv_tan(float x) {
+float nxv_tan(float x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   float r;
   int q = nxv_rem_pio2(x, r);  // k = 0 leaves r = x, -0.0 included
@@ -647,7 +647,7 @@ precise float nxv_tan(float x) {
 #endif
 #else
 #if !NXV_SELECT || defined(NXV_USE_nxv_tan)
-precise T nxv_tan(T x) {
+T nxv_tan(T x) {
   if (isnan(x) || isinf(x)) return nxv_nan(x);
   if (x == K(0.0LF)) return x;
   T r;
@@ -767,7 +767,7 @@ bool nxv_pow_special(T x, T y, bool yint, bool yodd, out T r) {
 // C pow. Integer exponents up to 64 by squaring in pairs (exact results stay exact, e.g.
 // 3.0^4 = 81.0); others as exp(y log x) with y log x carried as a pair.
 #if !NXV_SELECT || defined(NXV_USE_nxv_pow)
-precise T nxv_pow(T x, T y) {
+T nxv_pow(T x, T y) {
   bool yint = trunc(y) == y;
   bool yodd = yint && abs(y) < K(9007199254740992.0LF) && nxv_fmod(y, K(2.0LF)) != K(0.0LF);
   T special;
@@ -819,7 +819,7 @@ precise T nxv_pow(T x, T y) {
 // (s + u/2)^2 = s^2 + s u + u^2/4; r and s u are multiples of u^2, so r > s u is the exact test
 // for rounding up (and r < -s u' for rounding down, u' the ulp below s).
 #if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_residual)
-precise T nxv_sqrt_residual(T x, T s) {
+T nxv_sqrt_residual(T x, T s) {
   T p, e;
   nxv_two_prod(s, s, p, e);
   precise T r = (x - p) - e;
@@ -828,7 +828,7 @@ precise T nxv_sqrt_residual(T x, T s) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_core)
-precise T nxv_sqrt_core(T x) {
+T nxv_sqrt_core(T x) {
   T s = sqrt(x);
   for (int i = 0; i < 2; ++i) {
     int e;
@@ -845,7 +845,7 @@ precise T nxv_sqrt_core(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_sqrt)
-precise T nxv_sqrt(T x) {
+T nxv_sqrt(T x) {
   if (!(x > K(0.0LF)) || isinf(x)) return x == K(0.0LF) ? x : (x < K(0.0LF) ? nxv_nan(x) : x);
   if (x < NXV_SQRT_LO) return nxv_scale(nxv_sqrt_core(nxv_scale(x, 2 * NXV_SQRT_SHIFT)), -NXV_SQRT_SHIFT);
   if (x > NXV_SQRT_HI) return nxv_scale(nxv_sqrt_core(nxv_scale(x, -2 * NXV_SQRT_SHIFT)), NXV_SQRT_SHIFT);
@@ -854,11 +854,11 @@ precise T nxv_sqrt(T x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_rsqrt)
-precise T nxv_rsqrt(T x) { return K(1.0LF) / nxv_sqrt(x); }
+T nxv_rsqrt(T x) { return K(1.0LF) / nxv_sqrt(x); }
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_clip)
-precise T nxv_clip(T x, T lo, T hi) {
+T nxv_clip(T x, T lo, T hi) {
   T m = x > lo ? x : lo;
   return m < hi ? m : hi;
 }

@@ -7,7 +7,7 @@
 
 // e^a - 1 = 2^k (1 + p) - 1 for 0 <= a <= 89.5: sets k's bits (k << 23, k in [0, 129]) and p.
 #if !NXV_SELECT || defined(NXV_USE_nxv_expm1_parts_f32)
-precise float nxv_expm1_parts_f32(float a, out uint kbits) {
+float nxv_expm1_parts_f32(float a, out uint kbits) {
   precise float kt = a * 1.44269504 + 12582912.0;  // k in the low bits
   float k = kt - 12582912.0;
   kbits = floatBitsToUint(kt) << 23;
@@ -17,7 +17,7 @@ precise float nxv_expm1_parts_f32(float a, out uint kbits) {
 
 // tanh |x| = t / (t + 2), t = e^(2|x|) - 1; it rounds to 1 from 9.01 on.
 #if !NXV_SELECT || defined(NXV_USE_nxv_tanh)
-precise float nxv_tanh(float x) {
+float nxv_tanh(float x) {
   float a = min(abs(x), 9.5);
   uint kbits;
   float p = nxv_expm1_parts_f32(a + a, kbits);
@@ -34,7 +34,7 @@ precise float nxv_tanh(float x) {
 // k = 129 (a > 89.07, sinh still finite to 89.416): there h is built with the scale in two
 // factors, and large k loses nothing by rounding 1 + p first.
 #if !NXV_SELECT || defined(NXV_USE_nxv_sinh)
-precise float nxv_sinh(float x) {
+float nxv_sinh(float x) {
   float ax = abs(x);
   uint kbits;
   float p = nxv_expm1_parts_f32(min(ax, 89.5), kbits);  // sinh(89.5) overflows, as inf does

@@ -6,7 +6,7 @@
 // so the low 32 bits of N and q^2 give it exactly. A float estimate, one integer Newton step
 // on that residual and a final unit step settle q.
 #if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_f32)
-precise float nxv_sqrt_f32(float x) {
+float nxv_sqrt_f32(float x) {
   // Special cases from the bits: drivers that flush subnormals would take one for zero.
   uint bx = floatBitsToUint(x);
   if (bx - 1u >= 0x7F7FFFFFu) {  // one test for +-0, +Inf, NaN and the negatives

@@ -24,7 +24,7 @@ void nxv_f32_ulps(float r, out double u, out double ud) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_sqrt_to_f32)
-precise float nxv_sqrt_to_f32(double x) {
+float nxv_sqrt_to_f32(double x) {
   if (!(x > 0.0LF) || isinf(x)) return float(x == 0.0LF ? x : (x < 0.0LF ? nxv_nan(x) : x));
   double s;
   if (x < NXV_F32_MIN_NORMAL) {
@@ -45,7 +45,7 @@ precise float nxv_sqrt_to_f32(double x) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_rsqrt_to_f32)
-precise float nxv_rsqrt_to_f32(double x) {
+float nxv_rsqrt_to_f32(double x) {
   if (!(x > 0.0LF) || isinf(x)) return float(1.0LF / double(nxv_sqrt_to_f32(x)));  // +-0, <0, NaN, Inf
   double y = x < NXV_F32_MIN_NORMAL ? 1.0LF / sqrt(x) : double(inversesqrt(float(x)));
   y = y * (1.5LF - 0.5LF * x * y * y);
@@ -57,7 +57,7 @@ precise float nxv_rsqrt_to_f32(double x) {
 // without division. Enough: the last Newton step on y^3 = m (its residual in double) squares
 // the error of y = m z^2, to ~2^-39.
 #if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_recip_f32)
-precise float nxv_cbrt_recip_f32(float m) {
+float nxv_cbrt_recip_f32(float m) {
   float z = 1.5585008138358607 + m * (-0.7488559329542039 + m * (0.23127385229413464 - 0.025689419542809788 * m));
   for (int i = 0; i < 2; ++i) z = z * (4.0 - m * z * z * z) * (1.0 / 3.0);
   return z;
@@ -66,7 +66,7 @@ precise float nxv_cbrt_recip_f32(float m) {
 
 // m^(1/3) for a double m in [0.5, 4), to ~2^-39 relative (1 / (3 y^2) = z^2 / 3).
 #if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_reduced)
-precise double nxv_cbrt_reduced(double m) {
+double nxv_cbrt_reduced(double m) {
   float mf = float(m);  // an estimate is enough here; m itself enters the residual
   float z = nxv_cbrt_recip_f32(mf);
   double y = double(mf * z * z);
@@ -75,7 +75,7 @@ precise double nxv_cbrt_reduced(double m) {
 #endif
 
 #if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_to_f32)
-precise float nxv_cbrt_to_f32(double x) {
+float nxv_cbrt_to_f32(double x) {
   if (isnan(x) || isinf(x) || x == 0.0LF) return float(x);
   // |x| = m 2^e with m in [0.5, 1), from the bits (x is a normal double here).
   uvec2 w = unpackDouble2x32(abs(x));
@@ -93,7 +93,7 @@ precise float nxv_cbrt_to_f32(double x) {
 // and doubles only in the last Newton step (fewer conversions, which a fast GPU runs at a
 // quarter of its float rate).
 #if !NXV_SELECT || defined(NXV_USE_nxv_cbrt_f32)
-precise float nxv_cbrt_f32(float x) {
+float nxv_cbrt_f32(float x) {
   uint bx = floatBitsToUint(x);
   uint ax = bx & 0x7FFFFFFFu;
   if (ax == 0u || ax >= 0x7F800000u) return x;  // +-0, +-Inf, NaN

@@ -48,6 +48,10 @@ class ElementwiseFamily final : public Family {
     if (!why.empty()) return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
     if (a.op == OpId::bitcast) return {};  // a view: no kernel, no feature
     bool has_f64 = a.device.has(kCapFloat64);
+    if (chain) {
+      std::string rounding = chain_rounding_error(a.attrs.as<ElementwiseChain>(), in, has_f64);
+      if (!rounding.empty()) return not_native(rounding);
+    }
     std::string generated;
     FeatureSet features = chain ? chain_scalar_expr(a.attrs.as<ElementwiseChain>(), in, has_f64, generated).features
                                 : scalar_expr(a.op, a.out.type, in, has_f64).features;

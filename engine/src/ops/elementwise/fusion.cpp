@@ -14,6 +14,31 @@ DType operand_type(const ElementwiseChain& chain, const std::vector<DType>& in, 
   return o.from == ChainOperand::From::Input ? in[o.index] : chain.steps[o.index].out;
 }
 
+// The type whose storage is `t`'s compute type (float for f16, bf16 and f8; 32-bit for
+// narrow integers): an intermediate of type t is kept in that form between steps.
+DType widened(DType t) {
+  switch (t) {
+    case DType::F8: case DType::F8E4M3FN: case DType::F16: case DType::BF16: return DType::F32;
+    case DType::U8: case DType::U16: return DType::U32;
+    case DType::S8: case DType::S16: return DType::S32;
+    default: return t;
+  }
+}
+
+// `value` (a GLSL expression of t's storage type) with its bits exclusive-ored with `zero`.
+std::string opaque(DType t, const std::string& value) {
+  std::string x = "(" + value + ")";
+  switch (t) {
+    case DType::F32: return "uintBitsToFloat(floatBitsToUint" + x + " ^ zero)";
+    case DType::C64: return "uintBitsToFloat(floatBitsToUint" + x + " ^ uvec2(zero))";
+    case DType::F64: return "packDouble2x32(unpackDouble2x32" + x + " ^ uvec2(zero))";
+    case DType::C128:  // .s and .t: the macro this goes into names its parameter x
+      return "dvec2(packDouble2x32(unpackDouble2x32(" + x + ".s) ^ uvec2(zero)), packDouble2x32(unpackDouble2x32(" + x +
+             ".t) ^ uvec2(zero)))";
+    default: return "(" + x + " ^ " + glsl_storage_type(t) + "(zero))";
+  }
+}
+
 int step_arity(OpId op) {
   if (op == OpId::as_type) return 1;
   const EwDef* def = elementwise_def(op);
@@ -51,13 +76,37 @@ std::string chain_typing_error(const ElementwiseChain& chain, DType out, const s
   return "";
 }
 
+std::string chain_rounding_error(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64) {
+  std::vector<std::string> computes;
+  for (size_t s = 0; s < chain.steps.size(); ++s) {
+    const ChainStep& step = chain.steps[s];
+    std::vector<DType> types;
+    for (const auto& o : step.operands) types.push_back(operand_type(chain, in, o));
+    ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
+    computes.push_back(e.compute);
+    for (size_t k = 0; k < types.size(); ++k) {
+      const ChainOperand& o = step.operands[k];
+      if (o.from != ChainOperand::From::Step) continue;
+      const ChainStep& producer = chain.steps[o.index];
+      bool wide = computes[o.index] == "double" || computes[o.index] == "dvec2" || e.load_types[k] == "double" ||
+                  e.load_types[k] == "dvec2";
+      bool narrowed = producer.out != DType::F64 && producer.out != DType::C128 &&
+                      (computes[o.index] == "double" || computes[o.index] == "dvec2");
+      if (producer.out == DType::F16 || narrowed || ((producer.out == DType::F32 || producer.out == DType::C64) && wide))
+        return "elementwise_chain step " + std::to_string(s) + ": its operand t" + std::to_string(o.index) + " (" +
+               std::string(dtype_name(producer.out)) +
+               ") would be rounded by a conversion the driver may drop in one kernel; run the steps apart";
+    }
+  }
+  return "";
+}
+
 ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
                              std::string& generated) {
   ScalarExpr result;
   std::set<std::pair<std::string, std::string>> defines;
-  std::string g = "// elementwise chain (ops/elementwise/fusion.cpp)\n";
-  std::vector<std::string> computes;
-  std::string body;
+  std::string g = "// elementwise chain (ops/elementwise/fusion.cpp)\n", body;
+  const size_t last = chain.steps.size() - 1;
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const ChainStep& step = chain.steps[s];
     std::vector<DType> types;
@@ -68,37 +117,43 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     defines.insert(e.defines.begin(), e.defines.end());
     if (e.max_workgroups && (!result.max_workgroups || e.max_workgroups < result.max_workgroups))
       result.max_workgroups = e.max_workgroups;
-    std::string n = std::to_string(s);
+    const std::string n = std::to_string(s);
     const char* params[] = {"a", "b", "c"};
-    g += "#undef C\n#define C " + e.compute + "\n" + e.compute + " nxv_chain_step" + n + "(";
-    std::string call = "  " + e.compute + " t" + n + " = nxv_chain_step" + n + "(";
+    std::string signature, call;
     for (size_t k = 0; k < types.size(); ++k) {
-      std::string sep = k ? ", " : "";
-      g += sep + e.load_types[k] + " " + params[k];
-      std::string load = "NXV_CHAIN_LOAD" + n + "_" + std::to_string(k);
       const ChainOperand& o = step.operands[k];
-      std::string arg = o.from == ChainOperand::From::Input
-                            ? "in" + std::to_string(o.index)
-                            : "NXV_CHAIN_STORE" + std::to_string(o.index) + "(t" + std::to_string(o.index) + ")";
-      body += "#define " + load + "(x) " + glsl_load(types[k], e.load_types[k]) + "\n";
-      call += sep + load + "(" + arg + ")";
+      bool input = o.from == ChainOperand::From::Input;
+      std::string macro = "NXV_CHAIN_LOAD" + n + "_" + std::to_string(k);
+      std::string arg = input ? "in" + std::to_string(o.index)
+                              : "kept" + std::to_string(o.index);
+      g += "#define " + macro + "(x) " + glsl_load(input ? types[k] : widened(types[k]), e.load_types[k]) + "\n";
+      signature += (k ? ", " : "") + e.load_types[k] + " " + params[k];
+      call += (k ? ", " : "") + macro + "(" + arg + ")";
     }
-    // precise, as the template's results are: the expression's own arithmetic is never
-    // contracted into its consumer's (a multiply and the next step's add into one fma), so
-    // the chain rounds where the ops one by one do.
-    g += ") {\n  precise C r = " + e.expr + ";\n  return r;\n}\n";
+    // precise, as the template's results are: the step's own arithmetic is never contracted
+    // with its consumer's.
+    g += "#undef C\n#define C " + e.compute + "\n" + e.compute + " nxv_chain_step" + n + "(" + signature +
+         ") {\n  precise C r = " + e.expr + ";\n  return r;\n}\n";
+    body += "  " + e.compute + " t" + n + " = nxv_chain_step" + n + "(" + call + ");\n";
+    if (s == last) {
+      result.compute = e.compute;
+      break;
+    }
+    // The result, rounded to its type, passes through an exclusive or with a zero the compiler
+    // cannot see (the grid has one row): no step's arithmetic is folded into its neighbour's.
+    DType kept = widened(step.out);
     g += "#define NXV_CHAIN_STORE" + n + "(v) " + glsl_store(step.out) + "\n";
-    body += call + ");\n";
-    computes.push_back(e.compute);
+    g += "#define NXV_CHAIN_KEEP" + n + "(x) " + opaque(kept, glsl_load(step.out, glsl_storage_type(kept))) + "\n";
+    body += "  precise " + glsl_storage_type(kept) + " kept" + n + " = NXV_CHAIN_KEEP" + n + "(NXV_CHAIN_STORE" + n + "(t" + n +
+            "));\n";
   }
-  result.compute = computes.back();
   g += "#undef C\n#define C " + result.compute + "\n" + result.compute + " nxv_chain(";
   std::string args;
   for (size_t i = 0; i < in.size(); ++i) {
     g += (i ? ", " : "") + glsl_scalar_register_type(in[i]) + " in" + std::to_string(i);
     args += (i ? ", " : "") + std::string(1, "abc"[i]);
   }
-  g += ") {\n" + body + "  return t" + std::to_string(chain.steps.size() - 1) + ";\n}\n";
+  g += ") {\n  uint zero = gl_NumWorkGroups.y - 1u;\n" + body + "  return t" + std::to_string(last) + ";\n}\n";
   for (DType t : in) result.features.add_type(t);
   result.defines.assign(defines.begin(), defines.end());
   result.defines.emplace_back("NXV_GENERATED", "1");
