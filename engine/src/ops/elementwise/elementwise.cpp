@@ -48,13 +48,13 @@ class ElementwiseFamily final : public Family {
     if (!why.empty()) return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
     if (a.op == OpId::bitcast) return {};  // a view: no kernel, no feature
     bool has_f64 = a.device.has(kCapFloat64);
+    FeatureSet features;
     if (chain) {
-      std::string rounding = chain_rounding_error(a.attrs.as<ElementwiseChain>(), in, has_f64);
+      std::string rounding = chain_rounding_error(a.attrs.as<ElementwiseChain>(), in, has_f64, &features);
       if (!rounding.empty()) return not_native(rounding);
+    } else {
+      features = scalar_expr(a.op, a.out.type, in, has_f64).features;
     }
-    std::string generated;
-    FeatureSet features = chain ? chain_scalar_expr(a.attrs.as<ElementwiseChain>(), in, has_f64, generated).features
-                                : scalar_expr(a.op, a.out.type, in, has_f64).features;
     try {
       features.check(*a.device.impl().core, name.c_str());
     } catch (const Error& e) {
@@ -117,7 +117,7 @@ class ElementwiseFamily final : public Family {
 
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
                                  std::string generated) {
-  KernelKey key{"elementwise", {}, kWorkgroupSize};
+  KernelKey key{.name = "elementwise", .workgroup_size = kWorkgroupSize};
   key.generated = std::move(generated);
   key.max_workgroups = s.max_workgroups;
   auto& d = key.defines;

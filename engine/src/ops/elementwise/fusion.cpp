@@ -4,7 +4,6 @@
 // step loads an input of that type.
 #include "ops/elementwise/fusion.hpp"
 
-#include <algorithm>
 #include <set>
 
 namespace nxv {
@@ -76,13 +75,15 @@ std::string chain_typing_error(const ElementwiseChain& chain, DType out, const s
   return "";
 }
 
-std::string chain_rounding_error(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64) {
+std::string chain_rounding_error(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
+                                 FeatureSet* features) {
   std::vector<std::string> computes;
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const ChainStep& step = chain.steps[s];
     std::vector<DType> types;
     for (const auto& o : step.operands) types.push_back(operand_type(chain, in, o));
     ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
+    if (features) features->merge(e.features), features->add_type(step.out);
     computes.push_back(e.compute);
     for (size_t k = 0; k < types.size(); ++k) {
       const ChainOperand& o = step.operands[k];
@@ -98,6 +99,8 @@ std::string chain_rounding_error(const ElementwiseChain& chain, const std::vecto
                ") would be rounded by a conversion the driver may drop in one kernel; run the steps apart";
     }
   }
+  if (features)
+    for (DType t : in) features->add_type(t);
   return "";
 }
 

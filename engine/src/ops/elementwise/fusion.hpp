@@ -38,7 +38,9 @@ std::string chain_typing_error(const ElementwiseChain& chain, DType out, const s
 // may drop a float conversion round trip (f16 -> f32 -> f16, f32 -> f64 -> f32) inside a
 // kernel, so f16 intermediates, those computed in double into a narrower type, and f32/c64
 // ones consumed in double are refused.
-std::string chain_rounding_error(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64);
+// `features`, when given, gains what the chain's kernel needs.
+std::string chain_rounding_error(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
+                                 FeatureSet* features = nullptr);
 
 // The chain as one scalar expression over the op's inputs (loaded as stored): the GLSL of
 // its functions goes to `generated`, served to the template as nxv_generated.glsl.
