@@ -6,6 +6,7 @@
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_types.hpp"
 #include "memory/glsl/copy_push.h"
+#include "memory/copy.hpp"
 #include "memory/transfer.hpp"
 
 namespace nxv {
@@ -25,14 +26,12 @@ const char* word_type(size_t bytes) {
 
 }  // namespace
 
-Tensor contiguous(Device& device, const Tensor& t) {
-  if (!t.buffer) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
-  if (t.is_contiguous() && t.offset == 0) return t;
+void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32_t in_slot, const Tensor& out,
+                 uint32_t out_slot) {
   FeatureSet features;
   features.add_type(t.type);
   features.check(*device.impl().core, "copy");
-  Tensor out = empty(device, t.type, t.shape);
-  if (out.size() == 0) return out;
+  if (out.size() == 0) return;
   std::vector<Tensor> views{t};
   bool dense = all_dense(views);
   size_t bytes = dtype_size(t.type);
@@ -46,8 +45,6 @@ Tensor contiguous(Device& device, const Tensor& t) {
                       {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
                      kWorkgroupSize};
   });
-  LaunchBuilder builder;
-  uint32_t in_slot = builder.bind(t.buffer), out_slot = builder.bind(out.buffer);
   plan_linear(out, out_slot, views, {in_slot}, dense, NXV_COPY_MAX_RANK, [&](const PlannedRange& p) {
     CopyPush push{};
     push.n = p.n, push.rank = p.rank, push.start = p.start;
@@ -62,6 +59,17 @@ Tensor contiguous(Device& device, const Tensor& t) {
     builder.use(l, in_slot, Access::Read);
     builder.use(l, out_slot, Access::Write);
   });
+}
+
+Tensor contiguous(Device& device, const Tensor& t) {
+  if (!t.buffer) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
+  if (t.is_contiguous() && t.offset == 0) return t;
+  Tensor out = empty(device, t.type, t.shape);
+  if (out.size() == 0) return out;
+  LaunchBuilder builder;
+  uint32_t in_slot = builder.bind(t.buffer), out_slot = builder.bind(out.buffer);
+  append_copy(device, builder, t, in_slot, out, out_slot);
+  auto& impl = device.impl();
   auto buffers = builder.buffers();
   std::move(builder).finish().run(impl.stream, impl.kernels.layout(), buffers);
   return out;

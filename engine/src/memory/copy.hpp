@@ -1,0 +1,16 @@
+// The strided bit copy as launches: for lowerings that need a view laid out row-major first
+// (a reduction over axes that are not adjacent, say), inside their own executable.
+#pragma once
+#include <cstdint>
+
+#include "exec/launch.hpp"
+#include "nxv/tensor.hpp"
+
+namespace nxv {
+
+// Appends the launches copying `view` (any strides, bound to `in_slot`) into `out`
+// (row-major, same type and shape, bound to `out_slot`).
+void append_copy(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t in_slot, const Tensor& out,
+                 uint32_t out_slot);
+
+}  // namespace nxv

@@ -1,0 +1,334 @@
+// The reduce family: sum, product, reduce_max, reduce_min, all, any over any set of axes, and
+// argmax/argmin along one axis, on every Nx type, any layout. One kernel template
+// (reduce.comp) folds rows of [outer, reduced, inner]; long rows that would leave the device
+// idle are cut into chunks whose partial results a second pass folds (reduce_plan.cpp).
+// f16/bf16/f8 sums and products accumulate in f32, integers in the output type (Nx's
+// wrap-around); argmax/argmin keep indices and compare values as Nx does (NaN last-wins).
+#include <algorithm>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "memory/copy.hpp"
+#include "ops/family.hpp"
+#include "ops/reduce/reduce_attrs.hpp"
+#include "ops/reduce/reduce_plan.hpp"
+#include "ops/reduce/reduce_push.h"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+bool is_arg(OpId op) { return op == OpId::argmax || op == OpId::argmin; }
+bool is_extreme(OpId op) { return op == OpId::reduce_max || op == OpId::reduce_min || is_arg(op); }
+bool is_logical(OpId op) { return op == OpId::all || op == OpId::any; }
+bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
+
+// The accumulator's GLSL type: the output's compute type for sums and products (f32 for the
+// narrow floats), the input's for max/min/arg, uint for all/any.
+std::string acc_type(OpId op, DType out, DType in) {
+  if (is_logical(op)) return "uint";
+  return glsl_compute_type(is_extreme(op) ? in : out);
+}
+
+uint32_t glsl_type_bytes(const std::string& t) {
+  if (t == "double" || t == "vec2" || t == "uint64_t" || t == "int64_t") return 8;
+  if (t == "dvec2") return 16;
+  return 4;
+}
+
+std::string extreme_identity(const std::string& acc, bool max) {
+  if (acc == "float") return max ? "uintBitsToFloat(0xFF800000u)" : "uintBitsToFloat(0x7F800000u)";
+  if (acc == "double") return max ? "packDouble2x32(uvec2(0u, 0xFFF00000u))" : "packDouble2x32(uvec2(0u, 0x7FF00000u))";
+  if (acc == "int") return max ? "int(0x80000000u)" : "int(0x7FFFFFFFu)";
+  if (acc == "uint") return max ? "0u" : "0xFFFFFFFFu";
+  // Without 64-bit literals (glslang takes them only with GL_ARB_gpu_shader_int64).
+  if (acc == "int64_t") return max ? "(int64_t(1) << 63)" : "(~(int64_t(1) << 63))";
+  return max ? "uint64_t(0)" : "(~uint64_t(0))";
+}
+
+struct PassKind {
+  bool from_partials = false;
+  bool final = true;
+};
+
+KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, PassKind pass) {
+  KernelKey key;
+  key.name = "reduce";
+  key.workgroup_size = kWorkgroupSize;
+  std::string acc = acc_type(op, out, in);
+  FeatureSet features;
+  features.add_type(in);
+  features.add_type(out);
+  if (acc == "double" || acc == "dvec2") features.need_f64();
+  if (acc == "int64_t" || acc == "uint64_t") features.need_int64();
+  auto& d = key.defines;
+  features.add_defines(d);
+  d.emplace_back("WG", std::to_string(kWorkgroupSize));
+  d.emplace_back("TPR", std::to_string(tpr));
+  d.emplace_back("ACC", acc);
+  bool arg_op = is_arg(op);
+  d.emplace_back("ARG", arg_op ? "1" : "0");
+  d.emplace_back("FINAL", pass.final ? "1" : "0");
+  d.emplace_back("FROM_PARTIALS", pass.from_partials ? "1" : "0");
+  // Where the pass reads: the tensor, or partials (the accumulator type; indices for arg ops).
+  std::string partial = arg_op ? "uint" : acc;
+  if (pass.from_partials) {
+    d.emplace_back("IN_STORE", partial);
+    d.emplace_back("IN_ALIGN", std::to_string(glsl_type_bytes(partial)));
+    d.emplace_back("LOAD(x)", "(x)");
+  } else {
+    d.emplace_back("IN_STORE", glsl_storage_type(in));
+    d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in)));
+    if (is_logical(op)) {
+      std::string c = glsl_compute_type(in);
+      d.emplace_back("LOAD(x)", "uint(" + glsl_load(in, c) + " != " + c + "(0))");
+    } else {
+      d.emplace_back("LOAD(x)", glsl_load(in, acc));
+    }
+  }
+  if (pass.final) {
+    d.emplace_back("OUT_STORE", glsl_storage_type(out));
+    d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+  } else {
+    d.emplace_back("OUT_STORE", partial);
+    d.emplace_back("OUT_ALIGN", std::to_string(glsl_type_bytes(partial)));
+    d.emplace_back("STORE_OUT(v)", "(v)");
+  }
+  bool complex = acc == "vec2" || acc == "dvec2";
+  bool floating = acc == "float" || acc == "double";
+  switch (op) {
+    case OpId::sum:
+      d.emplace_back("IDENT", acc + "(0)");
+      d.emplace_back("COMBINE(a, b)", "((a) + (b))");
+      break;
+    case OpId::product:
+      d.emplace_back("IDENT", complex ? acc + "(1, 0)" : acc + "(1)");
+      d.emplace_back("COMBINE(a, b)", complex ? "nxv_cmul(a, b)" : "((a) * (b))");
+      break;
+    case OpId::reduce_max:
+    case OpId::reduce_min: {
+      bool max = op == OpId::reduce_max;
+      d.emplace_back("IDENT", extreme_identity(acc, max));
+      d.emplace_back("COMBINE(a, b)", std::string(floating ? (max ? "NXV_FMAX" : "NXV_FMIN") : (max ? "NXV_IMAX" : "NXV_IMIN")) +
+                                          "(a, b)");
+      break;
+    }
+    case OpId::all:
+      d.emplace_back("IDENT", "1u");
+      d.emplace_back("COMBINE(a, b)", "((a) & (b))");
+      break;
+    case OpId::any:
+      d.emplace_back("IDENT", "0u");
+      d.emplace_back("COMBINE(a, b)", "((a) | (b))");
+      break;
+    default: {  // argmax, argmin
+      bool max = op == OpId::argmax;
+      d.emplace_back("IDENT", acc + "(0)");
+      d.emplace_back("COMBINE(a, b)", "(a)");
+      d.emplace_back("ARG_NAN(v)", floating ? "isnan(v)" : "false");
+      d.emplace_back("ARG_BETTER(b, a)", max ? "((b) > (a))" : "((b) < (a))");
+      d.emplace_back("TIE_HIGH", arg && arg->tie_high ? "true" : "false");
+      if (pass.from_partials) {
+        d.emplace_back("AUX_STORE", glsl_storage_type(in));
+        d.emplace_back("AUX_ALIGN", std::to_string(dtype_size(in)));
+        d.emplace_back("LOAD_AUX(x)", glsl_load(in, acc));
+      }
+    }
+  }
+  append_glsl_use_defines(d);
+  return key;
+}
+
+// The reduced axes of `op` on an input of rank `rank`, one flag per axis.
+std::vector<bool> reduced_axes(OpId op, const Attrs& attrs, size_t rank) {
+  std::vector<bool> flags(rank, false);
+  if (is_arg(op)) {
+    const auto& a = attrs.as<ArgReduceAttrs>();
+    if (a.axis < 0) flags.assign(rank, true);
+    else flags[size_t(a.axis)] = true;
+  } else {
+    const auto& a = attrs.as<ReduceAttrs>();
+    if (a.all_axes) flags.assign(rank, true);
+    for (int64_t x : a.axes) flags[size_t(x)] = true;
+  }
+  return flags;
+}
+
+Shape expected_shape(const Shape& in, const std::vector<bool>& reduced, bool keep) {
+  Shape s;
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (!reduced[a]) s.push_back(in[a]);
+    else if (keep) s.push_back(1);
+  }
+  return s;
+}
+
+class ReduceFamily final : public Family {
+ public:
+  uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
+
+  Attrs decode(OpId op, const AttrReader& r) const override {
+    if (is_arg(op)) {
+      ArgReduceAttrs a;
+      if (r.has("axis")) a.axis = r.integer("axis");
+      a.keep_axis = r.has("keep_axis") && r.boolean("keep_axis");
+      if (r.has("tie_break")) {
+        std::string tie = r.atom("tie_break");
+        if (tie != "low" && tie != "high")
+          throw Error(ErrorKind::InvalidArgument, "option tie_break: expected :low or :high, got :" + tie);
+        a.tie_high = tie == "high";
+      }
+      if (a.axis < -1) throw Error(ErrorKind::InvalidArgument, "option axis: expected a non-negative axis");
+      return Attrs::of(a);
+    }
+    ReduceAttrs a;
+    if (r.has("axes")) {
+      a.all_axes = false;
+      a.axes = r.integers("axes");
+      std::sort(a.axes.begin(), a.axes.end());
+      a.axes.erase(std::unique(a.axes.begin(), a.axes.end()), a.axes.end());
+    }
+    a.keep_axes = r.has("keep_axes") && r.boolean("keep_axes");
+    return Attrs::of(a);
+  }
+
+  Support check(const CheckArgs& c) const override {
+    std::string name(op_info(c.op).name);
+    if (c.attrs.empty()) return not_native(name + ": needs its options (axes)", ErrorKind::InvalidArgument);
+    const TensorSpec& in = c.inputs[0];
+    size_t rank = in.shape.size();
+    bool keep;
+    if (is_arg(c.op)) {
+      const auto& a = c.attrs.as<ArgReduceAttrs>();
+      if (a.axis >= int64_t(rank)) return not_native(name + ": axis out of range", ErrorKind::InvalidArgument);
+      keep = a.keep_axis && a.axis >= 0;
+    } else {
+      const auto& a = c.attrs.as<ReduceAttrs>();
+      for (int64_t x : a.axes)
+        if (x < 0 || x >= int64_t(rank)) return not_native(name + ": axis out of range", ErrorKind::InvalidArgument);
+      keep = a.keep_axes;
+    }
+    auto flags = reduced_axes(c.op, c.attrs, rank);
+    Shape want = expected_shape(in.shape, flags, keep);
+    // argmax/argmin of the whole tensor with keep_axis: Nx gives every axis size 1.
+    if (is_arg(c.op) && c.attrs.as<ArgReduceAttrs>().axis < 0 && c.attrs.as<ArgReduceAttrs>().keep_axis)
+      want.assign(rank, 1);
+    if (c.out.shape != want) return not_native(name + ": output shape does not match the reduction", ErrorKind::InvalidArgument);
+    DType out = c.out.type, t = in.type;
+    if (is_complex(t) && is_extreme(c.op)) return not_native(name + " is not defined on complex numbers", ErrorKind::InvalidArgument);
+    if (is_logical(c.op) && out != DType::U8) return not_native(name + " gives u8", ErrorKind::InvalidArgument);
+    if (is_arg(c.op) && !is_int(out)) return not_native(name + " gives integer indices", ErrorKind::InvalidArgument);
+    if ((c.op == OpId::sum || c.op == OpId::product) &&
+        (is_complex(out) != is_complex(t) || (is_int(out) && !is_int(t))))
+      return not_native(name + ": the output type does not match the input's", ErrorKind::InvalidArgument);
+    if (is_extreme(c.op) && !is_arg(c.op) && out != t)
+      return not_native(name + ": the output type must be the input's", ErrorKind::InvalidArgument);
+    try {
+      glsl_storage_type(t);
+      glsl_storage_type(out);
+    } catch (const Error& e) {
+      return not_native(e.what());
+    }
+    uint64_t elements = uint64_t(shape_size(in.shape));
+    const DeviceCore& core = *c.device.impl().core;
+    if (elements >= (1ull << 32) || elements * dtype_size(t) > core.chunk_bytes())
+      return not_native(name + ": inputs over 2^32 elements or one buffer chunk are not reduced natively yet");
+    std::string acc = acc_type(c.op, out, t);
+    FeatureSet features;
+    features.add_type(t);
+    features.add_type(out);
+    if (acc == "double" || acc == "dvec2") features.need_f64();
+    if (acc == "int64_t" || acc == "uint64_t") features.need_int64();
+    try {
+      features.check(core, name.c_str());
+    } catch (const Error& e) {
+      return not_native(e.what());
+    }
+    return {};
+  }
+
+  void lower(const LowerArgs& a) const override {
+    DeviceImpl& impl = a.device.impl();
+    const Tensor& in = a.inputs[0].tensor;
+    uint32_t in_slot = a.inputs[0].slot;
+    auto flags = reduced_axes(a.op, a.attrs, in.shape.size());
+    Tensor source = in;
+    uint32_t source_slot = in_slot;
+    std::optional<ReduceGeometry> geometry = in.size() == 0 ? std::nullopt : reduce_geometry(in, flags);
+    if (!geometry) {
+      // Axes that do not collapse: lay the view out kept-first, then fold its rows.
+      uint64_t kept = 1, red = 1;
+      for (size_t d = 0; d < in.shape.size(); ++d) (flags[d] ? red : kept) *= uint64_t(in.shape[d]);
+      if (in.size() > 0) {
+        Tensor view = kept_first_view(in, flags);
+        source = empty(a.device, in.type, view.shape);
+        source_slot = a.builder.bind(source.buffer);
+        append_copy(a.device, a.builder, view, in_slot, source, source_slot);
+      }
+      geometry = ReduceGeometry{kept, red, 1, red, 1, 0};
+    }
+    const DeviceCore& core = *impl.core;
+    uint64_t target = core.info().type == "cpu" ? 8192 : (1u << 18);
+    std::vector<ReducePass> passes = plan_reduce_passes(*geometry, target);
+    const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;
+    std::string acc = acc_type(a.op, a.out.type, in.type);
+    uint32_t partial_bytes = arg ? 4 : glsl_type_bytes(acc);
+    uint32_t in_bytes = uint32_t(dtype_size(in.type));
+
+    // An empty input is never read (its rows fold nothing): any bound buffer serves as its address.
+    if (in.size() == 0) source_slot = a.output_slot, source.offset = 0;
+    BufferRef from{source_slot, uint64_t(source.offset) * in_bytes};
+    std::shared_ptr<Buffer> partials;
+    for (size_t p = 0; p < passes.size(); ++p) {
+      const ReducePass& pass = passes[p];
+      PassKind kind{p > 0, p + 1 == passes.size()};
+      BufferRef to{a.output_slot, 0};
+      if (!kind.final) {
+        partials = impl.allocate(std::max<uint64_t>(pass.rows() * partial_bytes, 4));
+        to = {a.builder.bind(partials), 0};
+      }
+      VariantKey variant{.family = uint16_t(FamilyId::reduce), .op = uint16_t(a.op)};
+      variant.types = {a.out.type, in.type};
+      variant.type_count = 2;
+      variant.layout = uint8_t((kind.from_partials ? 1 : 0) | (kind.final ? 2 : 0));
+      variant.tile = pass.threads_per_row;
+      variant.switches = arg && arg->tie_high ? 1 : 0;
+      const Kernel& kernel = impl.kernels.get(variant, [&] {
+        return reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, kind);
+      });
+      const ReduceGeometry& g = pass.geometry;
+      ReducePush push{};
+      push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
+      push.chunks = uint32_t(pass.chunks), push.chunk_len = uint32_t(pass.chunk_len);
+      push.rows = uint32_t(pass.rows());
+      push.outer_stride = uint32_t(g.outer_stride), push.reduced_stride = uint32_t(g.reduced_stride);
+      push.inner_stride = uint32_t(g.inner_stride);
+      std::vector<AddressPatch> patches{{offsetof(ReducePush, in_addr), from}, {offsetof(ReducePush, out_addr), to}};
+      if (arg && kind.from_partials) {
+        const ReduceGeometry& g0 = passes[0].geometry;
+        push.aux_outer_stride = uint32_t(g0.outer_stride), push.aux_reduced_stride = uint32_t(g0.reduced_stride);
+        push.aux_inner_stride = uint32_t(g0.inner_stride);
+        patches.push_back({offsetof(ReducePush, aux_addr), BufferRef{source_slot, uint64_t(source.offset) * in_bytes}});
+      }
+      std::array<uint32_t, 3> grid{workgroups_for(core, pass.rows() * pass.threads_per_row, kWorkgroupSize), 1, 1};
+      Launch& l = a.builder.launch(kernel, grid, push, std::move(patches));
+      a.builder.use(l, from.slot, Access::Read);
+      if (arg && kind.from_partials) a.builder.use(l, source_slot, Access::Read);
+      a.builder.use(l, to.slot, Access::Write);
+      from = to;
+    }
+  }
+};
+
+}  // namespace
+
+const Family& reduce_family() {
+  static const ReduceFamily family;
+  return family;
+}
+
+}  // namespace nxv

@@ -1,0 +1,24 @@
+// Attributes of the reduce family's ops, decoded once from the callback's options.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace nxv {
+
+// sum, product, reduce_max, reduce_min, all, any: `axes` (sorted, unique; every axis when the
+// option is absent) and `keep_axes`.
+struct ReduceAttrs {
+  std::vector<int64_t> axes;
+  bool all_axes = true;
+  bool keep_axes = false;
+};
+
+// argmax, argmin: one `axis` (the flattened tensor when absent), `keep_axis`, and which index
+// a tie gives (`tie_break: :low | :high`).
+struct ArgReduceAttrs {
+  int64_t axis = -1;  // -1: every axis, flattened
+  bool keep_axis = false;
+  bool tie_high = false;
+};
+
+}  // namespace nxv
