@@ -1,11 +1,15 @@
 // Reduce kernel: one pass of a reduction (ops/reduce/reduce.cpp plans the passes). Groups of
-// TPR invocations each reduce one row chunk: every invocation folds a strided share of it
-// (four loads in flight), then the group combines its values
-// in a fixed tree in shared memory, so the same input gives the same bits on every run.
+// TPR invocations each reduce one row chunk: every invocation folds a strided share of it in
+// order, several loads in flight; then the group combines its values in a fixed order
+// (subgroup shuffles, then a shared-memory tree), so the same input gives the same bits on
+// every run.
 // Defines: WG (workgroup size), TPR (invocations per row chunk, a power of two <= WG),
 // IN_STORE/OUT_STORE (+ _ALIGN), ACC (accumulator type), IDENT, LOAD(x) (stored input -> ACC),
-// COMBINE(a, b), STORE_OUT(v); ARG (argmax/argmin: ACC is the value type, indices are uint;
-// ARG_BETTER(b, a), ARG_NAN(v), TIE_HIGH, FROM_PARTIALS with AUX_STORE/AUX_ALIGN/LOAD_AUX).
+// COMBINE(a, b), STORE_OUT(v), FINAL (this pass writes the result), FROM_PARTIALS (it reads
+// the pass before's); SUBGROUP with SHUFFLE_XOR(v, m); VEC4 (dense rows read four-wide: IN_VEC,
+// IN_VREG, IN_VALIGN); ARG (argmax/argmin: ACC is the value type, indices are uint;
+// ARG_BETTER(b, a), ARG_NAN(v), TIE_HIGH; from partials AUX_STORE/AUX_ALIGN/LOAD_AUX read
+// the values the partial indices point at).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -21,6 +25,10 @@
 #if NXV_INT64
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
+#if SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 layout(local_size_x_id = 0) in;
 
@@ -32,6 +40,9 @@ layout(push_constant, std430) uniform Params { ReducePush pc; };
 
 layout(buffer_reference, std430, buffer_reference_align = IN_ALIGN) readonly buffer InBuf { IN_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
+#if VEC4
+layout(buffer_reference, std430, buffer_reference_align = IN_VALIGN) readonly buffer InBuf4 { IN_VEC v[]; };
+#endif
 #if ARG && FROM_PARTIALS
 layout(buffer_reference, std430, buffer_reference_align = AUX_ALIGN) readonly buffer AuxBuf { AUX_STORE v[]; };
 #endif
@@ -71,11 +82,17 @@ void arg_combine(inout ACC av, inout uint ai, ACC bv, uint bi) {
     ai = bi;
   }
 }
+#define FOLD(v, k) arg_combine(acc, idx, v, k)
+#else
+#define FOLD(v, k) acc = COMBINE(acc, v)
 #endif
 
 void main() {
   InBuf src = InBuf(pc.in_addr);
   OutBuf dst = OutBuf(pc.out_addr);
+#if VEC4
+  InBuf4 src4 = InBuf4(pc.in_addr);
+#endif
 #if ARG && FROM_PARTIALS
   AuxBuf aux = AuxBuf(pc.aux_addr);
 #endif
@@ -99,55 +116,93 @@ void main() {
       uint r0 = g * pc.chunk_len;
       uint r1 = min(pc.reduced, r0 + pc.chunk_len);
       uint sr = pc.reduced_stride;
-#if ARG
-#if FROM_PARTIALS
+#if ARG && FROM_PARTIALS
       uint abase = o * pc.aux_outer_stride + i * pc.aux_inner_stride;
-#define ARG_STEP(r)                                                  \
-  {                                                                  \
-    uint k = src.v[base + (r) * sr];                                 \
-    arg_combine(acc, idx, LOAD_AUX(aux.v[abase + k * pc.aux_reduced_stride]), k); \
-  }
+#define INDEX(r) src.v[base + (r) * sr]
+#define VALUE(k) LOAD_AUX(aux.v[abase + (k) * pc.aux_reduced_stride])
 #else
-#define ARG_STEP(r) arg_combine(acc, idx, LOAD(src.v[base + (r) * sr]), (r));
+#define INDEX(r) (r)
+#define VALUE(k) LOAD(src.v[base + (k) * sr])
 #endif
-      for (uint r = r0 + lane; r < r1; r += TPR) ARG_STEP(r)
+#if VEC4
+      // Dense rows, four-wide (the host checks that rows and chunks start 4-aligned): two
+      // vectors in flight, each folded in element order.
+      uint b4 = base / 4u, j1 = r1 / 4u, j = r0 / 4u + lane;
+#define FOLD4(vec, jj)                      \
+  {                                         \
+    uint k4 = (jj) * 4u;                    \
+    FOLD(LOAD(vec.x), k4);                  \
+    FOLD(LOAD(vec.y), k4 + 1u);             \
+    FOLD(LOAD(vec.z), k4 + 2u);             \
+    FOLD(LOAD(vec.w), k4 + 3u);             \
+  }
+      for (; j + TPR < j1; j += 2u * TPR) {
+        IN_VREG w0 = IN_VREG(src4.v[b4 + j]);
+        IN_VREG w1 = IN_VREG(src4.v[b4 + j + TPR]);
+        FOLD4(w0, j)
+        FOLD4(w1, j + TPR)
+      }
+      for (; j < j1; j += TPR) {
+        IN_VREG w0 = IN_VREG(src4.v[b4 + j]);
+        FOLD4(w0, j)
+      }
 #else
-      // Four loads in flight, folded in order: a short row sums as Nx sums it (one by one).
+      // Four loads in flight, folded in order: a short row folds as Nx folds it (one by one).
       uint r = r0 + lane;
       for (; r + 3u * TPR < r1; r += 4u * TPR) {
-        ACC v0 = LOAD(src.v[base + r * sr]);
-        ACC v1 = LOAD(src.v[base + (r + TPR) * sr]);
-        ACC v2 = LOAD(src.v[base + (r + 2u * TPR) * sr]);
-        ACC v3 = LOAD(src.v[base + (r + 3u * TPR) * sr]);
-        acc = COMBINE(COMBINE(COMBINE(COMBINE(acc, v0), v1), v2), v3);
+        uint k0 = INDEX(r), k1 = INDEX(r + TPR), k2 = INDEX(r + 2u * TPR), k3 = INDEX(r + 3u * TPR);
+        ACC v0 = VALUE(k0), v1 = VALUE(k1), v2 = VALUE(k2), v3 = VALUE(k3);
+        FOLD(v0, k0);
+        FOLD(v1, k1);
+        FOLD(v2, k2);
+        FOLD(v3, k3);
       }
-      for (; r < r1; r += TPR) acc = COMBINE(acc, LOAD(src.v[base + r * sr]));
+      for (; r < r1; r += TPR) {
+        uint k = INDEX(r);
+        FOLD(VALUE(k), k);
+      }
 #endif
     }
 #if TPR > 1
-    s_acc[id] = acc;
+    // Combine the group's TPR values: within a subgroup by shuffles, across subgroups (or
+    // without subgroup operations) through shared memory. Every invocation takes part.
+    uint apart = 1u;  // values are combined up to groups of `apart` lanes
+#if SUBGROUP
+    for (; apart < TPR && apart < gl_SubgroupSize; apart <<= 1u) {
 #if ARG
-    s_idx[id] = idx;
-#endif
-    barrier();
-    for (uint s = TPR / 2u; s > 0u; s >>= 1u) {
-      if (lane < s) {
-#if ARG
-        ACC v = s_acc[id];
-        uint k = s_idx[id];
-        arg_combine(v, k, s_acc[id + s], s_idx[id + s]);
-        s_acc[id] = v;
-        s_idx[id] = k;
+      ACC ov = SHUFFLE_XOR(acc, apart);
+      uint oi = subgroupShuffleXor(idx, apart);
+      arg_combine(acc, idx, ov, oi);
 #else
-        s_acc[id] = COMBINE(s_acc[id], s_acc[id + s]);
+      acc = COMBINE(acc, SHUFFLE_XOR(acc, apart));
 #endif
-      }
-      barrier();
     }
-    acc = s_acc[id];
-#if ARG
-    idx = s_idx[id];
 #endif
+    if (apart < TPR) {
+      s_acc[id] = acc;
+#if ARG
+      s_idx[id] = idx;
+#endif
+      barrier();
+      for (uint s = TPR / 2u; s >= apart; s >>= 1u) {
+        if (lane < s && lane % apart == 0u) {
+#if ARG
+          ACC v = s_acc[id];
+          uint k = s_idx[id];
+          arg_combine(v, k, s_acc[id + s], s_idx[id + s]);
+          s_acc[id] = v;
+          s_idx[id] = k;
+#else
+          s_acc[id] = COMBINE(s_acc[id], s_acc[id + s]);
+#endif
+        }
+        barrier();
+      }
+      acc = s_acc[id];
+#if ARG
+      idx = s_idx[id];
+#endif
+    }
 #endif
     if (lane == 0u && q < pc.rows) {
 #if ARG

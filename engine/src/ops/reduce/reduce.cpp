@@ -5,6 +5,7 @@
 // f16/bf16/f8 sums and products accumulate in f32, integers in the output type (Nx's
 // wrap-around); argmax/argmin keep indices and compare values as Nx does (NaN last-wins).
 #include <algorithm>
+#include <cstdlib>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -52,7 +53,17 @@ std::string extreme_identity(const std::string& acc, bool max) {
 struct PassKind {
   bool from_partials = false;
   bool final = true;
+  bool vec4 = false;      // dense rows of the tensor, read four-wide
+  bool subgroup = false;  // the group combines by subgroup shuffles first
 };
+
+// subgroupShuffleXor of an accumulator: 64-bit integers travel as two 32-bit halves (shuffles
+// of int64 need the extended-types feature).
+std::string shuffle_xor(const std::string& acc) {
+  if (acc == "int64_t" || acc == "uint64_t")
+    return acc + "(packUint2x32(subgroupShuffleXor(unpackUint2x32(uint64_t(v)), m)))";
+  return "subgroupShuffleXor(v, m)";
+}
 
 KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, PassKind pass) {
   KernelKey key;
@@ -73,6 +84,14 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   d.emplace_back("ARG", arg_op ? "1" : "0");
   d.emplace_back("FINAL", pass.final ? "1" : "0");
   d.emplace_back("FROM_PARTIALS", pass.from_partials ? "1" : "0");
+  d.emplace_back("SUBGROUP", pass.subgroup ? "1" : "0");
+  if (pass.subgroup) d.emplace_back("SHUFFLE_XOR(v, m)", shuffle_xor(acc));
+  d.emplace_back("VEC4", pass.vec4 ? "1" : "0");
+  if (pass.vec4) {
+    d.emplace_back("IN_VEC", glsl_vec4_type(in));
+    d.emplace_back("IN_VREG", glsl_vec4_register_type(in));
+    d.emplace_back("IN_VALIGN", std::to_string(vec4_alignment(in)));
+  }
   // Where the pass reads: the tensor, or partials (the accumulator type; indices for arg ops).
   std::string partial = arg_op ? "uint" : acc;
   if (pass.from_partials) {
@@ -274,6 +293,7 @@ class ReduceFamily final : public Family {
     const DeviceCore& core = *impl.core;
     uint64_t target = core.info().type == "cpu" ? 8192 : (1u << 18);
     std::vector<ReducePass> passes = plan_reduce_passes(*geometry, target);
+    static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;
     std::string acc = acc_type(a.op, a.out.type, in.type);
     uint32_t partial_bytes = arg ? 4 : glsl_type_bytes(acc);
@@ -285,7 +305,14 @@ class ReduceFamily final : public Family {
     std::shared_ptr<Buffer> partials;
     for (size_t p = 0; p < passes.size(); ++p) {
       const ReducePass& pass = passes[p];
+      const ReduceGeometry& g = pass.geometry;
       PassKind kind{p > 0, p + 1 == passes.size()};
+      // Four-wide loads where every row and chunk of the tensor starts 4-aligned.
+      kind.vec4 = !kind.from_partials && g.inner == 1 && g.reduced_stride == 1 && g.reduced % 4 == 0 &&
+                  (g.outer == 1 || g.outer_stride % 4 == 0) && source.offset % 4 == 0 &&
+                  pass.chunk_len % 4 == 0 && !glsl_vec4_type(in.type).empty() && !no_vec4;
+      kind.subgroup = pass.threads_per_row > 1 && core.info().features.subgroup_shuffle &&
+                      core.info().features.subgroup_basic;
       BufferRef to{a.output_slot, 0};
       if (!kind.final) {
         partials = impl.allocate(std::max<uint64_t>(pass.rows() * partial_bytes, 4));
@@ -296,11 +323,10 @@ class ReduceFamily final : public Family {
       variant.type_count = 2;
       variant.layout = uint8_t((kind.from_partials ? 1 : 0) | (kind.final ? 2 : 0));
       variant.tile = pass.threads_per_row;
-      variant.switches = arg && arg->tie_high ? 1 : 0;
+      variant.switches = (arg && arg->tie_high ? 1u : 0u) | (kind.vec4 ? 2u : 0u) | (kind.subgroup ? 4u : 0u);
       const Kernel& kernel = impl.kernels.get(variant, [&] {
         return reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, kind);
       });
-      const ReduceGeometry& g = pass.geometry;
       ReducePush push{};
       push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
       push.chunks = uint32_t(pass.chunks), push.chunk_len = uint32_t(pass.chunk_len);
