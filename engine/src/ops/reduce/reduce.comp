@@ -82,9 +82,23 @@ void arg_combine(inout ACC av, inout uint ai, ACC bv, uint bi) {
     ai = bi;
   }
 }
-#define FOLD(v, k) arg_combine(acc, idx, v, k)
+// The same for a value whose index is above every index folded so far (an invocation's own
+// elements, taken in order): selects, no branches.
+void arg_fold(inout ACC av, inout uint ai, ACC bv, uint bi) {
+  bool bn = ARG_NAN(bv);
+  bool better = TIE_HIGH ? !ARG_BETTER(av, bv) : ARG_BETTER(bv, av);
+  bool take = ai == NONE || bn || (!ARG_NAN(av) && better);
+  av = take ? bv : av;
+  ai = take ? bi : ai;
+}
+#define FOLD(v, k) arg_fold(acc, idx, v, k)
 #else
-#define FOLD(v, k) acc = COMBINE(acc, v)
+// Operands in variables: COMBINE may name them more than once (NXV_FMAX's selects).
+#define FOLD(v, k)    \
+  {                   \
+    ACC fv = v;       \
+    acc = COMBINE(acc, fv); \
+  }
 #endif
 
 void main() {
@@ -174,7 +188,10 @@ void main() {
       uint oi = subgroupShuffleXor(idx, apart);
       arg_combine(acc, idx, ov, oi);
 #else
-      acc = COMBINE(acc, SHUFFLE_XOR(acc, apart));
+      // In a variable first: every invocation must shuffle, and COMBINE's selects may only
+      // evaluate an operand on some of them.
+      ACC other = SHUFFLE_XOR(acc, apart);
+      acc = COMBINE(acc, other);
 #endif
     }
 #endif
@@ -193,7 +210,8 @@ void main() {
           s_acc[id] = v;
           s_idx[id] = k;
 #else
-          s_acc[id] = COMBINE(s_acc[id], s_acc[id + s]);
+          ACC mine = s_acc[id], other = s_acc[id + s];
+          s_acc[id] = COMBINE(mine, other);
 #endif
         }
         barrier();
