@@ -13,6 +13,7 @@
 #include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
 #include "ops/family.hpp"
+#include "ops/reduce/folds.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/reduce/reduce_plan.hpp"
 #include "ops/reduce/reduce_push.h"
@@ -27,28 +28,18 @@ bool is_extreme(OpId op) { return op == OpId::reduce_max || op == OpId::reduce_m
 bool is_logical(OpId op) { return op == OpId::all || op == OpId::any; }
 bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
 
-// The accumulator's GLSL type: the output's compute type for sums and products (f32 for the
-// narrow floats), the input's for max/min/arg, uint for all/any.
-std::string acc_type(OpId op, DType out, DType in) {
-  if (is_logical(op)) return "uint";
-  return glsl_compute_type(is_extreme(op) ? in : out);
+FoldKind fold_kind(OpId op) {
+  switch (op) {
+    case OpId::sum: return FoldKind::Sum;
+    case OpId::product: return FoldKind::Product;
+    case OpId::reduce_min: case OpId::argmin: return FoldKind::Min;
+    case OpId::all: return FoldKind::All;
+    case OpId::any: return FoldKind::Any;
+    default: return FoldKind::Max;
+  }
 }
 
-uint32_t glsl_type_bytes(const std::string& t) {
-  if (t == "double" || t == "vec2" || t == "uint64_t" || t == "int64_t") return 8;
-  if (t == "dvec2") return 16;
-  return 4;
-}
-
-std::string extreme_identity(const std::string& acc, bool max) {
-  if (acc == "float") return max ? "uintBitsToFloat(0xFF800000u)" : "uintBitsToFloat(0x7F800000u)";
-  if (acc == "double") return max ? "packDouble2x32(uvec2(0u, 0xFFF00000u))" : "packDouble2x32(uvec2(0u, 0x7FF00000u))";
-  if (acc == "int") return max ? "int(0x80000000u)" : "int(0x7FFFFFFFu)";
-  if (acc == "uint") return max ? "0u" : "0xFFFFFFFFu";
-  // Without 64-bit literals (glslang takes them only with GL_ARB_gpu_shader_int64).
-  if (acc == "int64_t") return max ? "(int64_t(1) << 63)" : "(~(int64_t(1) << 63))";
-  return max ? "uint64_t(0)" : "(~uint64_t(0))";
-}
+std::string acc_type(OpId op, DType out, DType in) { return fold_acc_type(fold_kind(op), out, in); }
 
 struct PassKind {
   bool from_partials = false;
@@ -73,8 +64,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   FeatureSet features;
   features.add_type(in);
   features.add_type(out);
-  if (acc == "double" || acc == "dvec2") features.need_f64();
-  if (acc == "int64_t" || acc == "uint64_t") features.need_int64();
+  add_acc_features(features, acc);
   auto& d = key.defines;
   features.add_defines(d);
   d.emplace_back("WG", std::to_string(kWorkgroupSize));
@@ -117,45 +107,21 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     d.emplace_back("OUT_ALIGN", std::to_string(glsl_type_bytes(partial)));
     d.emplace_back("STORE_OUT(v)", "(v)");
   }
-  bool complex = acc == "vec2" || acc == "dvec2";
-  bool floating = acc == "float" || acc == "double";
-  switch (op) {
-    case OpId::sum:
-      d.emplace_back("IDENT", acc + "(0)");
-      d.emplace_back("COMBINE(a, b)", "((a) + (b))");
-      break;
-    case OpId::product:
-      d.emplace_back("IDENT", complex ? acc + "(1, 0)" : acc + "(1)");
-      d.emplace_back("COMBINE(a, b)", complex ? "nxv_cmul(a, b)" : "((a) * (b))");
-      break;
-    case OpId::reduce_max:
-    case OpId::reduce_min: {
-      bool max = op == OpId::reduce_max;
-      d.emplace_back("IDENT", extreme_identity(acc, max));
-      d.emplace_back("COMBINE(a, b)", std::string(floating ? (max ? "NXV_FMAX" : "NXV_FMIN") : (max ? "NXV_IMAX" : "NXV_IMIN")) +
-                                          "(a, b)");
-      break;
-    }
-    case OpId::all:
-      d.emplace_back("IDENT", "1u");
-      d.emplace_back("COMBINE(a, b)", "((a) & (b))");
-      break;
-    case OpId::any:
-      d.emplace_back("IDENT", "0u");
-      d.emplace_back("COMBINE(a, b)", "((a) | (b))");
-      break;
-    default: {  // argmax, argmin
-      bool max = op == OpId::argmax;
-      d.emplace_back("IDENT", acc + "(0)");
-      d.emplace_back("COMBINE(a, b)", "(a)");
-      d.emplace_back("ARG_NAN(v)", floating ? "isnan(v)" : "false");
-      d.emplace_back("ARG_BETTER(b, a)", max ? "((b) > (a))" : "((b) < (a))");
-      d.emplace_back("TIE_HIGH", arg && arg->tie_high ? "true" : "false");
-      if (pass.from_partials) {
-        d.emplace_back("AUX_STORE", glsl_storage_type(in));
-        d.emplace_back("AUX_ALIGN", std::to_string(dtype_size(in)));
-        d.emplace_back("LOAD_AUX(x)", glsl_load(in, acc));
-      }
+  if (!arg_op) {
+    Fold fold = fold_for(fold_kind(op), acc);
+    d.emplace_back("IDENT", fold.ident);
+    d.emplace_back("COMBINE(a, b)", fold.combine);
+  } else {
+    bool floating = acc == "float" || acc == "double";
+    d.emplace_back("IDENT", acc + "(0)");
+    d.emplace_back("COMBINE(a, b)", "(a)");
+    d.emplace_back("ARG_NAN(v)", floating ? "isnan(v)" : "false");
+    d.emplace_back("ARG_BETTER(b, a)", op == OpId::argmax ? "((b) > (a))" : "((b) < (a))");
+    d.emplace_back("TIE_HIGH", arg && arg->tie_high ? "true" : "false");
+    if (pass.from_partials) {
+      d.emplace_back("AUX_STORE", glsl_storage_type(in));
+      d.emplace_back("AUX_ALIGN", std::to_string(dtype_size(in)));
+      d.emplace_back("LOAD_AUX(x)", glsl_load(in, acc));
     }
   }
   append_glsl_use_defines(d);
@@ -260,8 +226,7 @@ class ReduceFamily final : public Family {
     FeatureSet features;
     features.add_type(t);
     features.add_type(out);
-    if (acc == "double" || acc == "dvec2") features.need_f64();
-    if (acc == "int64_t" || acc == "uint64_t") features.need_int64();
+    add_acc_features(features, acc);
     try {
       features.check(core, name.c_str());
     } catch (const Error& e) {
@@ -292,6 +257,7 @@ class ReduceFamily final : public Family {
     }
     const DeviceCore& core = *impl.core;
     uint64_t target = core.info().type == "cpu" ? 8192 : (1u << 18);
+    if (const char* e = std::getenv("NXV_EXP_REDUCE_TARGET")) target = std::strtoull(e, nullptr, 10);
     std::vector<ReducePass> passes = plan_reduce_passes(*geometry, target);
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;

@@ -86,6 +86,17 @@ defmodule NxVulkan.Fixtures.Undefined do
 
   def reduce_fun(op), do: fn t, opts -> apply(Nx, op, [t, opts]) end
 
+  # window_scatter_max/min of f64: Nx.BinaryBackend adds the selected source values with
+  # Nx.add on plain numbers, which gives f32 tensors, so its f64 results keep f32 precision.
+  def window_scatter_fun(op) do
+    fn t, source, init, window, opts ->
+      if Nx.type(source) == {:f, 64},
+        do: raise(ArgumentError, "#{op} of f64 (summed in f32 by Nx.BinaryBackend)")
+
+      apply(Nx, op, [t, source, init, window, opts])
+    end
+  end
+
   defp complex?(t), do: elem(Nx.type(t), 0) == :c
 
   defp non_finite?(t),

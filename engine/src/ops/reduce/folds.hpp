@@ -1,0 +1,29 @@
+// Folds shared by the families that reduce (reduce, window, cumulative): the accumulator type
+// a fold runs in, its identity and its combining expression, with Nx's semantics (NaN wins
+// max/min, integers wrap in the output type, f16/bf16/f8 accumulate in f32).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kernels/glsl_types.hpp"
+#include "nxv/dtype.hpp"
+
+namespace nxv {
+
+enum class FoldKind { Sum, Product, Max, Min, All, Any };
+
+struct Fold {
+  std::string acc;      // GLSL accumulator type
+  std::string ident;    // its identity (also Nx's padding value for window ops)
+  std::string combine;  // an expression of a and b; may name each more than once
+};
+
+// The accumulator: the output's compute type for sums and products (f32 for the narrow
+// floats), the input's for max/min, uint for all/any.
+std::string fold_acc_type(FoldKind kind, DType out, DType in);
+Fold fold_for(FoldKind kind, const std::string& acc);
+uint32_t glsl_type_bytes(const std::string& t);
+// The capabilities an accumulator needs (f64 for double, int64 for 64-bit integers).
+void add_acc_features(FeatureSet& features, const std::string& acc);
+
+}  // namespace nxv

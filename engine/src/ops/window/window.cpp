@@ -1,0 +1,228 @@
+// The window family: window_sum, window_product, window_max, window_min (strides, padding
+// negative too, window dilations) and window_scatter_max/min (the pooling gradient), on every
+// Nx type they take, any layout. One invocation per output element: window.comp folds its
+// window in Nx's order; window_scatter.comp gathers, for a tensor position, the source values
+// of the windows that select it.
+#include <algorithm>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "ops/family.hpp"
+#include "ops/reduce/folds.hpp"
+#include "ops/window/window_attrs.hpp"
+#include "ops/window/window_push.h"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+bool is_scatter(OpId op) { return op == OpId::window_scatter_max || op == OpId::window_scatter_min; }
+
+FoldKind fold_kind(OpId op) {
+  switch (op) {
+    case OpId::window_sum: return FoldKind::Sum;
+    case OpId::window_product: return FoldKind::Product;
+    case OpId::window_min: return FoldKind::Min;
+    default: return FoldKind::Max;
+  }
+}
+
+std::vector<int64_t> ones_if_absent(const AttrReader& r, const char* key, size_t rank) {
+  return r.has(key) ? r.integers(key) : std::vector<int64_t>(rank, 1);
+}
+
+// Output extent of a window op along one axis (Nx: the padded extent over the dilated window).
+int64_t windows_along(int64_t in, int64_t lo, int64_t hi, int64_t win, int64_t stride, int64_t dilation) {
+  int64_t padded = in + lo + hi, span = (win - 1) * dilation + 1;
+  return padded < span ? 0 : (padded - span) / stride + 1;
+}
+
+std::vector<int64_t> pitches(const Shape& shape) { return row_major_strides(shape); }
+
+class WindowFamily final : public Family {
+ public:
+  uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
+
+  Attrs decode(OpId, const AttrReader& r) const override {
+    WindowAttrs a;
+    a.dims = r.integers("window_dimensions");
+    size_t rank = a.dims.size();
+    a.strides = ones_if_absent(r, "strides", rank);
+    a.dilations = ones_if_absent(r, "window_dilations", rank);
+    if (r.has("padding")) {
+      for (const auto& p : r.integer_lists("padding")) {
+        if (p.size() != 2) throw Error(ErrorKind::InvalidArgument, "option padding: expected {low, high} per axis");
+        a.padding.emplace_back(p[0], p[1]);
+      }
+    } else {
+      a.padding.assign(rank, {0, 0});
+    }
+    return Attrs::of(a);
+  }
+
+  Support check(const CheckArgs& c) const override {
+    std::string name(op_info(c.op).name);
+    if (c.attrs.empty()) return not_native(name + ": needs its options (window_dimensions)", ErrorKind::InvalidArgument);
+    const auto& a = c.attrs.as<WindowAttrs>();
+    const TensorSpec& in = c.inputs[0];
+    size_t rank = in.shape.size();
+    auto invalid = [&](const std::string& why) { return not_native(name + ": " + why, ErrorKind::InvalidArgument); };
+    if (a.dims.size() != rank || a.strides.size() != rank || a.dilations.size() != rank || a.padding.size() != rank)
+      return invalid("window options must give one value per axis");
+    if (rank > NXV_WIN_MAX_RANK) return not_native(name + ": tensors of rank over 8 are not windowed natively");
+    Shape windows(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      if (a.dims[d] < 1 || a.strides[d] < 1 || a.dilations[d] < 1) return invalid("window sizes, strides and dilations must be positive");
+      windows[d] = windows_along(in.shape[d], a.padding[d].first, a.padding[d].second, a.dims[d], a.strides[d],
+                                 is_scatter(c.op) ? 1 : a.dilations[d]);
+    }
+    DType t = in.type, out = c.out.type;
+    if (is_scatter(c.op)) {
+      if (c.out.shape != in.shape) return invalid("the output has the tensor's shape");
+      if (c.inputs[1].shape != windows) return invalid("the source needs one value per window");
+      if (!c.inputs[2].shape.empty()) return invalid("the init value is a scalar");
+      for (const auto& i : c.inputs)
+        if (is_complex(i.type)) return invalid("complex numbers have no order");
+      if (is_complex(out)) return invalid("complex numbers have no order");
+    } else {
+      if (c.out.shape != windows) return invalid("output shape does not match the windows");
+      if (out != t) return invalid("the output type must be the input's");
+      if (is_complex(t) && (c.op == OpId::window_max || c.op == OpId::window_min))
+        return invalid("complex numbers have no order");
+    }
+    uint64_t elements = uint64_t(std::max(shape_size(in.shape), shape_size(c.out.shape)));
+    if (elements >= (1ull << 31)) return not_native(name + ": tensors over 2^31 elements are not windowed natively yet");
+    FeatureSet features;
+    for (const auto& i : c.inputs) features.add_type(i.type);
+    features.add_type(out);
+    add_acc_features(features, glsl_compute_type(out));
+    try {
+      for (const auto& i : c.inputs) glsl_storage_type(i.type);
+      glsl_storage_type(out);
+      features.check(*c.device.impl().core, name.c_str());
+    } catch (const Error& e) {
+      return not_native(e.what());
+    }
+    return {};
+  }
+
+  void lower(const LowerArgs& a) const override {
+    const auto& w = a.attrs.as<WindowAttrs>();
+    const Tensor& in = a.inputs[0].tensor;
+    size_t rank = in.shape.size();
+    bool scatter = is_scatter(a.op);
+    // Axes where the window spans more than one element first (in order), then the rest.
+    std::vector<size_t> order;
+    for (size_t d = 0; d < rank; ++d)
+      if (w.dims[d] > 1) order.push_back(d);
+    uint32_t active = uint32_t(order.size());
+    for (size_t d = 0; d < rank; ++d)
+      if (w.dims[d] == 1) order.push_back(d);
+    Shape windows = scatter ? a.inputs[1].tensor.shape : a.out.shape;
+    auto out_pitch = pitches(a.out.shape), src_pitch = pitches(windows);
+    WindowParams params{};
+    params.rank = uint32_t(rank);
+    params.window_size = 1;
+    for (size_t j = 0; j < rank; ++j) {
+      size_t d = order[j];
+      params.out_pitch[j] = uint32_t(out_pitch[d]);
+      params.out_shape[j] = uint32_t(a.out.shape[d]);
+      params.in_shape[j] = uint32_t(scatter ? windows[d] : in.shape[d]);
+      params.in_stride[j] = int32_t(in.strides[d]);
+      params.stride[j] = uint32_t(w.strides[d]);
+      params.pad_lo[j] = int32_t(w.padding[d].first);
+      params.window[j] = uint32_t(w.dims[d]);
+      params.dilation[j] = uint32_t(scatter ? 1 : w.dilations[d]);
+      params.src_pitch[j] = uint32_t(src_pitch[d]);
+      params.window_size *= uint32_t(w.dims[d]);
+    }
+    DeviceImpl& impl = a.device.impl();
+    DType out = a.out.type;
+    VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
+    variant.types = {out, in.type};
+    if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
+    variant.type_count = scatter ? 4 : 2;
+    variant.tile = active;
+    const Kernel& kernel = impl.kernels.get(variant, [&] { return kernel_key(a.op, a, active); });
+    WindowPush push{};
+    push.n = uint32_t(shape_size(a.out.shape));
+    uint32_t elem = uint32_t(dtype_size(in.type));
+    std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
+                                      {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
+    if (scatter) {
+      for (int k = 1; k <= 2; ++k) {
+        const Tensor& t = a.inputs[size_t(k)].tensor;
+        // An empty source is never read: any bound buffer serves as its address.
+        BufferRef ref = t.buffer ? BufferRef{a.inputs[size_t(k)].slot, uint64_t(t.offset) * dtype_size(t.type)}
+                                 : BufferRef{a.output_slot, 0};
+        patches.push_back({uint32_t(k == 1 ? offsetof(WindowPush, source_addr) : offsetof(WindowPush, init_addr)), ref});
+      }
+    }
+    std::array<uint32_t, 3> grid{workgroups_for(*impl.core, push.n, kWorkgroupSize), 1, 1};
+    Launch& l = a.builder.launch(kernel, grid, push, std::move(patches));
+    a.builder.params(l, params, offsetof(WindowPush, params_addr), {});
+    for (const auto& i : a.inputs)
+      if (i.tensor.buffer) a.builder.use(l, i.slot, Access::Read);
+    a.builder.use(l, a.output_slot, Access::Write);
+  }
+
+ private:
+  static KernelKey kernel_key(OpId op, const LowerArgs& a, uint32_t active) {
+    KernelKey key;
+    key.workgroup_size = kWorkgroupSize;
+    DType out = a.out.type, t = a.inputs[0].tensor.type;
+    FeatureSet features;
+    for (const auto& i : a.inputs) features.add_type(i.tensor.type);
+    features.add_type(out);
+    std::string acc = glsl_compute_type(out);
+    add_acc_features(features, acc);
+    auto& d = key.defines;
+    features.add_defines(d);
+    d.emplace_back("NA", std::to_string(active));
+    d.emplace_back("ACC", acc);
+    d.emplace_back("OUT_STORE", glsl_storage_type(out));
+    d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+    if (is_scatter(op)) {
+      key.name = "window_scatter";
+      DType src = a.inputs[1].tensor.type, init = a.inputs[2].tensor.type;
+      std::string tc = glsl_compute_type(t);
+      d.emplace_back("TC", tc);
+      d.emplace_back("T_STORE", glsl_storage_type(t));
+      d.emplace_back("T_ALIGN", std::to_string(dtype_size(t)));
+      d.emplace_back("LOAD_T(x)", glsl_load(t, tc));
+      // Nx pads the tensor with the init value in the tensor's type.
+      d.emplace_back("INIT_T(x)", glsl_load(t, tc) == tc + "(x)" ? tc + "(" + glsl_load(init, tc) + ")"
+                                                                   : glsl_load(init, tc));
+      d.emplace_back("SRC_STORE", glsl_storage_type(src));
+      d.emplace_back("SRC_ALIGN", std::to_string(dtype_size(src)));
+      d.emplace_back("LOAD_SRC(x)", glsl_load(src, acc));
+      d.emplace_back("INIT_STORE", glsl_storage_type(init));
+      d.emplace_back("INIT_ALIGN", std::to_string(dtype_size(init)));
+      d.emplace_back("LOAD_INIT(x)", glsl_load(init, acc));
+      d.emplace_back("SELECT(x, pick)", op == OpId::window_scatter_max ? "((x) >= (pick))" : "((x) <= (pick))");
+    } else {
+      key.name = "window";
+      Fold fold = fold_for(fold_kind(op), acc);
+      d.emplace_back("IN_STORE", glsl_storage_type(t));
+      d.emplace_back("IN_ALIGN", std::to_string(dtype_size(t)));
+      d.emplace_back("LOAD(x)", glsl_load(t, acc));
+      d.emplace_back("IDENT", fold.ident);
+      d.emplace_back("COMBINE(a, b)", fold.combine);
+    }
+    append_glsl_use_defines(d);
+    return key;
+  }
+};
+
+}  // namespace
+
+const Family& window_family() {
+  static const WindowFamily family;
+  return family;
+}
+
+}  // namespace nxv
