@@ -256,8 +256,7 @@ class ReduceFamily final : public Family {
       geometry = ReduceGeometry{kept, red, 1, red, 1, 0};
     }
     const DeviceCore& core = *impl.core;
-    uint64_t target = core.info().type == "cpu" ? 8192 : (1u << 18);
-    if (const char* e = std::getenv("NXV_EXP_REDUCE_TARGET")) target = std::strtoull(e, nullptr, 10);
+    uint64_t target = core.info().type == "cpu" ? 8192 : (1u << 19);
     std::vector<ReducePass> passes = plan_reduce_passes(*geometry, target);
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;

@@ -1,9 +1,9 @@
 // Window reductions (window_sum/product/max/min): each invocation folds one output's window,
 // padding included (padding holds the fold's identity, Nx's padding value), in the window's
 // row-major order as Nx.BinaryBackend folds it: acc = COMBINE(element, acc) from IDENT.
-// Defines: NA (axes where the window is wider than one element, looped with registers),
-// IN_STORE/OUT_STORE (+ _ALIGN), ACC, IDENT, LOAD(x), COMBINE(a, b), STORE_OUT(v); structs
-// in window_push.h.
+// Windows wholly inside the tensor skip the bounds checks. Defines: NR (axes), WINS (the
+// window's extent per axis, NR values), WSIZE (their product), IN_STORE/OUT_STORE (+ _ALIGN),
+// ACC, IDENT, LOAD(x), COMBINE(a, b), STORE_OUT(v); structs in window_push.h.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -32,61 +32,81 @@ layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer Par
 layout(buffer_reference, std430, buffer_reference_align = IN_ALIGN) readonly buffer InBuf { IN_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 
+const int WIN[NR] = int[NR](WINS);
+// Small windows unroll into straight-line loads; large ones loop.
+#if WSIZE <= 64
+#define WINDOW_LOOP [[unroll]]
+#else
+#define WINDOW_LOOP [[dont_unroll]]
+#endif
+
+uint nxv_fastdiv(uint n, uint magic, uint shift) {
+  uint hi, lo;
+  umulExtended(n, magic, hi, lo);
+  return (hi + n) >> shift;
+}
+
+// The k-th element of the window (row-major) along axis d, a compile-time constant once the
+// window loop is unrolled.
+int window_coord(uint k, int d) {
+  uint pitch = 1u;
+  for (int e = NR - 1; e > d; --e) pitch *= uint(WIN[e]);
+  return int((k / pitch) % uint(WIN[d]));
+}
+
 void main() {
   ParamBuf P = ParamBuf(pc.params_addr);
   InBuf src = InBuf(pc.in_addr);
   OutBuf dst = OutBuf(pc.out_addr);
-  uint rank = P.p.rank;
-  uint size = P.p.window_size;
-#if NA > 0
-  int in_shape[NA], in_stride[NA], dil[NA], win[NA];
-  [[unroll]] for (int j = 0; j < NA; ++j) {
-    in_shape[j] = int(P.p.in_shape[j]);
-    in_stride[j] = P.p.in_stride[j];
-    dil[j] = int(P.p.dilation[j]);
-    win[j] = int(P.p.window[j]);
+  uint shape[NR], magic[NR], shift[NR];
+  int in_shape[NR], in_stride[NR], stride[NR], lo[NR], dil[NR];
+  [[unroll]] for (int d = 0; d < NR; ++d) {
+    shape[d] = P.p.out_shape[d];
+    magic[d] = P.p.out_magic[d];
+    shift[d] = P.p.out_shift[d];
+    in_shape[d] = int(P.p.in_shape[d]);
+    in_stride[d] = P.p.in_stride[d];
+    stride[d] = int(P.p.stride[d]);
+    lo[d] = P.p.pad_lo[d];
+    dil[d] = P.p.dilation[d];
   }
-#endif
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint o = gl_GlobalInvocationID.x; o < pc.n; o += threads) {
+    uint rest = o;
     int base = 0;
-    bool inside = true;
-    for (uint d = NA; d < rank; ++d) {
-      int x = int((o / P.p.out_pitch[d]) % P.p.out_shape[d] * P.p.stride[d]) - P.p.pad_lo[d];
-      inside = inside && x >= 0 && x < int(P.p.in_shape[d]);
-      base += x * P.p.in_stride[d];
+    bool interior = true;
+    int x0[NR];
+    [[unroll]] for (int d = NR - 1; d >= 0; --d) {
+      uint q = nxv_fastdiv(rest, magic[d], shift[d]);
+      int c = int(rest - q * shape[d]);
+      rest = q;
+      x0[d] = c * stride[d] - lo[d];
+      base += x0[d] * in_stride[d];
+      interior = interior && x0[d] >= 0 && x0[d] + (WIN[d] - 1) * dil[d] < in_shape[d];
     }
     ACC acc = IDENT;
-#if NA > 0
-    int x[NA], k[NA];
-    [[unroll]] for (int j = 0; j < NA; ++j) {
-      x[j] = int((o / P.p.out_pitch[j]) % P.p.out_shape[j] * P.p.stride[j]) - P.p.pad_lo[j];
-      k[j] = 0;
-      base += x[j] * in_stride[j];
-    }
-    int off = base;
-    for (uint w = 0u; w < size; ++w) {
-      bool valid = inside;
-      [[unroll]] for (int j = 0; j < NA; ++j) valid = valid && x[j] >= 0 && x[j] < in_shape[j];
-      ACC v = IDENT;
-      if (valid) v = LOAD(src.v[off]);
-      acc = COMBINE(v, acc);
-      // Next element: the last active axis moves fastest.
-      [[unroll]] for (int j = NA - 1; j >= 0; --j) {
-        k[j] += 1;
-        x[j] += dil[j];
-        off += dil[j] * in_stride[j];
-        if (k[j] < win[j]) break;
-        k[j] = 0;
-        x[j] -= win[j] * dil[j];
-        off -= win[j] * dil[j] * in_stride[j];
+    if (interior) {
+      WINDOW_LOOP for (uint k = 0u; k < WSIZE; ++k) {
+        int off = base;
+        [[unroll]] for (int d = 0; d < NR; ++d) off += window_coord(k, d) * dil[d] * in_stride[d];
+        ACC v = LOAD(src.v[off]);
+        acc = COMBINE(v, acc);
+      }
+    } else {
+      WINDOW_LOOP for (uint k = 0u; k < WSIZE; ++k) {
+        int off = base;
+        bool valid = true;
+        [[unroll]] for (int d = 0; d < NR; ++d) {
+          int step = window_coord(k, d) * dil[d];
+          int x = x0[d] + step;
+          valid = valid && x >= 0 && x < in_shape[d];
+          off += step * in_stride[d];
+        }
+        ACC v = IDENT;
+        if (valid) v = LOAD(src.v[off]);
+        acc = COMBINE(v, acc);
       }
     }
-#else
-    ACC v = IDENT;
-    if (inside) v = LOAD(src.v[base]);
-    acc = COMBINE(v, acc);
-#endif
     dst.v[o] = STORE_OUT(acc);
   }
 }

@@ -40,7 +40,42 @@ int64_t windows_along(int64_t in, int64_t lo, int64_t hi, int64_t win, int64_t s
   return padded < span ? 0 : (padded - span) / stride + 1;
 }
 
-std::vector<int64_t> pitches(const Shape& shape) { return row_major_strides(shape); }
+// One axis of the window geometry, after axes the window passes through unchanged are merged.
+struct Axis {
+  int64_t out = 1, in = 1, in_stride = 0, stride = 1, pad_lo = 0, dilation = 1, window = 1, windows = 1;
+};
+
+std::vector<Axis> window_axes(const WindowAttrs& w, const Tensor& in, const Shape& out, const Shape& windows,
+                              bool scatter) {
+  std::vector<Axis> axes;
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    Axis x{out[d], in.shape[d], in.strides[d], w.strides[d], w.padding[d].first,
+           scatter ? 1 : w.dilations[d], w.dims[d], windows[d]};
+    bool through = x.window == 1 && x.stride == 1 && x.dilation == 1 && w.padding[d].first == 0 &&
+                   w.padding[d].second == 0;
+    if (through && !axes.empty()) {
+      Axis& prev = axes.back();
+      bool prev_through = prev.window == 1 && prev.stride == 1 && prev.dilation == 1 && prev.pad_lo == 0 &&
+                          prev.out == prev.in;
+      if (prev_through && prev.in_stride == x.in_stride * x.in) {
+        prev.out *= x.out, prev.in *= x.in, prev.windows *= x.windows, prev.in_stride = x.in_stride;
+        continue;
+      }
+    }
+    axes.push_back(x);
+  }
+  if (axes.empty()) axes.push_back(Axis{});
+  return axes;
+}
+
+// n / d = (umulHi(n, magic) + n) >> shift for every n < 2^31.
+void fast_division(uint32_t d, uint32_t& magic, uint32_t& shift) {
+  d = std::max<uint32_t>(d, 1);
+  uint32_t l = 0;
+  while ((uint64_t(1) << l) < d) ++l;
+  magic = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << l) - d)) / d + 1);
+  shift = l;
+}
 
 class WindowFamily final : public Family {
  public:
@@ -112,51 +147,40 @@ class WindowFamily final : public Family {
   void lower(const LowerArgs& a) const override {
     const auto& w = a.attrs.as<WindowAttrs>();
     const Tensor& in = a.inputs[0].tensor;
-    size_t rank = in.shape.size();
     bool scatter = is_scatter(a.op);
-    // Axes where the window spans more than one element first (in order), then the rest.
-    std::vector<size_t> order;
-    for (size_t d = 0; d < rank; ++d)
-      if (w.dims[d] > 1) order.push_back(d);
-    uint32_t active = uint32_t(order.size());
-    for (size_t d = 0; d < rank; ++d)
-      if (w.dims[d] == 1) order.push_back(d);
     Shape windows = scatter ? a.inputs[1].tensor.shape : a.out.shape;
-    auto out_pitch = pitches(a.out.shape), src_pitch = pitches(windows);
+    std::vector<Axis> axes = window_axes(w, in, a.out.shape, windows, scatter);
     WindowParams params{};
-    params.rank = uint32_t(rank);
-    params.window_size = 1;
-    for (size_t j = 0; j < rank; ++j) {
-      size_t d = order[j];
-      params.out_pitch[j] = uint32_t(out_pitch[d]);
-      params.out_shape[j] = uint32_t(a.out.shape[d]);
-      params.in_shape[j] = uint32_t(scatter ? windows[d] : in.shape[d]);
-      params.in_stride[j] = int32_t(in.strides[d]);
-      params.stride[j] = uint32_t(w.strides[d]);
-      params.pad_lo[j] = int32_t(w.padding[d].first);
-      params.window[j] = uint32_t(w.dims[d]);
-      params.dilation[j] = uint32_t(scatter ? 1 : w.dilations[d]);
-      params.src_pitch[j] = uint32_t(src_pitch[d]);
-      params.window_size *= uint32_t(w.dims[d]);
+    auto src_pitch = [&] {
+      std::vector<uint64_t> p(axes.size(), 1);
+      for (size_t j = axes.size(); j-- > 1;) p[j - 1] = p[j] * axes[j].windows;
+      return p;
+    }();
+    for (size_t j = 0; j < axes.size(); ++j) {
+      const Axis& x = axes[j];
+      params.out_shape[j] = uint32_t(x.out);
+      fast_division(uint32_t(x.out), params.out_magic[j], params.out_shift[j]);
+      params.in_shape[j] = uint32_t(x.in);
+      params.in_stride[j] = int32_t(x.in_stride);
+      params.stride[j] = uint32_t(x.stride);
+      fast_division(uint32_t(x.stride), params.stride_magic[j], params.stride_shift[j]);
+      params.pad_lo[j] = int32_t(x.pad_lo);
+      params.dilation[j] = int32_t(x.dilation);
+      params.windows[j] = uint32_t(x.windows);
+      params.src_pitch[j] = uint32_t(src_pitch[j]);
     }
     DeviceImpl& impl = a.device.impl();
-    DType out = a.out.type;
-    VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
-    variant.types = {out, in.type};
-    if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
-    variant.type_count = scatter ? 4 : 2;
-    variant.tile = active;
-    const Kernel& kernel = impl.kernels.get(variant, [&] { return kernel_key(a.op, a, active); });
+    const Kernel& kernel = kernel_for(impl, a, axes);
     WindowPush push{};
     push.n = uint32_t(shape_size(a.out.shape));
     uint32_t elem = uint32_t(dtype_size(in.type));
     std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
                                       {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
     if (scatter) {
-      for (int k = 1; k <= 2; ++k) {
-        const Tensor& t = a.inputs[size_t(k)].tensor;
+      for (size_t k = 1; k <= 2; ++k) {
+        const Tensor& t = a.inputs[k].tensor;
         // An empty source is never read: any bound buffer serves as its address.
-        BufferRef ref = t.buffer ? BufferRef{a.inputs[size_t(k)].slot, uint64_t(t.offset) * dtype_size(t.type)}
+        BufferRef ref = t.buffer ? BufferRef{a.inputs[k].slot, uint64_t(t.offset) * dtype_size(t.type)}
                                  : BufferRef{a.output_slot, 0};
         patches.push_back({uint32_t(k == 1 ? offsetof(WindowPush, source_addr) : offsetof(WindowPush, init_addr)), ref});
       }
@@ -169,8 +193,30 @@ class WindowFamily final : public Family {
     a.builder.use(l, a.output_slot, Access::Write);
   }
 
+
  private:
-  static KernelKey kernel_key(OpId op, const LowerArgs& a, uint32_t active) {
+  // Window extents are compiled in: the variant key holds them (each below 256, at most 8
+  // axes); larger windows are keyed by their source.
+  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes) {
+    bool scatter = is_scatter(a.op);
+    VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
+    variant.types = {a.out.type, a.inputs[0].tensor.type};
+    if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
+    variant.type_count = scatter ? 4 : 2;
+    variant.layout = uint8_t(axes.size());
+    bool small = true;
+    uint64_t packed = 0;
+    for (size_t j = 0; j < axes.size(); ++j) {
+      small = small && axes[j].window < 256;
+      packed |= uint64_t(axes[j].window & 0xff) << (8 * j);
+    }
+    variant.tile = uint32_t(packed), variant.switches = uint32_t(packed >> 32);
+    if (small) return impl.kernels.get(variant, [&] { return kernel_key(a, axes); });
+    return impl.kernels.get(kernel_key(a, axes));
+  }
+
+  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes) {
+    OpId op = a.op;
     KernelKey key;
     key.workgroup_size = kWorkgroupSize;
     DType out = a.out.type, t = a.inputs[0].tensor.type;
@@ -181,7 +227,15 @@ class WindowFamily final : public Family {
     add_acc_features(features, acc);
     auto& d = key.defines;
     features.add_defines(d);
-    d.emplace_back("NA", std::to_string(active));
+    std::string wins;
+    uint64_t size = 1;
+    for (const Axis& x : axes) {
+      wins += (wins.empty() ? "" : ", ") + std::to_string(x.window);
+      size *= uint64_t(x.window);
+    }
+    d.emplace_back("NR", std::to_string(axes.size()));
+    d.emplace_back("WINS", wins);
+    d.emplace_back("WSIZE", std::to_string(size));
     d.emplace_back("ACC", acc);
     d.emplace_back("OUT_STORE", glsl_storage_type(out));
     d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));

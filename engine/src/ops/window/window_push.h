@@ -1,9 +1,9 @@
 // Push constants and parameter block of the window kernels (window.comp,
-// window_scatter.comp), declared once for C++ (ops/window) and GLSL. Axes come in two sets:
-// the first `active` ones, where the window is wider than one element (looped over, in the
-// input's axis order), then the others (one element each). Per axis: the output's extent and
-// pitch (elements per step of its coordinate), the input's extent and element stride, the
-// window's stride, low padding, extent and dilation.
+// window_scatter.comp), declared once for C++ (ops/window) and GLSL. Axes are the tensor's
+// after adjacent axes that the window passes through unchanged are merged (at most 8); the
+// kernels know their count (NR) and the window's extent per axis at compile time. Divisions
+// by run-time extents go through multipliers: n / d = (umulHi(n, magic) + n) >> shift for
+// n < 2^31 (nxv_fastdiv in the kernels).
 #ifndef NXV_WINDOW_PUSH_H
 #define NXV_WINDOW_PUSH_H
 #include "nxv_shared.h"
@@ -11,17 +11,18 @@
 #define NXV_WIN_MAX_RANK 8
 
 NXV_STRUCT(WindowParams) {
-  NXV_U32 rank;
-  NXV_U32 window_size;  // elements in one window
-  NXV_U32 out_pitch[NXV_WIN_MAX_RANK];
-  NXV_U32 out_shape[NXV_WIN_MAX_RANK];
-  NXV_U32 in_shape[NXV_WIN_MAX_RANK];
-  NXV_I32 in_stride[NXV_WIN_MAX_RANK];
-  NXV_U32 stride[NXV_WIN_MAX_RANK];
+  NXV_U32 out_shape[NXV_WIN_MAX_RANK];  // the result's extents (window ops: windows; scatter: the tensor's)
+  NXV_U32 out_magic[NXV_WIN_MAX_RANK];
+  NXV_U32 out_shift[NXV_WIN_MAX_RANK];
+  NXV_U32 in_shape[NXV_WIN_MAX_RANK];   // the tensor's extents
+  NXV_I32 in_stride[NXV_WIN_MAX_RANK];  // the tensor's element strides
+  NXV_U32 stride[NXV_WIN_MAX_RANK];     // the window's
+  NXV_U32 stride_magic[NXV_WIN_MAX_RANK];
+  NXV_U32 stride_shift[NXV_WIN_MAX_RANK];
   NXV_I32 pad_lo[NXV_WIN_MAX_RANK];
-  NXV_U32 window[NXV_WIN_MAX_RANK];
-  NXV_U32 dilation[NXV_WIN_MAX_RANK];
-  NXV_U32 src_pitch[NXV_WIN_MAX_RANK];  // window_scatter_*: the source's pitch
+  NXV_I32 dilation[NXV_WIN_MAX_RANK];
+  NXV_U32 windows[NXV_WIN_MAX_RANK];    // window_scatter_*: windows per axis (the source's extents)
+  NXV_U32 src_pitch[NXV_WIN_MAX_RANK];  // window_scatter_*: the source's row-major pitches
 };
 
 NXV_STRUCT(WindowPush) {

@@ -1,13 +1,12 @@
 // window_scatter_max/min (the gradient of max/min pooling), as a gather: each invocation owns
-// one position of the (unpadded) tensor, visits the windows that contain it in row-major
-// order, finds each one's selected element as Nx.BinaryBackend does (the window's first
-// element, then every later one that is >= (max) or <= (min) the current pick; padding holds
-// the init value), and adds that window's source value when the pick is its own position:
-// out = init + source values in window order, no atomics, the same bits every run.
-// Defines: NA (axes where the window is wider than one element), T_STORE/T_ALIGN/LOAD_T(x)
-// (the tensor, compared in its compute type TC, with INIT_T(x) the init value in it),
-// SRC_STORE/SRC_ALIGN, INIT_STORE/INIT_ALIGN, ACC, LOAD_SRC(x), LOAD_INIT(x), OUT_STORE/
-// OUT_ALIGN/STORE_OUT(v), SELECT(x, pick) (x replaces the pick).
+// one position of the tensor, visits the windows that contain it in row-major order, finds
+// each one's selected element as Nx.BinaryBackend does (the window's first element, then
+// every later one that is >= (max) or <= (min) the current pick; padding holds the init
+// value), and adds that window's source value where the pick is its own position:
+// out = init + the source values in window order; no atomics, the same bits every run.
+// Defines: NR, WINS, WSIZE as in window.comp; T_STORE/T_ALIGN/LOAD_T(x) (the tensor, compared
+// in its compute type TC; INIT_T(x) the init value in it), SRC_STORE/SRC_ALIGN/LOAD_SRC(x),
+// INIT_STORE/INIT_ALIGN/LOAD_INIT(x), ACC, OUT_STORE/OUT_ALIGN/STORE_OUT(v), SELECT(x, pick).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -38,6 +37,25 @@ layout(buffer_reference, std430, buffer_reference_align = SRC_ALIGN) readonly bu
 layout(buffer_reference, std430, buffer_reference_align = INIT_ALIGN) readonly buffer InitBuf { INIT_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 
+const int WIN[NR] = int[NR](WINS);
+#if WSIZE <= 64
+#define WINDOW_LOOP [[unroll]]
+#else
+#define WINDOW_LOOP [[dont_unroll]]
+#endif
+
+uint nxv_fastdiv(uint n, uint magic, uint shift) {
+  uint hi, lo;
+  umulExtended(n, magic, hi, lo);
+  return (hi + n) >> shift;
+}
+
+int window_coord(uint k, int d) {
+  uint pitch = 1u;
+  for (int e = NR - 1; e > d; --e) pitch *= uint(WIN[e]);
+  return int((k / pitch) % uint(WIN[d]));
+}
+
 void main() {
   ParamBuf P = ParamBuf(pc.params_addr);
   TBuf t = TBuf(pc.in_addr);
@@ -46,93 +64,87 @@ void main() {
   InitBuf init_buf = InitBuf(pc.init_addr);
   ACC init = LOAD_INIT(init_buf.v[0]);
   TC pad = INIT_T(init_buf.v[0]);
-  uint rank = P.p.rank;
+  uint shape[NR], magic[NR], shift[NR], smagic[NR], sshift[NR], windows[NR], src_pitch[NR];
+  int in_stride[NR], stride[NR], lo[NR];
+  [[unroll]] for (int d = 0; d < NR; ++d) {
+    shape[d] = P.p.out_shape[d];
+    magic[d] = P.p.out_magic[d];
+    shift[d] = P.p.out_shift[d];
+    in_stride[d] = P.p.in_stride[d];
+    stride[d] = int(P.p.stride[d]);
+    smagic[d] = P.p.stride_magic[d];
+    sshift[d] = P.p.stride_shift[d];
+    lo[d] = P.p.pad_lo[d];
+    windows[d] = P.p.windows[d];
+    src_pitch[d] = P.p.src_pitch[d];
+  }
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  // Per axis, out_shape is the tensor's (the output's), in_shape the number of windows, in_stride
-  // the tensor's element stride; out_pitch the output's pitch, src_pitch the source's, and
-  // window[]/stride[]/pad_lo[] the window's.
   for (uint o = gl_GlobalInvocationID.x; o < pc.n; o += threads) {
-    ACC acc = init;
-    // Fixed axes (window of one): the one window holding this position, if any.
+    // This position, padded coordinates, and the windows holding it: [wlo, whi] per axis.
+    uint rest = o;
+    int self_off = 0;
+    int padded[NR], wlo[NR], whi[NR], w[NR];
     bool any_window = true;
-    uint src_fixed = 0u;
-    int self_fixed = 0;
-    for (int d = int(rank) - 1; d >= NA; --d) {
-      int c = int((o / P.p.out_pitch[d]) % P.p.out_shape[d]);
-      int padded = c + P.p.pad_lo[d];
-      int s = int(P.p.stride[d]);
-      int w = padded / s;
-      any_window = any_window && padded >= 0 && padded % s == 0 && w < int(P.p.in_shape[d]);
-      src_fixed += uint(w) * P.p.src_pitch[d];
-      self_fixed += c * P.p.in_stride[d];
+    [[unroll]] for (int d = NR - 1; d >= 0; --d) {
+      uint q = nxv_fastdiv(rest, magic[d], shift[d]);
+      int c = int(rest - q * shape[d]);
+      rest = q;
+      self_off += c * in_stride[d];
+      padded[d] = c + lo[d];
+      int first = padded[d] - WIN[d] + 1;  // the lowest anchor whose window reaches here
+      wlo[d] = first <= 0 ? 0 : int(nxv_fastdiv(uint(first + stride[d] - 1), smagic[d], sshift[d]));
+      whi[d] = padded[d] < 0 ? -1 : min(int(windows[d]) - 1, int(nxv_fastdiv(uint(padded[d]), smagic[d], sshift[d])));
+      any_window = any_window && wlo[d] <= whi[d];
+      w[d] = wlo[d];
     }
-#if NA > 0
-    int c[NA], wlo[NA], whi[NA], w[NA];
-    [[unroll]] for (int j = 0; j < NA; ++j) {
-      c[j] = int((o / P.p.out_pitch[j]) % P.p.out_shape[j]);
-      int padded = c[j] + P.p.pad_lo[j];
-      int s = int(P.p.stride[j]), wn = int(P.p.window[j]);
-      wlo[j] = max(0, (padded - wn + s) / s);  // ceil((padded - wn + 1) / s), padded - wn + s >= 0 when it counts
-      if (padded - wn + 1 < 0) wlo[j] = 0;
-      whi[j] = min(int(P.p.in_shape[j]) - 1, padded < 0 ? -1 : padded / s);
-      any_window = any_window && wlo[j] <= whi[j];
-      w[j] = wlo[j];
-    }
-    int self_base = self_fixed;
-    [[unroll]] for (int j = 0; j < NA; ++j) self_base += c[j] * P.p.in_stride[j];
+    ACC acc = init;
     while (any_window) {
-      // The window w: scan its elements in row-major order.
-      int k[NA], e[NA];
-      int off = self_fixed;
-      [[unroll]] for (int j = 0; j < NA; ++j) {
-        k[j] = 0;
-        e[j] = w[j] * int(P.p.stride[j]) - P.p.pad_lo[j];
-        off += e[j] * P.p.in_stride[j];
+      // Window w: its first element, then each later one that SELECTs over the pick.
+      int base = 0;
+      bool interior = true;
+      int e0[NR];
+      [[unroll]] for (int d = 0; d < NR; ++d) {
+        e0[d] = w[d] * stride[d] - lo[d];
+        base += e0[d] * in_stride[d];
+        interior = interior && e0[d] >= 0 && e0[d] + WIN[d] - 1 < int(shape[d]);
       }
       TC pick = pad;
       int pick_off = -1;
-      bool first = true;
-      for (uint n = 0u; n < P.p.window_size; ++n) {
+      WINDOW_LOOP for (uint k = 0u; k < WSIZE; ++k) {
+        int off = base;
         bool valid = true;
-        [[unroll]] for (int j = 0; j < NA; ++j) valid = valid && e[j] >= 0 && e[j] < int(P.p.out_shape[j]);
+        [[unroll]] for (int d = 0; d < NR; ++d) {
+          int step = window_coord(k, d);
+          valid = valid && (interior || (e0[d] + step >= 0 && e0[d] + step < int(shape[d])));
+          off += step * in_stride[d];
+        }
         TC x = pad;
         if (valid) x = LOAD_T(t.v[off]);
-        if (first || SELECT(x, pick)) {
+        if (k == 0u || SELECT(x, pick)) {
           pick = x;
           pick_off = valid ? off : -1;
         }
-        first = false;
-        [[unroll]] for (int j = NA - 1; j >= 0; --j) {
-          k[j] += 1;
-          e[j] += 1;
-          off += P.p.in_stride[j];
-          if (k[j] < int(P.p.window[j])) break;
-          k[j] = 0;
-          e[j] -= int(P.p.window[j]);
-          off -= int(P.p.window[j]) * P.p.in_stride[j];
-        }
       }
-      if (pick_off == self_base) {
-        uint si = src_fixed;
-        [[unroll]] for (int j = 0; j < NA; ++j) si += uint(w[j]) * P.p.src_pitch[j];
+      if (pick_off == self_off) {
+        uint si = 0u;
+        [[unroll]] for (int d = 0; d < NR; ++d) si += uint(w[d]) * src_pitch[d];
         ACC v = LOAD_SRC(source.v[si]);
         acc = v + acc;
       }
-      // Next window: the last active axis moves fastest.
+      // The next window: the last axis moves fastest.
       bool done = true;
-      [[unroll]] for (int j = NA - 1; j >= 0; --j) {
-        w[j] += 1;
-        if (w[j] <= whi[j]) {
-          done = false;
-          break;
+      [[unroll]] for (int d = NR - 1; d >= 0; --d) {
+        if (done) {
+          if (w[d] < whi[d]) {
+            w[d] += 1;
+            done = false;
+          } else {
+            w[d] = wlo[d];
+          }
         }
-        w[j] = wlo[j];
       }
       if (done) break;
     }
-#else
-    if (any_window) acc = LOAD_SRC(source.v[src_fixed]) + acc;
-#endif
     dst.v[o] = STORE_OUT(acc);
   }
 }
