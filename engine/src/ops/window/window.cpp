@@ -169,10 +169,31 @@ class WindowFamily final : public Family {
       params.windows[j] = uint32_t(x.windows);
       params.src_pitch[j] = uint32_t(src_pitch[j]);
     }
-    DeviceImpl& impl = a.device.impl();
-    const Kernel& kernel = kernel_for(impl, a, axes);
+    // Four outputs per invocation along a last axis the window slides over one by one.
+    const Axis& last = axes.back();
+    uint32_t vw = !scatter && last.window > 1 && last.stride == 1 && last.dilation == 1 && last.out >= 4 ? 4 : 1;
+    // Windows that tile the tensor exactly: one invocation per window.
+    bool tiled = scatter;
+    for (const Axis& x : axes) tiled = tiled && x.stride == x.window && x.pad_lo == 0 && x.in == x.windows * x.stride;
     WindowPush push{};
     push.n = uint32_t(shape_size(a.out.shape));
+    if (vw > 1) {
+      push.last_extent = uint32_t(last.out);
+      push.last_runs = uint32_t((last.out + vw - 1) / vw);
+      push.n = uint32_t(shape_size(a.out.shape) / last.out) * push.last_runs;
+    }
+    if (tiled) {
+      uint64_t pitch = 1;
+      for (size_t j = axes.size(); j-- > 0;) {
+        params.out_pitch[j] = uint32_t(pitch);
+        pitch *= uint64_t(axes[j].out);
+        params.out_shape[j] = uint32_t(axes[j].windows);
+        fast_division(uint32_t(axes[j].windows), params.out_magic[j], params.out_shift[j]);
+      }
+      push.n = uint32_t(shape_size(windows));
+    }
+    DeviceImpl& impl = a.device.impl();
+    const Kernel& kernel = kernel_for(impl, a, axes, vw, tiled);
     uint32_t elem = uint32_t(dtype_size(in.type));
     std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
                                       {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
@@ -197,13 +218,14 @@ class WindowFamily final : public Family {
  private:
   // Window extents are compiled in: the variant key holds them (each below 256, at most 8
   // axes); larger windows are keyed by their source.
-  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes) {
+  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw,
+                                  bool tiled) {
     bool scatter = is_scatter(a.op);
     VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
     variant.types = {a.out.type, a.inputs[0].tensor.type};
     if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
     variant.type_count = scatter ? 4 : 2;
-    variant.layout = uint8_t(axes.size());
+    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0));
     bool small = true;
     uint64_t packed = 0;
     for (size_t j = 0; j < axes.size(); ++j) {
@@ -211,11 +233,11 @@ class WindowFamily final : public Family {
       packed |= uint64_t(axes[j].window & 0xff) << (8 * j);
     }
     variant.tile = uint32_t(packed), variant.switches = uint32_t(packed >> 32);
-    if (small) return impl.kernels.get(variant, [&] { return kernel_key(a, axes); });
-    return impl.kernels.get(kernel_key(a, axes));
+    if (small) return impl.kernels.get(variant, [&] { return kernel_key(a, axes, vw, tiled); });
+    return impl.kernels.get(kernel_key(a, axes, vw, tiled));
   }
 
-  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes) {
+  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw, bool tiled) {
     OpId op = a.op;
     KernelKey key;
     key.workgroup_size = kWorkgroupSize;
@@ -236,6 +258,8 @@ class WindowFamily final : public Family {
     d.emplace_back("NR", std::to_string(axes.size()));
     d.emplace_back("WINS", wins);
     d.emplace_back("WSIZE", std::to_string(size));
+    d.emplace_back("VW", std::to_string(vw));
+    d.emplace_back("TILED", tiled ? "1" : "0");
     d.emplace_back("ACC", acc);
     d.emplace_back("OUT_STORE", glsl_storage_type(out));
     d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));

@@ -23,6 +23,7 @@ NXV_STRUCT(WindowParams) {
   NXV_I32 dilation[NXV_WIN_MAX_RANK];
   NXV_U32 windows[NXV_WIN_MAX_RANK];    // window_scatter_*: windows per axis (the source's extents)
   NXV_U32 src_pitch[NXV_WIN_MAX_RANK];  // window_scatter_*: the source's row-major pitches
+  NXV_U32 out_pitch[NXV_WIN_MAX_RANK];  // tiled window_scatter_*: the result's row-major pitches
 };
 
 NXV_STRUCT(WindowPush) {
@@ -31,7 +32,9 @@ NXV_STRUCT(WindowPush) {
   NXV_ADDR params_addr;
   NXV_ADDR source_addr;  // window_scatter_*: one value per window
   NXV_ADDR init_addr;    // window_scatter_*: the scalar every position starts from
-  NXV_U32 n;             // output elements
+  NXV_U32 n;             // work items: outputs, runs of VW outputs (window.comp), or windows (tiled scatter)
+  NXV_U32 last_extent;   // window.comp with VW > 1: the result's last extent
+  NXV_U32 last_runs;     // ... and the runs of VW outputs along it
 };
 
 #endif

@@ -4,7 +4,9 @@
 // every later one that is >= (max) or <= (min) the current pick; padding holds the init
 // value), and adds that window's source value where the pick is its own position:
 // out = init + the source values in window order; no atomics, the same bits every run.
-// Defines: NR, WINS, WSIZE as in window.comp; T_STORE/T_ALIGN/LOAD_T(x) (the tensor, compared
+// TILED: the windows tile the tensor exactly (stride = window, no padding), so an invocation
+// takes a whole window, picks once and writes every position of it.
+// Defines: NR, WINS, WSIZE as in window.comp; TILED; T_STORE/T_ALIGN/LOAD_T(x) (the tensor, compared
 // in its compute type TC; INIT_T(x) the init value in it), SRC_STORE/SRC_ALIGN/LOAD_SRC(x),
 // INIT_STORE/INIT_ALIGN/LOAD_INIT(x), ACC, OUT_STORE/OUT_ALIGN/STORE_OUT(v), SELECT(x, pick).
 #version 460
@@ -79,6 +81,41 @@ void main() {
     src_pitch[d] = P.p.src_pitch[d];
   }
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+#if TILED
+  // out_shape holds the window counts here, out_pitch the result's pitches.
+  uint out_pitch[NR];
+  [[unroll]] for (int d = 0; d < NR; ++d) out_pitch[d] = P.p.out_pitch[d];
+  for (uint q = gl_GlobalInvocationID.x; q < pc.n; q += threads) {
+    uint rest = q;
+    int base = 0;
+    uint obase = 0u;
+    [[unroll]] for (int d = NR - 1; d >= 0; --d) {
+      uint qd = nxv_fastdiv(rest, magic[d], shift[d]);
+      uint c = rest - qd * shape[d];
+      rest = qd;
+      base += int(c) * stride[d] * in_stride[d];
+      obase += c * uint(stride[d]) * out_pitch[d];
+    }
+    TC pick = pad;
+    uint pick_k = 0u;
+    WINDOW_LOOP for (uint k = 0u; k < WSIZE; ++k) {
+      int off = base;
+      [[unroll]] for (int d = 0; d < NR; ++d) off += window_coord(k, d) * in_stride[d];
+      TC x = LOAD_T(t.v[off]);
+      if (k == 0u || SELECT(x, pick)) {
+        pick = x;
+        pick_k = k;
+      }
+    }
+    ACC v = LOAD_SRC(source.v[q]);
+    ACC picked = v + init;
+    WINDOW_LOOP for (uint k = 0u; k < WSIZE; ++k) {
+      uint oo = obase;
+      [[unroll]] for (int d = 0; d < NR; ++d) oo += uint(window_coord(k, d)) * out_pitch[d];
+      dst.v[oo] = STORE_OUT(k == pick_k ? picked : init);
+    }
+  }
+#else
   for (uint o = gl_GlobalInvocationID.x; o < pc.n; o += threads) {
     // This position, padded coordinates, and the windows holding it: [wlo, whi] per axis.
     uint rest = o;
@@ -147,4 +184,5 @@ void main() {
     }
     dst.v[o] = STORE_OUT(acc);
   }
+#endif
 }
