@@ -138,9 +138,9 @@ bool float_ok(uint64_t got, uint64_t want, FloatKind k, int64_t tol, double extr
   if (got == want) return true;
   if (is_inf_bits(got, k) || is_inf_bits(want, k)) return false;
   if (tol == 0 && extra_abs == 0) return false;  // bit-exact, sign of zero included
-  int64_t d = ordered(got, k) - ordered(want, k);
-  if (d < 0) d = -d;
-  if (d <= tol) return true;
+  int64_t a = ordered(got, k), b = ordered(want, k);
+  uint64_t d = a > b ? uint64_t(a) - uint64_t(b) : uint64_t(b) - uint64_t(a);  // may not fit int64_t
+  if (d <= uint64_t(tol)) return true;
   return std::fabs(to_double(got, k) - to_double(want, k)) <= extra_abs;
 }
 
