@@ -322,6 +322,7 @@ const uint NXV_TWO_OVER_PI[40] = uint[](
 #define NXV_SQRT_SHIFT 60
 #define NXV_MIN_NORMAL 1.17549435082228750797e-38
 #include "nxv_real.glsl"
+#include "nxv_real_trig.glsl"
 #include "nxv_real_pow.glsl"
 #include "nxv_real_end.glsl"
 #include "nxv_sqrt_f32.glsl"
@@ -375,6 +376,7 @@ void nxv_mantissa(double x, out uint m0, out uint m1, out int e) {
 #define NXV_SQRT_SHIFT 500
 #define NXV_MIN_NORMAL 2.2250738585072014e-308LF
 #include "nxv_real.glsl"
+#include "nxv_real_trig.glsl"
 #include "nxv_real_pow.glsl"
 #include "nxv_real_end.glsl"
 #include "nxv_to_f32.glsl"

@@ -5,6 +5,8 @@
 // (compute type), LOAD_A(x)/LOAD_B(x)/STORE_OUT(v), OP(a[,b]), and NXV_* feature switches.
 // An op's include may define NXV_KERNEL_INIT, run by every invocation before any element
 // (nxv_pow_f32.glsl fills its shared-memory tables there).
+// An op with a rare long path (sin, cos, tan: the exact reduction of huge arguments) also has
+// OP_FAST(a[,b],exact): OP without that path, setting `exact` where an element needs OP itself.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -77,12 +79,28 @@ void main() {
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 #if LINEAR
 #if NIN >= 3
-#define ELEM(j) OP(LOAD_A(a.v[(j) * pc.a_stride[0]]), LOAD_B(b.v[(j) * pc.b_stride[0]]), LOAD_CC(cb.v[(j) * pc.c_stride[0]]))
+#define ELEM_OF(F, j) F(LOAD_A(a.v[(j) * pc.a_stride[0]]), LOAD_B(b.v[(j) * pc.b_stride[0]]), LOAD_CC(cb.v[(j) * pc.c_stride[0]]))
 #elif NIN >= 2
-#define ELEM(j) OP(LOAD_A(a.v[(j) * pc.a_stride[0]]), LOAD_B(b.v[(j) * pc.b_stride[0]]))
+#define ELEM_OF(F, j) F(LOAD_A(a.v[(j) * pc.a_stride[0]]), LOAD_B(b.v[(j) * pc.b_stride[0]]))
 #else
-#define ELEM(j) OP(LOAD_A(a.v[(j) * pc.a_stride[0]]))
+#define ELEM_OF(F, j) F(LOAD_A(a.v[(j) * pc.a_stride[0]]))
 #endif
+#ifdef OP_FAST
+  // The loops run OP_FAST; an invocation that met an element needing OP computes its elements
+  // again after them, through OP at one call site that also takes the tail: inlined into each
+  // of the loops' elements, OP's rare path made the kernel several times longer to compile.
+  bool exact_seen = false;
+#if NIN >= 3
+#define OP_LOOP(a, b, c) OP_FAST(a, b, c, exact_seen)
+#elif NIN >= 2
+#define OP_LOOP(a, b) OP_FAST(a, b, exact_seen)
+#else
+#define OP_LOOP(a) OP_FAST(a, exact_seen)
+#endif
+#else
+#define OP_LOOP OP
+#endif
+#define ELEM(j) ELEM_OF(OP_LOOP, j)
   uint i = gl_GlobalInvocationID.x;
 #if VEC4
   {
@@ -114,15 +132,15 @@ void main() {
 #if NIN >= 2
       B_VREG bv = bn;
       if (!b_one && jn < n4) bn = B_VREG(b4.v[jn]);
-      precise C r0 = OP(LOAD_A(av.x), LOAD_B(bv.x));
-      precise C r1 = OP(LOAD_A(av.y), LOAD_B(bv.y));
-      precise C r2 = OP(LOAD_A(av.z), LOAD_B(bv.z));
-      precise C r3 = OP(LOAD_A(av.w), LOAD_B(bv.w));
+      precise C r0 = OP_LOOP(LOAD_A(av.x), LOAD_B(bv.x));
+      precise C r1 = OP_LOOP(LOAD_A(av.y), LOAD_B(bv.y));
+      precise C r2 = OP_LOOP(LOAD_A(av.z), LOAD_B(bv.z));
+      precise C r3 = OP_LOOP(LOAD_A(av.w), LOAD_B(bv.w));
 #else
-      precise C r0 = OP(LOAD_A(av.x));
-      precise C r1 = OP(LOAD_A(av.y));
-      precise C r2 = OP(LOAD_A(av.z));
-      precise C r3 = OP(LOAD_A(av.w));
+      precise C r0 = OP_LOOP(LOAD_A(av.x));
+      precise C r1 = OP_LOOP(LOAD_A(av.y));
+      precise C r2 = OP_LOOP(LOAD_A(av.z));
+      precise C r3 = OP_LOOP(LOAD_A(av.w));
 #endif
       o4.v[j] = OUT_VEC_OF(r0, r1, r2, r3);
     }
@@ -143,10 +161,41 @@ void main() {
     o.v[i + 3u * threads] = STORE_OUT(r3);
   }
 #endif
+#ifndef OP_FAST
   for (; i < pc.n; i += threads) {
     precise C r = ELEM(i);
     o.v[i] = STORE_OUT(r);
   }
+#else
+  {
+    // OP's one call site: the tail, and where an element of this invocation needed OP, its
+    // elements of the loops above again (4 j .. 4 j + 3 for its four-wide trips j).
+#if VEC4
+    uint n4 = pc.n / 4u;
+#else
+    uint n4 = 0u;
+    if (exact_seen) i = gl_GlobalInvocationID.x;
+#endif
+    uint j = exact_seen ? gl_GlobalInvocationID.x : n4, k = 0u;
+    for (;;) {
+      uint e;
+      if (j < n4) {
+        e = 4u * j + k;
+        if (++k == 4u) {
+          k = 0u;
+          j += threads;
+        }
+      } else if (i < pc.n) {
+        e = i;
+        i += threads;
+      } else {
+        break;
+      }
+      precise C r = ELEM_OF(OP, e);
+      o.v[e] = STORE_OUT(r);
+    }
+  }
+#endif
 #else
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
     uint rest = pc.start + i;

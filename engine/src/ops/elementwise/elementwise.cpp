@@ -139,6 +139,9 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
                                                              : glsl_load(in[i], s.load_types[i]));
   }
   d.emplace_back(in.size() == 3 ? "OP(a,b,c)" : in.size() == 2 ? "OP(a,b)" : "OP(a)", s.expr);
+  if (!s.fast_expr.empty() && linear)  // strided kernels have one call site of OP already
+    d.emplace_back(in.size() == 3 ? "OP_FAST(a,b,c,exact)" : in.size() == 2 ? "OP_FAST(a,b,exact)" : "OP_FAST(a,exact)",
+                   s.fast_expr);
   d.emplace_back("VEC4", vec4 ? "1" : "0");
   if (vec4) {
     d.emplace_back("OUT_VEC", glsl_vec4_type(out));

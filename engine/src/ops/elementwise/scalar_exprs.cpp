@@ -202,6 +202,10 @@ ScalarExpr scalar_expr(OpId op, DType out, const std::vector<DType>& in, bool ha
       expr = "nxv_pow_f32(a, b)";
     }
     if (c == "float" && arithmetic_bound_f32(op)) s.max_workgroups = 16384;
+    // sin, cos and tan of real arguments keep their exact reduction of huge arguments out of
+    // the per-element code (nxv_real_trig.glsl).
+    if (ew_class(ct) == kFloat && (op == OpId::sin || op == OpId::cos || op == OpId::tan))
+      s.fast_expr = "nxv_" + std::string(op_info(op).name) + "_fast(a, exact)";
   }
   s.compute = c;
   s.load_types = std::move(load_types);

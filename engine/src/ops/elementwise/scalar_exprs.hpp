@@ -61,6 +61,9 @@ struct ScalarExpr {
   std::string compute;                  // GLSL type of the result (C)
   std::vector<std::string> load_types;  // GLSL type each input is loaded as
   std::string expr;                     // over a, b, c
+  // Where the op has a rare long path: `expr` without it, over a, b, c and a bool `exact` that
+  // it sets where an element needs `expr` itself (elementwise.comp's OP_FAST). Else empty.
+  std::string fast_expr;
   FeatureSet features;                  // capabilities the expression and its loads need
   Defines defines;                      // library switches it needs (NXV_POW_F32, ...)
   uint32_t max_workgroups = 0;          // a cap for arithmetic-bound expressions
