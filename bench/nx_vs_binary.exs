@@ -1,4 +1,4 @@
-# Elementwise ops end to end from Elixir: Nx.Vulkan.Backend against Nx.BinaryBackend on the same
+# Elementwise ops and reductions end to end from Elixir: Nx.Vulkan.Backend against Nx.BinaryBackend on the same
 # inputs (1M f32 by default). The Vulkan time covers the Nx call, the NIF, recording and the wait
 # for the device (Nx.Vulkan.synchronize/0); tensors stay where they are. Run with
 #
@@ -26,7 +26,15 @@ end
 
 IO.puts("device: #{inspect(Nx.Vulkan.device_info().name)}; #{n} f32 elements")
 
-for {name, op} <- [add: &Nx.add/2, multiply: &Nx.multiply/2, exp: fn a, _ -> Nx.exp(a) end] do
+ops = [
+  add: &Nx.add/2,
+  multiply: &Nx.multiply/2,
+  exp: fn a, _ -> Nx.exp(a) end,
+  sum: fn a, _ -> Nx.sum(a) end,
+  argmax: fn a, _ -> Nx.argmax(a) end
+]
+
+for {name, op} <- ops do
   binary = time.(fn -> op.(x, y) end, 5)
 
   vulkan =
@@ -38,7 +46,7 @@ for {name, op} <- [add: &Nx.add/2, multiply: &Nx.multiply/2, exp: fn a, _ -> Nx.
       51
     )
 
-  # Same values (to the fixtures' tolerance for exp) on both backends.
+  # Same values (to the fixtures' tolerance for exp and the f32 sum) on both backends.
   diff = Nx.subtract(op.(x, y), Nx.backend_transfer(op.(vx, vy), Nx.BinaryBackend))
   max_diff = diff |> Nx.abs() |> Nx.reduce_max() |> Nx.to_number()
 
