@@ -1,4 +1,4 @@
-// Reductions at the sizes of ../shared/anchors/jax_ops.py's reduce section: bytes read per
+// Reductions and scans at the sizes of ../shared/anchors/jax_ops.py's reduce section: bytes read per
 // second (JAX's figure is the same: input bytes / time) and that as a fraction of the copy
 // bandwidth measured in the same run (a read-only op may pass 1: copy counts read + write).
 // BM_SumAccuracy prints the relative error of the f32 sum of N values in [0, 1) against the
@@ -39,7 +39,8 @@ Attrs reduce_axes(std::vector<int64_t> axes) {
   return Attrs::of(a);
 }
 
-void run_reduce(benchmark::State& state, const char* op, DType type, Shape shape, Attrs attrs, OutSpec out) {
+void run_reduce(benchmark::State& state, const char* op, DType type, Shape shape, Attrs attrs, OutSpec out,
+                double bytes_per_element = 0) {
   Device& dev = device();
   if (shape_size(shape) > max_elements()) {
     state.SkipWithError("over NXV_BENCH_MAX_ELEMENTS");
@@ -55,7 +56,8 @@ void run_reduce(benchmark::State& state, const char* op, DType type, Shape shape
     dev.synchronize();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  double bytes = double(shape_size(shape)) * double(dtype_size(type)) * per_iter;
+  if (bytes_per_element == 0) bytes_per_element = double(dtype_size(type));
+  double bytes = double(shape_size(shape)) * bytes_per_element * per_iter;
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_copy_bw"] =
       benchmark::Counter(bytes / limits().copy_bytes_per_s, benchmark::Counter::kIsIterationInvariantRate);
@@ -79,6 +81,13 @@ void BM_ArgmaxLastAxisF32(benchmark::State& s) {
 void BM_SumAllF64(benchmark::State& s) { run_reduce(s, "sum", DType::F64, {k256M}, reduce_axes({}), {DType::F64, {}}); }
 void BM_ReduceMaxLastAxisF32(benchmark::State& s) {
   run_reduce(s, "reduce_max", DType::F32, {k16K, k16K}, reduce_axes({1}), {DType::F32, {k16K}});
+}
+
+// JAX's count: 8 bytes per f32 element (read and written).
+void BM_CumsumLastAxisF32(benchmark::State& s) {
+  CumulativeAttrs a;
+  a.axis = 1;
+  run_reduce(s, "cumulative_sum", DType::F32, {k16K, k16K}, Attrs::of(a), {DType::F32, {k16K, k16K}}, 8.0);
 }
 
 void BM_SumAccuracy(benchmark::State& state) {
@@ -108,6 +117,7 @@ NXV_REDUCE_BENCH(BM_SumFirstAxisF32);
 NXV_REDUCE_BENCH(BM_ArgmaxLastAxisF32);
 NXV_REDUCE_BENCH(BM_SumAllF64);
 NXV_REDUCE_BENCH(BM_ReduceMaxLastAxisF32);
+NXV_REDUCE_BENCH(BM_CumsumLastAxisF32);
 BENCHMARK(BM_SumAccuracy)->Apply(accuracy_sizes)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -101,6 +101,8 @@ defmodule Mix.Tasks.NxVulkan.Fixtures do
       ulps of the larger-magnitude component of the expected value)
     * sum, product, cumulative sums/products, window sums/products, dot, conv, all_close:
       16 for f32/f64 (inputs chosen without cancellation), 2 for f16
+    * cumulative sums/products of f16/bf16: 8 (Nx rounds every step of its scan in the
+      narrow type; the engine accumulates in f32 and rounds once)
     * fft family: 64; linalg: 256
     * any result of type bf16: at least 1, except for pure data movement and exactly
       representable results. Nx.BinaryBackend writes bf16 by truncating the f32 value

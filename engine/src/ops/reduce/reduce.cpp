@@ -17,6 +17,7 @@
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/reduce/reduce_plan.hpp"
 #include "ops/reduce/reduce_push.h"
+#include "ops/reduce/scan.hpp"
 
 namespace nxv {
 namespace {
@@ -157,6 +158,7 @@ class ReduceFamily final : public Family {
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId op, const AttrReader& r) const override {
+    if (is_cumulative(op)) return decode_cumulative(r);
     if (is_arg(op)) {
       ArgReduceAttrs a;
       if (r.has("axis")) a.axis = r.integer("axis");
@@ -182,6 +184,7 @@ class ReduceFamily final : public Family {
   }
 
   Support check(const CheckArgs& c) const override {
+    if (is_cumulative(c.op)) return check_cumulative(c);
     std::string name(op_info(c.op).name);
     if (c.attrs.empty()) return not_native(name + ": needs its options (axes)", ErrorKind::InvalidArgument);
     const TensorSpec& in = c.inputs[0];
@@ -236,6 +239,7 @@ class ReduceFamily final : public Family {
   }
 
   void lower(const LowerArgs& a) const override {
+    if (is_cumulative(a.op)) return lower_cumulative(a);
     DeviceImpl& impl = a.device.impl();
     const Tensor& in = a.inputs[0].tensor;
     uint32_t in_slot = a.inputs[0].slot;

@@ -22,3 +22,14 @@ struct ArgReduceAttrs {
 };
 
 }  // namespace nxv
+
+namespace nxv {
+
+// cumulative_sum/product/max/min (Nx.Block.Cumulative*): the axis, and whether to accumulate
+// from its end.
+struct CumulativeAttrs {
+  int64_t axis = 0;
+  bool reverse = false;
+};
+
+}  // namespace nxv

@@ -1,0 +1,131 @@
+#include "ops/reduce/scan.hpp"
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "memory/copy.hpp"
+#include "ops/reduce/folds.hpp"
+#include "ops/reduce/reduce_attrs.hpp"
+#include "ops/reduce/reduce_plan.hpp"
+#include "ops/reduce/scan_push.h"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+FoldKind scan_fold(OpId op) {
+  switch (op) {
+    case OpId::cumulative_sum: return FoldKind::Sum;
+    case OpId::cumulative_product: return FoldKind::Product;
+    case OpId::cumulative_min: return FoldKind::Min;
+    default: return FoldKind::Max;
+  }
+}
+
+KernelKey scan_kernel_key(OpId op, DType out, DType in, bool columns) {
+  KernelKey key;
+  key.name = "scan";
+  key.workgroup_size = kWorkgroupSize;
+  FoldKind kind = scan_fold(op);
+  std::string acc = fold_acc_type(kind, out, in);
+  FeatureSet features;
+  features.add_type(in);
+  features.add_type(out);
+  add_acc_features(features, acc);
+  auto& d = key.defines;
+  features.add_defines(d);
+  Fold fold = fold_for(kind, acc);
+  d.emplace_back("WG", std::to_string(kWorkgroupSize));
+  d.emplace_back("COLUMNS", columns ? "1" : "0");
+  d.emplace_back("ACC", acc);
+  d.emplace_back("IN_STORE", glsl_storage_type(in));
+  d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in)));
+  d.emplace_back("OUT_STORE", glsl_storage_type(out));
+  d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+  d.emplace_back("LOAD(x)", glsl_load(in, acc));
+  d.emplace_back("STORE_OUT(v)", glsl_store(out));
+  d.emplace_back("IDENT", fold.ident);
+  d.emplace_back("COMBINE(a, b)", fold.combine);
+  append_glsl_use_defines(d);
+  return key;
+}
+
+}  // namespace
+
+bool is_cumulative(OpId op) {
+  return op == OpId::cumulative_sum || op == OpId::cumulative_product || op == OpId::cumulative_max ||
+         op == OpId::cumulative_min;
+}
+
+Attrs decode_cumulative(const AttrReader& r) {
+  CumulativeAttrs a;
+  if (r.has("axis")) a.axis = r.integer("axis");
+  a.reverse = r.has("reverse") && r.boolean("reverse");
+  return Attrs::of(a);
+}
+
+Support check_cumulative(const CheckArgs& c) {
+  std::string name(op_info(c.op).name);
+  if (c.attrs.empty()) return not_native(name + ": needs its options (axis)", ErrorKind::InvalidArgument);
+  const auto& a = c.attrs.as<CumulativeAttrs>();
+  const TensorSpec& in = c.inputs[0];
+  auto invalid = [&](const std::string& why) { return not_native(name + ": " + why, ErrorKind::InvalidArgument); };
+  if (in.shape.empty() ? a.axis != 0 : (a.axis < 0 || a.axis >= int64_t(in.shape.size()))) return invalid("axis out of range");
+  if (c.out.shape != in.shape) return invalid("the output has the input's shape");
+  if (c.out.type != in.type) return invalid("the output type must be the input's");
+  bool extreme = c.op == OpId::cumulative_max || c.op == OpId::cumulative_min;
+  if (extreme && is_complex(in.type)) return invalid("complex numbers have no order");
+  uint64_t elements = uint64_t(shape_size(in.shape));
+  const DeviceCore& core = *c.device.impl().core;
+  if (elements >= (1ull << 32) || elements * dtype_size(in.type) > core.chunk_bytes())
+    return not_native(name + ": inputs over 2^32 elements or one buffer chunk are not scanned natively yet");
+  FeatureSet features;
+  features.add_type(in.type);
+  add_acc_features(features, fold_acc_type(scan_fold(c.op), c.out.type, in.type));
+  try {
+    glsl_storage_type(in.type);
+    features.check(core, name.c_str());
+  } catch (const Error& e) {
+    return not_native(e.what());
+  }
+  return {};
+}
+
+void lower_cumulative(const LowerArgs& a) {
+  const auto& attrs = a.attrs.as<CumulativeAttrs>();
+  const Tensor& in = a.inputs[0].tensor;
+  std::vector<bool> flags(in.shape.size(), false);
+  if (!flags.empty()) flags[size_t(attrs.axis)] = true;
+  Tensor source = in;
+  uint32_t source_slot = a.inputs[0].slot;
+  std::optional<ReduceGeometry> g = reduce_geometry(in, flags);
+  if (!g) {  // a view whose axes do not collapse: laid out row-major first
+    source = empty(a.device, in.type, in.shape);
+    source_slot = a.builder.bind(source.buffer);
+    append_copy(a.device, a.builder, in, a.inputs[0].slot, source, source_slot);
+    g = reduce_geometry(source, flags);
+  }
+  DeviceImpl& impl = a.device.impl();
+  bool columns = g->inner > 1;
+  VariantKey variant{.family = uint16_t(FamilyId::reduce), .op = uint16_t(a.op)};
+  variant.types = {a.out.type, in.type};
+  variant.type_count = 2;
+  variant.layout = columns ? 1 : 0;
+  const Kernel& kernel = impl.kernels.get(variant, [&] { return scan_kernel_key(a.op, a.out.type, in.type, columns); });
+  ScanPush push{};
+  push.outer = uint32_t(g->outer), push.n = uint32_t(g->reduced), push.inner = uint32_t(g->inner);
+  push.reverse = attrs.reverse ? 1 : 0;
+  push.outer_stride = uint32_t(g->outer_stride), push.n_stride = uint32_t(g->reduced_stride);
+  push.inner_stride = uint32_t(g->inner_stride);
+  uint64_t work = columns ? g->outer * g->inner : g->outer * kWorkgroupSize;
+  std::array<uint32_t, 3> grid{workgroups_for(*impl.core, work, kWorkgroupSize), 1, 1};
+  BufferRef from{source_slot, uint64_t(source.offset) * dtype_size(in.type)};
+  Launch& l = a.builder.launch(kernel, grid, push,
+                               {{offsetof(ScanPush, in_addr), from}, {offsetof(ScanPush, out_addr), {a.output_slot, 0}}});
+  a.builder.use(l, source_slot, Access::Read);
+  a.builder.use(l, a.output_slot, Access::Write);
+}
+
+}  // namespace nxv
