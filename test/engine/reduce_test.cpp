@@ -212,17 +212,7 @@ bool same_bits(DType t, const std::byte* a, const std::byte* b, bool zero_sign_f
   return std::memcmp(a, b, dtype_size(t)) == 0;
 }
 
-class Reduce : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      device_ = shared_device();
-    } catch (const std::exception& e) {
-      GTEST_SKIP() << "no Vulkan device: " << e.what();
-    }
-  }
-  std::shared_ptr<Device> device_;
-};
+class Reduce : public DeviceTest {};
 
 TEST_F(Reduce, EveryOpTypeAndLayoutMatchesTheHostReferenceBitForBit) {
   Device& d = *device_;

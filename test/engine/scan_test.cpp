@@ -13,17 +13,7 @@ using namespace nxv::test;
 
 namespace {
 
-class Scan : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      device_ = shared_device();
-    } catch (const std::exception& e) {
-      GTEST_SKIP() << "no Vulkan device: " << e.what();
-    }
-  }
-  std::shared_ptr<Device> device_;
-};
+class Scan : public DeviceTest {};
 
 struct ScanCase {
   std::string name;

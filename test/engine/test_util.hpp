@@ -87,4 +87,17 @@ inline uint16_t f32_to_f16_bits(float f) {
 }
 inline float f16_bits_to_f32(uint16_t b) { return static_cast<float>(std::bit_cast<_Float16>(b)); }
 
+// A test on the shared device; skipped, saying why, where no device opens.
+class DeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      device_ = shared_device();
+    } catch (const std::exception& e) {
+      GTEST_SKIP() << "no Vulkan device: " << e.what();
+    }
+  }
+  std::shared_ptr<Device> device_;
+};
+
 }  // namespace nxv::test

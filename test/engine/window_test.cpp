@@ -63,17 +63,7 @@ float value_at(const std::vector<float>& data, const Shape& shape, const std::ve
   return inside ? data[size_t(off)] : 0.0f;
 }
 
-class Window : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      device_ = shared_device();
-    } catch (const std::exception& e) {
-      GTEST_SKIP() << "no Vulkan device: " << e.what();
-    }
-  }
-  std::shared_ptr<Device> device_;
-};
+class Window : public DeviceTest {};
 
 // Uploads `logical` (row-major over `shape`) as the op will see it: contiguous, or as the
 // transpose of its transpose.

@@ -46,4 +46,16 @@ void add_acc_features(FeatureSet& features, const std::string& acc) {
   if (acc == "int64_t" || acc == "uint64_t") features.need_int64();
 }
 
+FeatureSet fold_features(std::initializer_list<DType> types, const std::string& acc) {
+  FeatureSet features;
+  for (DType t : types) features.add_type(t);
+  add_acc_features(features, acc);
+  return features;
+}
+
+void add_buffer_defines(Defines& d, const std::string& name, DType t) {
+  d.emplace_back(name + "_STORE", glsl_storage_type(t));
+  d.emplace_back(name + "_ALIGN", std::to_string(dtype_size(t)));
+}
+
 }  // namespace nxv

@@ -3,6 +3,7 @@
 // max/min, integers wrap in the output type, f16/bf16/f8 accumulate in f32).
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "kernels/glsl_types.hpp"
@@ -25,5 +26,9 @@ Fold fold_for(FoldKind kind, const std::string& acc);
 uint32_t glsl_type_bytes(const std::string& t);
 // The capabilities an accumulator needs (f64 for double, int64 for 64-bit integers).
 void add_acc_features(FeatureSet& features, const std::string& acc);
+// What a kernel over buffers of `types` folding in `acc` needs of the device.
+FeatureSet fold_features(std::initializer_list<DType> types, const std::string& acc);
+// <name>_STORE and <name>_ALIGN of a buffer of Nx type `t` (name: "IN", "OUT", ...).
+void add_buffer_defines(Defines& d, const std::string& name, DType t);
 
 }  // namespace nxv

@@ -62,12 +62,8 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   key.name = "reduce";
   key.workgroup_size = kWorkgroupSize;
   std::string acc = acc_type(op, out, in);
-  FeatureSet features;
-  features.add_type(in);
-  features.add_type(out);
-  add_acc_features(features, acc);
   auto& d = key.defines;
-  features.add_defines(d);
+  fold_features({in, out}, acc).add_defines(d);
   d.emplace_back("WG", std::to_string(kWorkgroupSize));
   d.emplace_back("TPR", std::to_string(tpr));
   d.emplace_back("ACC", acc);
@@ -90,8 +86,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     d.emplace_back("IN_ALIGN", std::to_string(glsl_type_bytes(partial)));
     d.emplace_back("LOAD(x)", "(x)");
   } else {
-    d.emplace_back("IN_STORE", glsl_storage_type(in));
-    d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in)));
+    add_buffer_defines(d, "IN", in);
     if (is_logical(op)) {
       std::string c = glsl_compute_type(in);
       d.emplace_back("LOAD(x)", "uint(" + glsl_load(in, c) + " != " + c + "(0))");
@@ -100,8 +95,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     }
   }
   if (pass.final) {
-    d.emplace_back("OUT_STORE", glsl_storage_type(out));
-    d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+    add_buffer_defines(d, "OUT", out);
     d.emplace_back("STORE_OUT(v)", glsl_store(out));
   } else {
     d.emplace_back("OUT_STORE", partial);
@@ -120,8 +114,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     d.emplace_back("ARG_BETTER(b, a)", op == OpId::argmax ? "((b) > (a))" : "((b) < (a))");
     d.emplace_back("TIE_HIGH", arg && arg->tie_high ? "true" : "false");
     if (pass.from_partials) {
-      d.emplace_back("AUX_STORE", glsl_storage_type(in));
-      d.emplace_back("AUX_ALIGN", std::to_string(dtype_size(in)));
+      add_buffer_defines(d, "AUX", in);
       d.emplace_back("LOAD_AUX(x)", glsl_load(in, acc));
     }
   }
@@ -225,11 +218,7 @@ class ReduceFamily final : public Family {
     const DeviceCore& core = *c.device.impl().core;
     if (elements >= (1ull << 32) || elements * dtype_size(t) > core.chunk_bytes())
       return not_native(name + ": inputs over 2^32 elements or one buffer chunk are not reduced natively yet");
-    std::string acc = acc_type(c.op, out, t);
-    FeatureSet features;
-    features.add_type(t);
-    features.add_type(out);
-    add_acc_features(features, acc);
+    FeatureSet features = fold_features({t, out}, acc_type(c.op, out, t));
     try {
       features.check(core, name.c_str());
     } catch (const Error& e) {

@@ -30,20 +30,14 @@ KernelKey scan_kernel_key(OpId op, DType out, DType in, bool columns) {
   key.workgroup_size = kWorkgroupSize;
   FoldKind kind = scan_fold(op);
   std::string acc = fold_acc_type(kind, out, in);
-  FeatureSet features;
-  features.add_type(in);
-  features.add_type(out);
-  add_acc_features(features, acc);
   auto& d = key.defines;
-  features.add_defines(d);
+  fold_features({in, out}, acc).add_defines(d);
   Fold fold = fold_for(kind, acc);
   d.emplace_back("WG", std::to_string(kWorkgroupSize));
   d.emplace_back("COLUMNS", columns ? "1" : "0");
   d.emplace_back("ACC", acc);
-  d.emplace_back("IN_STORE", glsl_storage_type(in));
-  d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in)));
-  d.emplace_back("OUT_STORE", glsl_storage_type(out));
-  d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+  add_buffer_defines(d, "IN", in);
+  add_buffer_defines(d, "OUT", out);
   d.emplace_back("LOAD(x)", glsl_load(in, acc));
   d.emplace_back("STORE_OUT(v)", glsl_store(out));
   d.emplace_back("IDENT", fold.ident);
@@ -81,9 +75,7 @@ Support check_cumulative(const CheckArgs& c) {
   const DeviceCore& core = *c.device.impl().core;
   if (elements >= (1ull << 32) || elements * dtype_size(in.type) > core.chunk_bytes())
     return not_native(name + ": inputs over 2^32 elements or one buffer chunk are not scanned natively yet");
-  FeatureSet features;
-  features.add_type(in.type);
-  add_acc_features(features, fold_acc_type(scan_fold(c.op), c.out.type, in.type));
+  FeatureSet features = fold_features({in.type}, fold_acc_type(scan_fold(c.op), c.out.type, in.type));
   try {
     glsl_storage_type(in.type);
     features.check(core, name.c_str());

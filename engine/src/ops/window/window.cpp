@@ -261,32 +261,27 @@ class WindowFamily final : public Family {
     d.emplace_back("VW", std::to_string(vw));
     d.emplace_back("TILED", tiled ? "1" : "0");
     d.emplace_back("ACC", acc);
-    d.emplace_back("OUT_STORE", glsl_storage_type(out));
-    d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+    add_buffer_defines(d, "OUT", out);
     d.emplace_back("STORE_OUT(v)", glsl_store(out));
     if (is_scatter(op)) {
       key.name = "window_scatter";
       DType src = a.inputs[1].tensor.type, init = a.inputs[2].tensor.type;
       std::string tc = glsl_compute_type(t);
       d.emplace_back("TC", tc);
-      d.emplace_back("T_STORE", glsl_storage_type(t));
-      d.emplace_back("T_ALIGN", std::to_string(dtype_size(t)));
+      add_buffer_defines(d, "T", t);
       d.emplace_back("LOAD_T(x)", glsl_load(t, tc));
       // Nx pads the tensor with the init value in the tensor's type.
       d.emplace_back("INIT_T(x)", glsl_load(t, tc) == tc + "(x)" ? tc + "(" + glsl_load(init, tc) + ")"
                                                                    : glsl_load(init, tc));
-      d.emplace_back("SRC_STORE", glsl_storage_type(src));
-      d.emplace_back("SRC_ALIGN", std::to_string(dtype_size(src)));
+      add_buffer_defines(d, "SRC", src);
       d.emplace_back("LOAD_SRC(x)", glsl_load(src, acc));
-      d.emplace_back("INIT_STORE", glsl_storage_type(init));
-      d.emplace_back("INIT_ALIGN", std::to_string(dtype_size(init)));
+      add_buffer_defines(d, "INIT", init);
       d.emplace_back("LOAD_INIT(x)", glsl_load(init, acc));
       d.emplace_back("SELECT(x, pick)", op == OpId::window_scatter_max ? "((x) >= (pick))" : "((x) <= (pick))");
     } else {
       key.name = "window";
       Fold fold = fold_for(fold_kind(op), acc);
-      d.emplace_back("IN_STORE", glsl_storage_type(t));
-      d.emplace_back("IN_ALIGN", std::to_string(dtype_size(t)));
+      add_buffer_defines(d, "IN", t);
       d.emplace_back("LOAD(x)", glsl_load(t, acc));
       d.emplace_back("IDENT", fold.ident);
       d.emplace_back("COMBINE(a, b)", fold.combine);
