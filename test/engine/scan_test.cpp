@@ -4,6 +4,7 @@
 // are exact in every type tested and compared bit for bit.
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "ops/reduce/reduce_attrs.hpp"
 #include "test_util.hpp"
@@ -22,6 +23,15 @@ struct ScanCase {
   bool transposed = false;  // the op sees the transpose of a stored {shape reversed} tensor
 };
 
+// Integer sums and products wrap, as Nx's do (and C++'s signed ones must not).
+template <class T>
+T wrapping(T a, T b, bool product) {
+  if constexpr (std::is_integral_v<T>)
+    return T(product ? uint64_t(int64_t(a)) * uint64_t(int64_t(b)) : uint64_t(int64_t(a)) + uint64_t(int64_t(b)));
+  else
+    return product ? a * b : a + b;
+}
+
 template <class T>
 std::vector<T> reference(const std::string& op, const std::vector<T>& x, const Shape& shape, int64_t axis, bool reverse) {
   int64_t outer = 1, n = shape[size_t(axis)], inner = 1;
@@ -36,8 +46,8 @@ std::vector<T> reference(const std::string& op, const std::vector<T>& x, const S
         size_t at = size_t((o * n + r) * inner + i);
         T v = x[at];
         if (k == 0) acc = v;
-        else if (op == "cumulative_sum") acc = T(acc + v);
-        else if (op == "cumulative_product") acc = T(acc * v);
+        else if (op == "cumulative_sum") acc = wrapping(acc, v, false);
+        else if (op == "cumulative_product") acc = wrapping(acc, v, true);
         else if (op == "cumulative_max") acc = std::max(acc, v);
         else acc = std::min(acc, v);
         out[at] = acc;
