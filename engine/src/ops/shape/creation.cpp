@@ -59,27 +59,28 @@ std::array<std::byte, 16> value_bytes(const AttrNumber& v) {
   return bytes;
 }
 
-void emit_constant(const LowerArgs& a, const AttrNumber& value) {
+}  // namespace
+
+void append_constant(Device& device, LaunchBuilder& builder, const Tensor& out, uint32_t out_slot,
+                     const AttrNumber& value) {
   DType from = constant_source_type(value);
-  const Kernel& kernel = as_type_kernel(a.device, a.out.type, from);
+  const Kernel& kernel = as_type_kernel(device, out.type, from);
   std::array<std::byte, 16> bytes = value_bytes(value);
-  Tensor scalar = a.output;  // any slot will do: the value's address replaces it
+  Tensor scalar = out;  // any slot will do: the value's address replaces it
   scalar.type = from;
   scalar.shape = {};
   scalar.strides = {};
   scalar.offset = 0;
-  Tensor view = broadcast_view(scalar, a.output.shape);
-  plan_linear(a.output, a.output_slot, {view}, {a.output_slot}, true, NXV_EW_MAX_RANK, [&](const PlannedRange& p) {
+  Tensor view = broadcast_view(scalar, out.shape);
+  plan_linear(out, out_slot, {view}, {out_slot}, true, NXV_EW_MAX_RANK, [&](const PlannedRange& p) {
     ElementwisePush push{};
     push.n = p.n;
-    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, p.n, kernel.workgroup_size, kernel.max_workgroups), 1, 1};
-    Launch& l = a.builder.launch(kernel, grid, push, {{offsetof(ElementwisePush, out_addr), p.out}});
-    a.builder.params(l, bytes, offsetof(ElementwisePush, a_addr), {});
-    a.builder.use(l, a.output_slot, Access::Write);
+    std::array<uint32_t, 3> grid{workgroups_for(*device.impl().core, p.n, kernel.workgroup_size, kernel.max_workgroups), 1, 1};
+    Launch& l = builder.launch(kernel, grid, push, {{offsetof(ElementwisePush, out_addr), p.out}});
+    builder.params(l, bytes, offsetof(ElementwisePush, a_addr), {});
+    builder.use(l, out_slot, Access::Write);
   });
 }
-
-}  // namespace
 
 DType constant_source_type(const AttrNumber& value) {
   switch (value.kind) {
@@ -91,7 +92,7 @@ DType constant_source_type(const AttrNumber& value) {
 }
 
 void lower_creation(const LowerArgs& a, const ShapeAttrs& attrs) {
-  if (a.op == OpId::constant) return emit_constant(a, attrs.value);
+  if (a.op == OpId::constant) return append_constant(a.device, a.builder, a.output, a.output_slot, attrs.value);
   if (a.out.type == DType::U32 || a.out.type == DType::S32) return emit_index_fill(a, attrs, a.output, a.output_slot);
   Tensor values = empty(a.device, DType::U32, a.out.shape);
   uint32_t slot = a.builder.bind(values.buffer);

@@ -27,6 +27,10 @@ BoundTensor converted(Device& device, LaunchBuilder& builder, const BoundTensor&
 // or c128, as the value came).
 DType constant_source_type(const AttrNumber& value);
 
+// Fills `out` (contiguous) with `value` converted to its type as Nx's as_type converts.
+void append_constant(Device& device, LaunchBuilder& builder, const Tensor& out, uint32_t out_slot,
+                     const AttrNumber& value);
+
 void lower_pad(const LowerArgs& a, const ShapeAttrs& attrs);
 void lower_reverse(const LowerArgs& a, const ShapeAttrs& attrs);
 void lower_join(const LowerArgs& a, const ShapeAttrs& attrs);  // concatenate, stack
