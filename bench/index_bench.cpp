@@ -18,7 +18,7 @@ void BM_TakeRowsF32(benchmark::State& state) {
   Device& dev = device();
   std::vector<float> table(size_t(table_rows * width));
   for (size_t i = 0; i < table.size(); ++i) table[i] = float(i % 977);
-  std::vector<int32_t> idx(size_t(rows));
+  std::vector<int32_t> idx(static_cast<size_t>(rows));
   uint32_t x = 12345;
   for (auto& v : idx) x = x * 1664525u + 1013904223u, v = int32_t((x >> 8) % uint32_t(table_rows));
   Tensor t = from_host(dev, DType::F32, {table_rows, width}, table.data(), table.size() * 4);
