@@ -38,6 +38,14 @@ const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strid
   });
 }
 
+// The copy moves words of the element's size: only 8- and 16-bit storage matter.
+FeatureSet copy_features(DType t) {
+  FeatureSet f;
+  if (dtype_size(t) == 1) f.add_type(DType::U8);
+  if (dtype_size(t) == 2) f.add_type(DType::U16);
+  return f;
+}
+
 // The first element of a view in its buffer, and the last one it reaches, in elements.
 std::pair<int64_t, int64_t> reach(const Tensor& v) {
   int64_t last = v.offset;
@@ -59,11 +67,22 @@ void check_reach(const Tensor& v) {
 }  // namespace
 
 void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32_t in_slot, const Tensor& out,
-                 uint32_t out_slot) {
-  FeatureSet features;
-  features.add_type(t.type);
-  features.check(*device.impl().core, "copy");
+                 uint32_t out_slot, Access out_access) {
+  copy_features(t.type).check(*device.impl().core, "copy");
   if (out.size() == 0) return;
+  // Dense copies move 16-byte words where both sides allow (C128 stands for any 16 bytes).
+  size_t e = dtype_size(t.type);
+  uint64_t total_bytes = uint64_t(out.size()) * e;
+  if (e < 16 && t.is_contiguous() && t.size() == out.size() && total_bytes % 16 == 0 &&
+      uint64_t(t.offset) * e % 16 == 0 && uint64_t(out.offset) * e % 16 == 0) {
+    Tensor wide_in = t, wide_out = out;
+    wide_in.type = wide_out.type = DType::C128;
+    wide_in.shape = wide_out.shape = {int64_t(total_bytes / 16)};
+    wide_in.strides = wide_out.strides = {1};
+    wide_in.offset = int64_t(uint64_t(t.offset) * e / 16);
+    wide_out.offset = int64_t(uint64_t(out.offset) * e / 16);
+    return append_copy(device, builder, wide_in, in_slot, wide_out, out_slot, out_access);
+  }
   std::vector<Tensor> views{t};
   bool dense = all_dense(views);
   auto& impl = device.impl();
@@ -80,23 +99,21 @@ void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32
     Launch& l = builder.launch(kernel, grid, push,
                                {{offsetof(CopyPush, out_addr), p.out}, {offsetof(CopyPush, in_addr), p.in[0]}});
     builder.use(l, in_slot, Access::Read);
-    builder.use(l, out_slot, Access::Write);
+    builder.use(l, out_slot, out_access);
   });
 }
 
 void append_copy_between(Device& device, LaunchBuilder& builder, const Tensor& src, uint32_t src_slot,
-                         const Tensor& dst, uint32_t dst_slot) {
+                         const Tensor& dst, uint32_t dst_slot, Access dst_access) {
   if (src.type != dst.type && dtype_size(src.type) != dtype_size(dst.type))
     throw Error(ErrorKind::InvalidArgument, "a bit copy between types of different sizes");
   if (src.shape != dst.shape) throw Error(ErrorKind::InvalidArgument, "a copy between views of different shapes");
-  FeatureSet features;
-  features.add_type(src.type);
-  features.check(*device.impl().core, "copy");
+  copy_features(src.type).check(*device.impl().core, "copy");
   if (dst.size() == 0) return;
   if (dst.is_contiguous()) {
     Tensor out = dst;
     out.strides = row_major_strides(dst.shape);
-    return append_copy(device, builder, src, src_slot, out, dst_slot);
+    return append_copy(device, builder, src, src_slot, out, dst_slot, dst_access);
   }
   check_reach(src);
   check_reach(dst);
@@ -137,7 +154,7 @@ void append_copy_between(Device& device, LaunchBuilder& builder, const Tensor& s
                                {{offsetof(CopyPush, out_addr), {dst_slot, uint64_t(out_base) * e}},
                                 {offsetof(CopyPush, in_addr), {src_slot, uint64_t(in_base) * e}}});
     builder.use(l, src_slot, Access::Read);
-    builder.use(l, dst_slot, Access::Write);
+    builder.use(l, dst_slot, dst_access);
     for (size_t d = outer; d-- > 0;) {
       if (++index[d] < shape[d]) break;
       index[d] = 0;

@@ -20,7 +20,7 @@ void lower_join(const LowerArgs& a, const ShapeAttrs& attrs) {
     region.offset += at * a.output.strides[axis];
     at += src.shape[axis];
     if (region.size() == 0) continue;
-    append_copy_between(a.device, a.builder, src, in.slot, region, a.output_slot);
+    append_copy_between(a.device, a.builder, src, in.slot, region, a.output_slot, Access::WriteDisjoint);
   }
 }
 

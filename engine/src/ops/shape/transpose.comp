@@ -14,8 +14,12 @@
 #endif
 
 #include "transpose_push.h"
+#ifndef TILE
 #define TILE NXV_TRANSPOSE_TILE
+#endif
+#ifndef ROWS
 #define ROWS 8
+#endif
 layout(local_size_x = TILE, local_size_y = ROWS) in;
 layout(push_constant, std430) uniform Params { TransposePush pc; };
 

@@ -2,6 +2,7 @@
 // stride-1 axis is not the output's last one (reads and writes both coalesced), the strided
 // copy otherwise; and the conversions the shape family's joins need.
 #include <algorithm>
+#include <cstdlib>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -69,14 +70,24 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
   features.add_type(view.type);
   features.check(*device.impl().core, "transpose");
   size_t bytes = dtype_size(view.type);
+  static const uint32_t tile_env = [] {
+    const char* e = std::getenv("NXV_TRANSPOSE_TILE");
+    return e ? uint32_t(std::atoi(e)) : 0u;
+  }();
+  static const uint32_t rows_env = [] {
+    const char* e = std::getenv("NXV_TRANSPOSE_ROWS");
+    return e ? uint32_t(std::atoi(e)) : 0u;
+  }();
+  uint32_t tile = tile_env ? tile_env : NXV_TRANSPOSE_TILE, rows = rows_env ? rows_env : 8;
   VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::transpose)};
-  variant.tile = uint32_t(bytes);
+  variant.tile = uint32_t(bytes) | (tile << 8) | (rows << 16);
   const Kernel& kernel = device.impl().kernels.get(variant, [&] {
     KernelKey key{"transpose",
                   {{"ELEM", word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
-                   {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
-                  NXV_TRANSPOSE_TILE};
-    key.workgroup_y = 8;
+                   {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
+                   {"TILE", std::to_string(tile)}, {"ROWS", std::to_string(rows)}},
+                  tile};
+    key.workgroup_y = rows;
     return key;
   });
   const Axis& p = *fastest;
@@ -84,8 +95,8 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
   TransposePush push{};
   push.p_size = uint32_t(p.size), push.l_size = uint32_t(l.size);
   push.l_in_stride = uint32_t(l.in_stride), push.p_out_stride = uint32_t(p.out_stride);
-  push.tiles_p = uint32_t((p.size + NXV_TRANSPOSE_TILE - 1) / NXV_TRANSPOSE_TILE);
-  push.tiles_l = uint32_t((l.size + NXV_TRANSPOSE_TILE - 1) / NXV_TRANSPOSE_TILE);
+  push.tiles_p = uint32_t((p.size + tile - 1) / tile);
+  push.tiles_l = uint32_t((l.size + tile - 1) / tile);
   uint64_t tiles = uint64_t(push.tiles_p) * push.tiles_l;
   for (auto it = axes.begin(); it != axes.end() - 1; ++it) {
     if (it == fastest) continue;
