@@ -1,5 +1,7 @@
 #include "devices.hpp"
 
+#include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -11,10 +13,14 @@ namespace nxv_nif {
 
 namespace {
 
+constexpr int64_t kFastIndices = 64;
+
 struct Cache {
   std::mutex mutex;
   std::map<int64_t, std::shared_ptr<nxv::Device>> devices;
   std::optional<int64_t> default_index;
+  // Lock-free lookups of open devices (entries of `devices`, which never go away).
+  std::array<std::atomic<const std::shared_ptr<nxv::Device>*>, kFastIndices> open{};
 };
 
 // Deliberately leaked: tensors still referenced when the VM halts must never see their device
@@ -35,8 +41,15 @@ std::shared_ptr<nxv::Device> device_at(int64_t index) {
   nxv::DeviceOptions options;
   options.selector = std::to_string(index);
   auto device = nxv::Device::open(options);
-  c.devices.emplace(index, device);
+  auto [entry, _] = c.devices.emplace(index, device);
+  if (index < kFastIndices) c.open[size_t(index)].store(&entry->second, std::memory_order_release);
   return device;
+}
+
+std::shared_ptr<nxv::Device> device_if_open(int64_t index) {
+  if (index < 0 || index >= kFastIndices) return nullptr;
+  const auto* entry = cache().open[size_t(index)].load(std::memory_order_acquire);
+  return entry ? *entry : nullptr;
 }
 
 int64_t default_device_index() {
@@ -47,7 +60,8 @@ int64_t default_device_index() {
   int64_t index = device->info().index;
   // If that physical device was already opened by index, keep the first logical device:
   // tensors of one index must all live on one logical device.
-  c.devices.emplace(index, device);
+  auto [entry, _] = c.devices.emplace(index, device);
+  if (index >= 0 && index < kFastIndices) c.open[size_t(index)].store(&entry->second, std::memory_order_release);
   c.default_index = index;
   return index;
 }

@@ -1,5 +1,7 @@
 // The NIF registry: the function table and load hooks for Elixir.Nx.Vulkan.NIF.
-// Every call that may touch the GPU (or open a device) runs on a dirty scheduler.
+// Calls that may block (wait for the GPU, open a device, compile a kernel, move large data)
+// run on dirty schedulers; `op` records on a normal one and moves to a dirty one only when it
+// would have to compile or open a device.
 #include <erl_nif.h>
 
 #include "nifs.hpp"
@@ -24,10 +26,10 @@ constexpr int kCPU = ERL_NIF_DIRTY_JOB_CPU_BOUND;
 ErlNifFunc nif_functions[] = {
     {"from_binary", 4, nxv_nif::from_binary_nif, kCPU},
     {"to_binary", 2, nxv_nif::to_binary_nif, kIO},
-    {"deallocate", 1, nxv_nif::deallocate_nif, kIO},
+    {"deallocate", 1, nxv_nif::deallocate_nif, 0},
     {"deallocated?", 1, nxv_nif::deallocated_nif, 0},
     {"copy", 2, nxv_nif::copy_nif, kIO},
-    {"op", 6, nxv_nif::op_nif, kIO},
+    {"op", 6, nxv_nif::op_nif, 0},
     {"native_ops", 0, nxv_nif::native_ops_nif, 0},
     {"op_table", 0, nxv_nif::op_table_nif, 0},
     {"check_op", 6, nxv_nif::check_op_nif, kIO},

@@ -1,5 +1,6 @@
 // Tensors: upload, download, deallocate, copy, and the op entry point.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,25 +119,49 @@ nxv::OpId get_op(ErlNifEnv* env, ERL_NIF_TERM term) {
 
 // op(device_index, op_id, out_type, out_shape, [ref], options) -> {:ok, ref}. The op id is
 // the row of the op table (op_table/0); options are decoded once into the family's attributes.
-ERL_NIF_TERM op_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
-  return guard(env, [&] {
-    int64_t index = get_int64(env, argv[0], "device");
-    nxv::OpId op = get_op(env, argv[1]);
-    nxv::OutSpec out{get_dtype(env, argv[2]), get_shape(env, argv[3])};
-    std::vector<HeldTensor> held = get_tensors(env, argv[4]);
-    nxv::Attrs attrs = nxv::decode_attrs(op, TermAttrReader(env, argv[5]));
-    auto device = device_at(index);
-    std::vector<nxv::Tensor> inputs;
-    inputs.reserve(held.size());
-    for (auto& input : held) {
-      if (input.device_index != index)
-        invalid("an input of " + std::string(nxv::op_info(op).name) + " lives on device " +
-                std::to_string(input.device_index) + ", not on device " + std::to_string(index));
-      inputs.push_back(std::move(input.tensor));
-    }
+// Runs on a normal scheduler when recording is all it takes (the device is open, every kernel
+// it needs is compiled); otherwise it continues on a dirty scheduler (op_blocking).
+namespace {
+
+// Returns the result; sets `blocked` (and returns a placeholder) where only a dirty
+// scheduler may go on.
+ERL_NIF_TERM run_op_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block, bool& blocked) {
+  int64_t index = get_int64(env, argv[0], "device");
+  nxv::OpId op = get_op(env, argv[1]);
+  nxv::OutSpec out{get_dtype(env, argv[2]), get_shape(env, argv[3])};
+  std::vector<HeldTensor> held = get_tensors(env, argv[4]);
+  nxv::Attrs attrs = nxv::decode_attrs(op, TermAttrReader(env, argv[5]));
+  auto device = may_block ? device_at(index) : device_if_open(index);
+  if (!device) return blocked = true, atoms.ok;
+  std::vector<nxv::Tensor> inputs;
+  inputs.reserve(held.size());
+  for (auto& input : held) {
+    if (input.device_index != index)
+      invalid("an input of " + std::string(nxv::op_info(op).name) + " lives on device " +
+              std::to_string(input.device_index) + ", not on device " + std::to_string(index));
+    inputs.push_back(std::move(input.tensor));
+  }
+  if (may_block) {
     nxv::Tensor result = nxv::run_op(*device, op, out, inputs, attrs);
     return make_ok(env, make_tensor_term(env, std::move(result), index));
-  });
+  }
+  std::optional<nxv::Tensor> result = nxv::run_op_if_compiled(*device, op, out, inputs, attrs);
+  if (!result) return blocked = true, atoms.ok;
+  return make_ok(env, make_tensor_term(env, std::move(*result), index));
+}
+
+ERL_NIF_TERM op_blocking_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  bool blocked = false;
+  return guard(env, [&] { return run_op_term(env, argv, true, blocked); });
+}
+
+}  // namespace
+
+ERL_NIF_TERM op_nif(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[]) {
+  bool blocked = false;
+  ERL_NIF_TERM done = guard(env, [&] { return run_op_term(env, argv, false, blocked); });
+  if (!blocked) return done;
+  return enif_schedule_nif(env, "op", ERL_NIF_DIRTY_JOB_IO_BOUND, op_blocking_nif, argc, argv);
 }
 
 // op_table() -> {:ok, [{name, id, family, arity, depends}]}: the engine's op table

@@ -179,3 +179,28 @@ TEST(Graphs, RecordOnceAndReRunWithNewBuffersAsEagerOpsDo) {
   Tensor strided = slice_view(upload(*dev, DType::F32, {2 * n}, random_floats(2 * n, 4)), {0}, {n}, {2});
   EXPECT_THROW(exec.run(*dev, std::vector<Tensor>{strided, y0}), Error);
 }
+
+// The NIF records ops on a normal BEAM scheduler through run_op_if_compiled: it must decline,
+// recording nothing, while a kernel the op needs is not compiled, and run once it is.
+TEST(Eager, RunIfCompiledDeclinesUntilItsKernelIsBuilt) {
+  std::shared_ptr<Device> dev;
+  try {
+    dev = Device::open();  // a fresh kernel cache
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no Vulkan device: " << e.what();
+  }
+  std::vector<float> v{1, 2, 3, 4};
+  Tensor a = from_host(*dev, DType::F32, {4}, v.data(), 16);
+  OutSpec out{DType::F32, {4}};
+  dev->synchronize();
+  uint64_t before = dev->impl().stream.stats().commands;
+  EXPECT_FALSE(run_op_if_compiled(*dev, OpId::multiply, out, {a, a}).has_value());
+  dev->synchronize();
+  EXPECT_EQ(dev->impl().stream.stats().commands, before);
+  run_op(*dev, OpId::multiply, out, {a, a});
+  auto again = run_op_if_compiled(*dev, OpId::multiply, out, {a, a});
+  ASSERT_TRUE(again.has_value());
+  std::vector<float> got(4);
+  to_host(*dev, *again, got.data(), 16);
+  EXPECT_EQ(got, (std::vector<float>{1, 4, 9, 16}));
+}

@@ -86,6 +86,11 @@ Support check_op(Device& device, OpId op, const OutSpec& out, std::span<const Te
 Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
               const Attrs& attrs = {});
 
+// The same, but returns nullopt at once (nothing recorded) where a kernel it needs is not
+// compiled yet: for callers that must not block, which then call run_op elsewhere.
+std::optional<Tensor> run_op_if_compiled(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
+                                         const Attrs& attrs = {});
+
 // Conveniences by name (tests, tools): an unknown name is Unsupported.
 Tensor run_op(Device& device, std::string_view op, const OutSpec& out, const std::vector<Tensor>& inputs,
               const Attrs& attrs = {});

@@ -281,7 +281,9 @@ const Kernel& KernelCache::get_or_build(Map& map, const Key& key, const std::fun
     auto it = map.find(key);
     if (it != map.end()) {
       entry = it->second;
+      if (CompileFreeScope::active() && !entry->ready.load(std::memory_order_acquire)) throw KernelNotReady();
     } else {
+      if (CompileFreeScope::active()) throw KernelNotReady();
       entry = std::make_shared<Entry>();
       map.emplace(key, entry);
       builder = true;
@@ -329,6 +331,14 @@ const Kernel& KernelCache::get(const KernelKey& requested) {
   KernelKey key = with_device_switches(requested, *core_);
   return get_or_build(by_source_, source_map_key(key), [&] { return key; });
 }
+
+namespace {
+thread_local bool compile_free = false;
+}  // namespace
+
+CompileFreeScope::CompileFreeScope() : previous_(compile_free) { compile_free = true; }
+CompileFreeScope::~CompileFreeScope() { compile_free = previous_; }
+bool CompileFreeScope::active() { return compile_free; }
 
 const Kernel& KernelCache::get(const VariantKey& variant, const std::function<KernelKey()>& source) {
   return get_or_build(by_variant_, variant, source);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -81,6 +82,25 @@ struct KernelCacheStats {
   uint64_t disk_hits = 0;    // SPIR-V read from the disk cache
   uint64_t memory_hits = 0;  // kernels found already built
   uint64_t pipelines = 0;    // pipelines created
+};
+
+// Thrown instead of compiling (or waiting for another thread's compile) while a
+// CompileFreeScope is active on this thread: its caller may not block (a normal BEAM
+// scheduler) and retries where it may.
+struct KernelNotReady : std::runtime_error {
+  KernelNotReady() : std::runtime_error("a kernel needs compiling") {}
+};
+
+class CompileFreeScope {
+ public:
+  CompileFreeScope();
+  ~CompileFreeScope();
+  CompileFreeScope(const CompileFreeScope&) = delete;
+  CompileFreeScope& operator=(const CompileFreeScope&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
 };
 
 // The GLSL source of a template; throws InvalidArgument for an unknown name.

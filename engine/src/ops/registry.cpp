@@ -69,6 +69,16 @@ Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Ten
   return translate_vk("running op", [&] { return run_one_node(device, op, out, inputs, attrs); });
 }
 
+std::optional<Tensor> run_op_if_compiled(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
+                                         const Attrs& attrs) {
+  try {
+    CompileFreeScope no_compiles;
+    return run_op(device, op, out, inputs, attrs);
+  } catch (const KernelNotReady&) {
+    return std::nullopt;
+  }
+}
+
 Tensor run_op(Device& device, std::string_view op, const OutSpec& out, const std::vector<Tensor>& inputs,
               const Attrs& attrs) {
   auto id = find_op(op);

@@ -1,0 +1,31 @@
+# The cost of one small eager op from Elixir (the Nx call, the backend, the NIF, recording on
+# the device's stream), pipelined and synchronous with its download: the figures that the
+# engine's own floor (`build/bench/nxv_bench --benchmark_filter=SmallOp`, the same ops from
+# C++) is compared with. Run in the same command as that benchmark:
+#
+#     mix run bench/eager_overhead.exs
+#
+# (NX_PATH etc. as for the Elixir suite.)
+Nx.global_default_backend(Nx.Vulkan.Backend)
+a = Nx.iota({1000}, type: :f32)
+b = Nx.iota({1000}, type: :f32)
+
+per_op_us = fn n, fun ->
+  fun.()
+  Nx.Vulkan.synchronize()
+  {us, _} = :timer.tc(fn ->
+    for _ <- 1..n, do: fun.()
+    Nx.Vulkan.synchronize()
+  end)
+  us / n
+end
+
+best = fn n, fun -> Enum.min(for _ <- 1..5, do: per_op_us.(n, fun)) end
+
+IO.puts("device: #{Nx.Vulkan.device_info().name}")
+
+pipelined = best.(5000, fn -> Nx.add(a, b) end)
+IO.puts("pipelined Nx.add of f32[1000]: #{Float.round(pipelined, 2)} us per op")
+
+synchronous = best.(1000, fn -> Nx.add(a, b) |> Nx.to_binary() end)
+IO.puts("synchronous Nx.add of f32[1000] + Nx.to_binary: #{Float.round(synchronous, 2)} us per op")
