@@ -212,12 +212,12 @@ TEST_F(Sort, RadixRowsOfEveryKeyWidth) {
   Device& d = *device_;
   std::mt19937_64 rng(sample_seed() + 2);
   std::string failures;
-  for (DType t : {DType::U8, DType::BF16, DType::F32, DType::S32, DType::F64})
-    for (bool desc : {false, true})
-      for (bool arg : {false, true}) {
-        const SortCase& c = kRadixCases[rng() % kRadixCases.size()];
-        failures += run_case(d, t, c, arg, desc, DType::S32, rng);
-      }
+  for (DType t : {DType::U8, DType::BF16, DType::S32, DType::F64}) {
+    const SortCase& c = kRadixCases[rng() % kRadixCases.size()];
+    failures += run_case(d, t, c, rng() % 2, rng() % 2, DType::S32, rng);
+  }
+  for (bool desc : {false, true})
+    for (bool arg : {false, true}) failures += run_case(d, DType::F32, {{3, 2100}, 1}, arg, desc, DType::S32, rng);
   failures += run_case(d, DType::F32, {{20000}, 0}, true, false, DType::S64, rng);
   EXPECT_TRUE(failures.empty()) << failures;
 }

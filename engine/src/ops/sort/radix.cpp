@@ -13,34 +13,41 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kScanWorkgroup = 256;  // radix_scan's base pass needs one invocation per digit
-constexpr uint32_t kItems = 16;           // rounds of a scatter tile
 
-// How radix_scatter ranks keys: subgroup ballots where the device has them and a workgroup's
-// per-subgroup counters fit in shared memory, else groups of invocations comparing digits
-// through shared memory.
+// How radix_scatter runs: its workgroup, rounds per tile, and how it ranks keys: subgroup
+// ballots where the device has them and a workgroup's per-subgroup counters fit in shared
+// memory, else groups of invocations comparing digits through shared memory. Shared memory
+// holds the larger of the counters and the tile's keys (and indices).
 struct ScatterConfig {
   uint32_t workgroup = 256;
-  uint32_t groups = 8;        // most groups in a workgroup
-  uint32_t group = 32;        // MATCH_SHARED: invocations per group
+  uint32_t items = 16;
+  uint32_t groups = 8;  // most groups in a workgroup
+  uint32_t group = 0;   // match_shared: invocations per group
   bool match_shared = false;
-  uint32_t tile() const { return workgroup * kItems; }
+  uint32_t key_words = 1;
+  uint32_t shared_words = 0;
+  uint32_t tile() const { return workgroup * items; }
 };
 
-ScatterConfig scatter_config(const DeviceInfo& info) {
+ScatterConfig scatter_config(const DeviceInfo& info, size_t key_bytes, bool arg) {
   const auto& f = info.features;
   uint32_t min_subgroup = info.min_subgroup_size ? info.min_subgroup_size : info.subgroup_size;
   uint64_t limit = info.max_shared_memory ? info.max_shared_memory : 16384;
-  if (f.subgroup_basic && f.subgroup_ballot && min_subgroup >= 4) {
-    for (uint32_t wg : {256u, 128u, 64u}) {
-      uint32_t groups = std::max<uint32_t>(1, wg / min_subgroup);
-      if (4ull * (groups * 256 + 256) <= limit) return {wg, groups, 0, false};
-    }
+  uint32_t key_words = key_bytes == 8 ? 2 : 1;
+  uint32_t words_per_key = key_words + (arg ? 1 : 0);
+  bool ballot = f.subgroup_basic && f.subgroup_ballot && min_subgroup >= 4;
+  for (bool shared_match : {false, true}) {
+    if (!shared_match && !ballot) continue;
+    for (uint32_t wg : {256u, 128u, 64u})
+      for (uint32_t items : {16u, 8u, 4u}) {
+        uint32_t group = shared_match ? std::min<uint32_t>(32, wg) : 0;
+        uint32_t groups = shared_match ? wg / group : std::max<uint32_t>(1, wg / min_subgroup);
+        uint32_t words = std::max(groups * 256, wg * items * words_per_key);
+        uint64_t bytes = 4ull * (words + 3 * 256 + (shared_match ? wg : 0));
+        if (bytes <= limit) return {wg, items, groups, group, shared_match, key_words, words};
+      }
   }
-  for (uint32_t wg : {256u, 128u, 64u}) {
-    uint32_t group = std::min<uint32_t>(32, wg);
-    if (4ull * ((wg / group) * 256 + 256 + wg) <= limit) return {wg, wg / group, group, true};
-  }
-  return {64, 2, 32, true};
+  throw Error(ErrorKind::Unsupported, "sort: the radix sort's tile does not fit in the device's shared memory");
 }
 
 void add_common(KernelKey& key, uint32_t wg, DType in, bool descending, std::optional<DType> index_type) {
@@ -94,7 +101,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     sorted_slot = a.builder.bind(sorted.buffer);
   }
 
-  ScatterConfig cfg = scatter_config(core.info());
+  ScatterConfig cfg = scatter_config(core.info(), dtype_size(in.type), arg);
   uint64_t tiles_per_row = (n + cfg.tile() - 1) / cfg.tile();
   size_t key_bytes = dtype_size(in.type);
   uint32_t passes = uint32_t(key_bytes);
@@ -112,7 +119,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     v.types = {a.out.type, in.type};
     v.type_count = 2;
     v.layout = 1;
-    v.tile = cfg.workgroup | (cfg.match_shared ? 1u << 16 : 0u);
+    v.tile = cfg.workgroup | cfg.items << 12 | (cfg.match_shared ? 1u << 20 : 0u);
     v.switches = switches | (attrs.descending ? 1u : 0u);
     return v;
   };
@@ -140,10 +147,12 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
       key.name = "radix_scatter";
       add_common(key, cfg.workgroup, in.type, attrs.descending, kind.arg && kind.last ? index_type : std::nullopt);
       auto& d = key.defines;
-      d.emplace_back("ITEMS", std::to_string(kItems));
+      d.emplace_back("ITEMS", std::to_string(cfg.items));
+      d.emplace_back("KW", std::to_string(cfg.key_words));
+      d.emplace_back("SHARED_WORDS", std::to_string(cfg.shared_words));
       d.emplace_back("GROUPS", std::to_string(cfg.groups));
       d.emplace_back("MATCH_SHARED", cfg.match_shared ? "1" : "0");
-      d.emplace_back("GROUP", std::to_string(cfg.group));
+      d.emplace_back("GROUP", std::to_string(std::max<uint32_t>(cfg.group, 1)));
       d.emplace_back("ARG", kind.arg ? "1" : "0");
       d.emplace_back("FIRST", kind.first ? "1" : "0");
       d.emplace_back("LAST", kind.last ? "1" : "0");
