@@ -218,7 +218,10 @@ TEST_F(Sort, RadixRowsOfEveryKeyWidth) {
   }
   for (bool desc : {false, true})
     for (bool arg : {false, true}) failures += run_case(d, DType::F32, {{3, 2100}, 1}, arg, desc, DType::S32, rng);
-  failures += run_case(d, DType::F32, {{20000}, 0}, true, false, DType::S64, rng);
+  // More tiles than the serial tile scan takes (16 on lavapipe: 2048-key tiles).
+  failures += run_case(d, DType::F32, {{40000}, 0}, true, false, DType::S64, rng);
+  // More tiles than one step of the workgroup tile scan (1024): its carry.
+  failures += run_case(d, DType::F32, {{2100000}, 0}, false, true, DType::S64, rng);
   EXPECT_TRUE(failures.empty()) << failures;
 }
 

@@ -13,6 +13,7 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kScanWorkgroup = 256;  // radix_scan's base pass needs one invocation per digit
+constexpr uint64_t kSerialScanTiles = 16;
 
 // How radix_scatter runs: its workgroup, rounds per tile, and how it ranks keys: subgroup
 // ballots where the device has them and a workgroup's per-subgroup counters fit in shared
@@ -131,15 +132,19 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     add_common(key, 256, in.type, attrs.descending, std::nullopt);
     return key;
   });
-  auto scan_kernel = [&](bool bases) -> const Kernel& {
-    return impl.kernels.get(variant_of(bases ? kBases : kScan, 0), [&] {
+  auto scan_kernel = [&](bool bases, bool serial) -> const Kernel& {
+    return impl.kernels.get(variant_of(bases ? kBases : kScan, serial ? 2u : 0u), [&] {
       KernelKey key;
       key.name = "radix_scan";
       key.workgroup_size = kScanWorkgroup;
-      key.defines = {{"WG", std::to_string(kScanWorkgroup)}, {"BASES", bases ? "1" : "0"}};
+      key.defines = {{"WG", std::to_string(kScanWorkgroup)},
+                     {"BASES", bases ? "1" : "0"},
+                     {"SERIAL", serial ? "1" : "0"}};
       return key;
     });
   };
+  // Rows of few tiles: an invocation per segment rather than a workgroup.
+  bool serial_scan = tiles_per_row <= kSerialScanTiles;
   auto scatter_kernel = [&](ScatterKind kind) -> const Kernel& {
     uint32_t sw = (kind.arg ? 2u : 0u) | (kind.first ? 4u : 0u) | (kind.last ? 8u : 0u);
     return impl.kernels.get(variant_of(kScatter, sw), [&] {
@@ -177,14 +182,15 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(h, keys_in.slot, Access::Read);
     a.builder.use(h, hist_slot, Access::Write);
 
-    const Kernel& scan = scan_kernel(false);
-    Launch& s = a.builder.launch(scan, {workgroups_for(core, rows * 256 * kScanWorkgroup, kScanWorkgroup), 1, 1}, push,
+    const Kernel& scan = scan_kernel(false, serial_scan);
+    uint64_t scan_threads = rows * 256 * (serial_scan ? 1 : kScanWorkgroup);
+    Launch& s = a.builder.launch(scan, {workgroups_for(core, scan_threads, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
     a.builder.use(s, hist_slot, Access::Read);
     a.builder.use(s, hist_slot, Access::Write);
     a.builder.use(s, bases_slot, Access::Write);
 
-    const Kernel& base_scan = scan_kernel(true);
+    const Kernel& base_scan = scan_kernel(true, false);
     Launch& b = a.builder.launch(base_scan, {workgroups_for(core, rows * kScanWorkgroup, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
     a.builder.use(b, bases_slot, Access::Read);

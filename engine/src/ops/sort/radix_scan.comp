@@ -1,8 +1,9 @@
-// LSD radix sort, digit pass 2 of 3, in two launches. BASES=0: a workgroup per (row, digit)
-// segment of hist turns the tiles' counts into exclusive prefixes (tiles of WG * 4 counts, a
-// Hillis-Steele scan of the invocations' totals, a carry from tile to tile) and writes the
-// segment's total to bases. BASES=1: a workgroup per row turns the row's 256 digit totals into
-// exclusive prefixes. No workgroup waits on another. Defines: WG (>= 256 for BASES), BASES.
+// LSD radix sort, digit pass 2 of 3, in two launches. BASES=0: each (row, digit) segment of
+// hist has its tiles' counts turned into exclusive prefixes and its total written to bases: by
+// a workgroup (tiles of WG * 4 counts, a Hillis-Steele scan of the invocations' totals, a
+// carry from tile to tile), or with SERIAL (rows of few tiles) by one invocation. BASES=1: a
+// workgroup per row turns the row's 256 digit totals into exclusive prefixes. No workgroup
+// waits on another. Defines: WG (>= 256 for BASES), BASES, SERIAL.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -40,6 +41,18 @@ void main() {
     scan_totals(tid);
     if (tid < 256u) bases.v[row * 256u + tid] = s_tot[tid] - v;
     barrier();
+  }
+#elif SERIAL
+  uint threads = gl_NumWorkGroups.x * uint(WG);
+  for (uint seg = gl_GlobalInvocationID.x; seg < pc.segments; seg += threads) {
+    uint base = seg * pc.tiles_per_row;
+    uint run = 0u;
+    for (uint k = 0u; k < pc.tiles_per_row; ++k) {
+      uint v = hist.v[base + k];
+      hist.v[base + k] = run;
+      run += v;
+    }
+    bases.v[seg] = run;
   }
 #else
   for (uint seg = gl_WorkGroupID.x; seg < pc.segments; seg += gl_NumWorkGroups.x) {
