@@ -13,4 +13,9 @@ namespace nxv {
 void append_copy(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t in_slot, const Tensor& out,
                  uint32_t out_slot);
 
+// Appends the launches copying `src` into `dst`: two views of the same shape and element size
+// (any non-negative strides; `dst` may be a region of a larger tensor, as concatenate writes).
+void append_copy_between(Device& device, LaunchBuilder& builder, const Tensor& src, uint32_t src_slot,
+                         const Tensor& dst, uint32_t dst_slot);
+
 }  // namespace nxv
