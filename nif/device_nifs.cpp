@@ -72,6 +72,7 @@ nlohmann::json info_to_json(const nxv::DeviceInfo& info) {
                    {"subgroup_basic", f.subgroup_basic},
                    {"subgroup_arithmetic", f.subgroup_arithmetic},
                    {"subgroup_shuffle", f.subgroup_shuffle},
+                   {"subgroup_ballot", f.subgroup_ballot},
                    {"buffer_device_address", f.buffer_device_address},
                    {"timeline_semaphore", f.timeline_semaphore}};
   json coopmat = json::array();

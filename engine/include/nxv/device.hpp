@@ -29,6 +29,7 @@ struct DeviceFeatures {
   bool cooperative_matrix = false;           // VK_KHR_cooperative_matrix, compute stage
   bool cooperative_matrix2 = false;          // VK_NV_cooperative_matrix2 (any of its features)
   bool subgroup_basic = false, subgroup_arithmetic = false, subgroup_shuffle = false;
+  bool subgroup_ballot = false;  // subgroupBallot and its bit counts, compute stage
   // Vulkan 1.3: a pipeline may require a subgroup size in [min, max]_subgroup_size (compute is
   // among requiredSubgroupSizeStages), and may require full subgroups.
   bool subgroup_size_control = false, compute_full_subgroups = false;

@@ -52,7 +52,7 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   if (disabled_ & kCapCooperativeMatrix) ft.cooperative_matrix = ft.bfloat16_cooperative_matrix = false;
   if (disabled_ & kCapCooperativeMatrix2) ft.cooperative_matrix2 = false;
   if (disabled_ & kCapSubgroupOps) {
-    ft.subgroup_basic = ft.subgroup_arithmetic = ft.subgroup_shuffle = false;
+    ft.subgroup_basic = ft.subgroup_arithmetic = ft.subgroup_shuffle = ft.subgroup_ballot = false;
   }
   if (disabled_ & kCapSubgroupSizeControl) ft.subgroup_size_control = ft.compute_full_subgroups = false;
 

@@ -209,6 +209,7 @@ DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t i
   ft.subgroup_basic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eBasic);
   ft.subgroup_arithmetic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eArithmetic);
   ft.subgroup_shuffle = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eShuffle);
+  ft.subgroup_ballot = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eBallot);
 
   info.min_subgroup_size = p13.minSubgroupSize;
   info.max_subgroup_size = p13.maxSubgroupSize;

@@ -1,0 +1,48 @@
+// LSD radix sort, digit pass 1 of 3: every tile's count of each 8-bit digit of the keys
+// (sort_keys.glsl), written to hist[(row * 256 + digit) * tiles_per_row + tile]. Counting is
+// order-free, so shared atomics give deterministic counts.
+// Defines: WG, RAW, RAW_ALIGN, and sort_keys.glsl's.
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_GOOGLE_include_directive : require
+#if NXV_STORAGE8
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#endif
+#if NXV_STORAGE16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#endif
+#if NXV_INT64
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+
+layout(local_size_x_id = 0) in;
+
+#include "sort_push.h"
+#include "sort_keys.glsl"
+
+layout(push_constant, std430) uniform Params { RadixPush pc; };
+layout(buffer_reference, std430, buffer_reference_align = RAW_ALIGN) readonly buffer KeyBuf { RAW v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer CountBuf { uint v[]; };
+
+shared uint s_hist[256];
+
+void main() {
+  uint tid = gl_LocalInvocationID.x;
+  KeyBuf keys = KeyBuf(pc.keys_in);
+  CountBuf hist = CountBuf(pc.hist);
+  uint tiles = pc.rows * pc.tiles_per_row;
+  for (uint tile = gl_WorkGroupID.x; tile < tiles; tile += gl_NumWorkGroups.x) {
+    for (uint d = tid; d < 256u; d += uint(WG)) s_hist[d] = 0u;
+    barrier();
+    uint row = tile / pc.tiles_per_row, t = tile - row * pc.tiles_per_row;
+    uint start = t * pc.tile, end = min(start + pc.tile, pc.n);
+    uint base = row * pc.n;
+    for (uint k = start + tid; k < end; k += uint(WG)) atomicAdd(s_hist[nxv_sort_digit(KEY(keys.v[base + k]), pc.shift)], 1u);
+    barrier();
+    for (uint d = tid; d < 256u; d += uint(WG)) hist.v[(row * 256u + d) * pc.tiles_per_row + t] = s_hist[d];
+    barrier();  // the next tile clears s_hist
+  }
+}

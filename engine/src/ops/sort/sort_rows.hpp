@@ -1,0 +1,13 @@
+// Sorting rows that fit in shared memory (sort_rows.comp): any layout, one launch.
+#pragma once
+#include "ops/family.hpp"
+#include "ops/sort/sort_attrs.hpp"
+
+namespace nxv {
+
+// Longest row sorted in shared memory; longer rows go to the radix sort.
+inline constexpr int64_t kRowSortMax = 2048;
+
+void lower_row_sort(const LowerArgs& a, const SortAttrs& attrs);
+
+}  // namespace nxv
