@@ -1,0 +1,94 @@
+// dot at the sizes of ../shared/anchors/jax_ops.py's dot section (f32 at JAX's precision
+// "highest": full f32 products; bf16/f16 8192^3 accumulating in f32; f64 2048^3), plus 512^3
+// f32 (the lavapipe target: within 2x of numpy with OpenBLAS). Counter TFLOP/s = 2*M*N*K per
+// second, JAX's count. Products over NXV_BENCH_MAX_FLOP (default 2e10 on CPU drivers, where
+// 8192^3 would take minutes) are skipped.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "device_limits.hpp"
+#include "nxv/ops.hpp"
+#include "ops/dot/dot_attrs.hpp"
+
+namespace nxv::bench {
+namespace {
+
+double max_flop() {
+  static const double limit = [] {
+    const char* env = std::getenv("NXV_BENCH_MAX_FLOP");
+    if (env && *env) return std::strtod(env, nullptr);
+    return device().info().type == "cpu" ? 2e10 : 1e16;
+  }();
+  return limit;
+}
+
+Tensor values(Device& dev, DType type, const Shape& shape) {
+  int64_t n = shape_size(shape);
+  std::vector<float> host(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) host[size_t(i)] = std::sin(float(i % 65521) * 0.618034f);
+  Tensor x = from_host(dev, DType::F32, shape, host.data(), host.size() * sizeof(float));
+  return type == DType::F32 ? x : run_op(dev, "as_type", {type, shape}, {x});
+}
+
+// [m, k] . [k, n] -> [m, n] (m == 1: a vector [k] times [k, n], as jnp.matmul of (1, K) gives).
+void run_dot(benchmark::State& state, DType in, DType out, int64_t m, int64_t k, int64_t n) {
+  Device& dev = device();
+  double flop = 2.0 * double(m) * double(n) * double(k);
+  if (flop > max_flop()) {
+    state.SkipWithError("over NXV_BENCH_MAX_FLOP");
+    return;
+  }
+  DotAttrs attrs{{1}, {}, {0}, {}};
+  Attrs at = Attrs::of(attrs);
+  OpId op = *find_op("dot");
+  TensorSpec specs[] = {contiguous_spec(in, {m, k}), contiguous_spec(in, {k, n})};
+  if (!check_op(dev, op, {out, {m, n}}, specs, at)) {
+    state.SkipWithError("dot of these types is not native on this device");
+    return;
+  }
+  Tensor a = values(dev, in, {m, k}), b = values(dev, in, {k, n});
+  OutSpec spec{out, {m, n}};
+  int per_iter = flop > 1e11 ? 1 : 10;
+  warm_up([&] { run_op(dev, op, spec, {a, b}, at); });
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < per_iter; ++i) run_op(dev, op, spec, {a, b}, at);
+    dev.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  // The matrix-vector shape is memory bound: its bytes against the copy bandwidth.
+  double bytes = double(dtype_size(in)) * double(m * k + k * n) + double(dtype_size(out)) * double(m * n);
+  state.counters["of_copy_bw"] =
+      benchmark::Counter(bytes * per_iter / limits().copy_bytes_per_s, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_DotF32_8192(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 8192, 8192, 8192); }
+void BM_DotF32_4096(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 4096, 4096, 4096); }
+void BM_DotF32_256x784x1024(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 256, 784, 1024); }
+void BM_DotF32_256x1024x1024(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 256, 1024, 1024); }
+void BM_DotF32_1x4096x4096(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 1, 4096, 4096); }
+void BM_DotF32_512(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 512, 512, 512); }
+void BM_DotF64_2048(benchmark::State& s) { run_dot(s, DType::F64, DType::F64, 2048, 2048, 2048); }
+// jnp.matmul(x, y, preferred_element_type=f32): bf16/f16 inputs, f32 accumulation and result.
+void BM_DotBF16_8192(benchmark::State& s) { run_dot(s, DType::BF16, DType::F32, 8192, 8192, 8192); }
+void BM_DotF16_8192(benchmark::State& s) { run_dot(s, DType::F16, DType::F32, 8192, 8192, 8192); }
+
+#define NXV_DOT_BENCH(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMillisecond)
+NXV_DOT_BENCH(BM_DotF32_8192);
+NXV_DOT_BENCH(BM_DotF32_4096);
+NXV_DOT_BENCH(BM_DotF32_256x784x1024);
+NXV_DOT_BENCH(BM_DotF32_256x1024x1024);
+NXV_DOT_BENCH(BM_DotF32_1x4096x4096);
+NXV_DOT_BENCH(BM_DotF32_512);
+NXV_DOT_BENCH(BM_DotF64_2048);
+NXV_DOT_BENCH(BM_DotBF16_8192);
+NXV_DOT_BENCH(BM_DotF16_8192);
+
+}  // namespace
+}  // namespace nxv::bench

@@ -1,0 +1,188 @@
+#include "ops/dot/dot_kernels.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "nxv/ops.hpp"
+#include "ops/dot/gemm_push.h"
+#include "ops/reduce/folds.hpp"
+
+namespace nxv {
+namespace {
+
+enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1 };
+
+bool is_cpu(const DeviceCore& core) { return core.info().type == "cpu"; }
+
+// Multiply-accumulate in the accumulator: fma for floats (one rounding per product, full
+// precision), wrap-around for integers, (re, im) products for complex.
+std::string mac(const std::string& acc) {
+  if (acc == "float" || acc == "double") return "fma(a, b, acc)";
+  if (acc == "vec2" || acc == "dvec2") return "((acc) + " + acc + "((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))";
+  return "((acc) + (a) * (b))";
+}
+
+void add_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc) {
+  fold_features({out, x, y}, acc).add_defines(d);
+  d.emplace_back("ACC", acc);
+  d.emplace_back("ZERO", acc + "(0)");
+  d.emplace_back("MAC(acc, a, b)", mac(acc));
+  add_buffer_defines(d, "C", out);
+  add_buffer_defines(d, "OUT", out);
+  d.emplace_back("STORE_OUT(v)", glsl_store(out));
+}
+
+uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) { return t.bk * (t.bm + t.bn + 2) * acc_bytes; }
+
+std::optional<GemmTile> tile_from_env() {
+  const char* env = std::getenv("NXV_DOT_TILE");
+  if (!env || !*env) return std::nullopt;
+  GemmTile t;
+  if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) != 5 || !t.tm || !t.tn || !t.bk ||
+      t.bm % t.tm || t.bn % t.tn || t.tm > 16 || t.tn > 16 || t.bm > 1024 || t.bn > 1024 || t.bk > 255 ||
+      t.invocations() > 1024)
+    return std::nullopt;
+  return t;
+}
+
+// Packs a tile into VariantKey::tile (bm, bn: up to 1023; bk: up to 255; tm, tn: 1..16).
+uint32_t pack(const GemmTile& t) {
+  return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
+}
+
+uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
+  return uint64_t(s.batch) * uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
+}
+
+}  // namespace
+
+std::string dot_acc_type(DType out) { return glsl_compute_type(out); }
+
+GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc) {
+  static const std::optional<GemmTile> forced = tile_from_env();
+  uint32_t acc_bytes = glsl_type_bytes(acc);
+  GemmTile t;
+  if (forced) {
+    t = *forced;
+  } else if (is_cpu(core)) {
+    // llvmpipe runs a workgroup's invocations in SIMD lanes: one row block per workgroup
+    // (RY = 1) makes every A read uniform (a scalar load), and TM rows per invocation give
+    // TM multiply-adds per B value read.
+    t = {16, 64, 16, 16, 1};
+    if (shape.m < 16) t = {8, 64, 16, 8, 1};
+  } else {
+    // GPUs: 128x128 tiles with 8x8 per invocation where there are enough of them to fill
+    // the device and the accumulators are 32-bit; 64x64 (4x4) next; 32x32 (2x2) for small
+    // products.
+    if (acc_bytes == 4 && tiles(shape, 128, 128) >= 128) t = {128, 128, 16, 8, 8};
+    else if (tiles(shape, 64, 64) >= 32) t = {64, 64, 16, 4, 4};
+    else t = {32, 32, 16, 2, 2};
+  }
+  uint32_t limit = core.info().max_shared_memory ? core.info().max_shared_memory : 16384;
+  while (t.bk > 1 && shared_bytes(t, acc_bytes) > limit) t.bk /= 2;
+  return t;
+}
+
+void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
+                 const GemmOperand& b, BufferRef c) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out);
+  GemmTile tile = choose_gemm_tile(core, shape, acc);
+  bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
+  variant.types = {out, a.type, b.type};
+  variant.type_count = 3;
+  variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0));
+  variant.tile = pack(tile);
+  const Kernel& kernel = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "gemm";
+    key.workgroup_size = tile.invocations();
+    auto& d = key.defines;
+    add_common_defines(d, out, a.type, b.type, acc);
+    d.emplace_back("BM", std::to_string(tile.bm) + "u");
+    d.emplace_back("BN", std::to_string(tile.bn) + "u");
+    d.emplace_back("BK", std::to_string(tile.bk) + "u");
+    d.emplace_back("TM", std::to_string(tile.tm) + "u");
+    d.emplace_back("TN", std::to_string(tile.tn) + "u");
+    d.emplace_back("A_K_UNIT", a_k_unit ? "1" : "0");
+    d.emplace_back("B_N_UNIT", b_n_unit ? "1" : "0");
+    add_buffer_defines(d, "A", a.type);
+    add_buffer_defines(d, "B", b.type);
+    d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
+    d.emplace_back("LOAD_B(x)", glsl_load(b.type, acc));
+    append_glsl_use_defines(d);
+    return key;
+  });
+  GemmPush push{};
+  push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
+  push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
+  push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
+  const auto& max_count = core.info().max_workgroup_count;
+  std::array<uint32_t, 3> grid{
+      uint32_t(std::min<uint64_t>((uint64_t(shape.n) + tile.bn - 1) / tile.bn, max_count[0])),
+      uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tile.bm - 1) / tile.bm, max_count[1])),
+      uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
+  Launch& l = builder.launch(kernel, grid, push,
+                             {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
+                              {offsetof(GemmPush, c_addr), c}});
+  builder.use(l, a.ref.slot, Access::Read);
+  builder.use(l, b.ref.slot, Access::Read);
+  builder.use(l, c.slot, Access::Write);
+}
+
+void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
+                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out);
+  bool cols = mat.strides[1] == 1 && rows > 1;
+  uint32_t lx, ly;
+  if (cols) {
+    lx = is_cpu(core) ? 64 : 32;
+    ly = 256 / lx;
+  } else {
+    lx = k >= 256 ? 64 : k >= 64 ? 32 : 8;
+    ly = 256 / lx;
+  }
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kMatvec};
+  variant.types = {out, mat.type, vec.type};
+  variant.type_count = 3;
+  variant.layout = uint8_t(cols ? 1 : 0);
+  variant.tile = lx | (ly << 16);
+  const Kernel& kernel = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "matvec";
+    key.workgroup_size = lx * ly;
+    auto& d = key.defines;
+    add_common_defines(d, out, mat.type, vec.type, acc);
+    d.emplace_back("LX", std::to_string(lx) + "u");
+    d.emplace_back("LY", std::to_string(ly) + "u");
+    d.emplace_back("COLS", cols ? "1" : "0");
+    add_buffer_defines(d, "M", mat.type);
+    add_buffer_defines(d, "V", vec.type);
+    d.emplace_back("LOAD_M(x)", glsl_load(mat.type, acc));
+    d.emplace_back("LOAD_V(x)", glsl_load(vec.type, acc));
+    append_glsl_use_defines(d);
+    return key;
+  });
+  MatvecPush push{};
+  push.batch = batch, push.rows = rows, push.k = k;
+  push.smat_batch = uint32_t(mat.strides[0]), push.smat_row = uint32_t(mat.strides[1]);
+  push.smat_k = uint32_t(mat.strides[2]);
+  push.svec_batch = uint32_t(vec.strides[0]), push.svec_k = uint32_t(vec.strides[2]);
+  uint32_t outs = cols ? lx : ly;
+  const auto& max_count = core.info().max_workgroup_count;
+  std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>((uint64_t(rows) + outs - 1) / outs, max_count[0])),
+                               uint32_t(std::min<uint64_t>(batch, max_count[1])), 1};
+  Launch& l = builder.launch(kernel, grid, push,
+                             {{offsetof(MatvecPush, mat_addr), mat.ref}, {offsetof(MatvecPush, vec_addr), vec.ref},
+                              {offsetof(MatvecPush, out_addr), dst}});
+  builder.use(l, mat.ref.slot, Access::Read);
+  builder.use(l, vec.ref.slot, Access::Read);
+  builder.use(l, dst.slot, Access::Write);
+}
+
+}  // namespace nxv

@@ -1,0 +1,131 @@
+// Tiled SIMT GEMM: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n], A and B read through strides.
+// A workgroup computes a BM x BN tile of C: per step of BK along k it stages the A and B
+// tiles in shared memory (in the accumulator type, zero outside the matrices), then every
+// invocation accumulates its TM x TN outputs, rows ty + i * RY and columns tx + j * RX
+// (interleaved: neighbouring invocations read neighbouring shared words). Each output
+// accumulates along k in order, once per product (fma for floats).
+// On a CPU driver the host picks RY = 1 (BM == TM): the A values an invocation reads are then
+// the same for the whole workgroup, and llvmpipe loads them once as scalars.
+// Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
+// _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
+// is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n).
+#version 460
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_GOOGLE_include_directive : require
+#if NXV_STORAGE8
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#endif
+#if NXV_STORAGE16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#endif
+#if NXV_INT64
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+
+layout(local_size_x_id = 0) in;
+
+#include "nxv_float_controls.glsl"
+#include "nxv_math.glsl"
+#include "gemm_push.h"
+
+layout(push_constant, std430) uniform Params { GemmPush pc; };
+
+layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buffer ABuf { A_STORE v[]; };
+layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buffer BBuf { B_STORE v[]; };
+layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
+
+const uint RX = BN / TN;  // invocations along n
+const uint RY = BM / TM;  // invocations along m
+const uint WG = RX * RY;
+// Row pitches of the staged tiles, padded by one where the tile is written along k (the
+// stores of neighbouring invocations then fall in different banks).
+#if A_K_UNIT
+const uint PA = BM + 1u;
+#else
+const uint PA = BM;
+#endif
+#if B_N_UNIT
+const uint PB = BN;
+#else
+const uint PB = BN + 1u;
+#endif
+shared ACC sa[BK * PA];  // [k][m]
+shared ACC sb[BK * PB];  // [k][n]
+
+void main() {
+  ABuf a = ABuf(pc.a_addr);
+  BBuf b = BBuf(pc.b_addr);
+  CBuf c = CBuf(pc.c_addr);
+  uint t = gl_LocalInvocationID.x;
+  uint tx = t % RX;
+  uint ty = RY == 1u ? 0u : t / RX;  // a constant where RY is 1: uniform A reads
+  uint tiles_n = (pc.n + BN - 1u) / BN, tiles_m = (pc.m + BM - 1u) / BM;
+  for (uint bz = gl_WorkGroupID.z; bz < pc.batch; bz += gl_NumWorkGroups.z) {
+    uint abase = bz * pc.sa_batch, bbase = bz * pc.sb_batch, cbase = bz * pc.m * pc.n;
+    for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
+      for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
+        uint m0 = tm * BM, n0 = tn * BN;
+        ACC acc[TM][TN];
+        [[unroll]] for (uint i = 0u; i < TM; ++i)
+          [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO;
+        for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
+          // Stage the tiles; consecutive invocations read consecutive elements where a
+          // stride is 1.
+          [[unroll]] for (uint e = t; e < BM * BK; e += WG) {
+#if A_K_UNIT
+            uint kk = e % BK, mm = e / BK;
+#else
+            uint kk = e / BM, mm = e % BM;
+#endif
+            uint gm = m0 + mm, gk = k0 + kk;
+            ACC v = ZERO;
+#if A_K_UNIT
+            if (gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk]);
+#else
+            if (gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk * pc.sa_k]);
+#endif
+            sa[kk * PA + mm] = v;
+          }
+          [[unroll]] for (uint e = t; e < BN * BK; e += WG) {
+#if B_N_UNIT
+            uint kk = e / BN, nn = e % BN;
+#else
+            uint kk = e % BK, nn = e / BK;
+#endif
+            uint gn = n0 + nn, gk = k0 + kk;
+            ACC v = ZERO;
+#if B_N_UNIT
+            if (gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn]);
+#else
+            if (gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn * pc.sb_n]);
+#endif
+            sb[kk * PB + nn] = v;
+          }
+          barrier();
+          [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
+            ACC av[TM], bv[TN];
+            [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = sa[kk * PA + ty + i * RY];
+            [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = sb[kk * PB + tx + j * RX];
+            [[unroll]] for (uint i = 0u; i < TM; ++i)
+              [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = MAC(acc[i][j], av[i], bv[j]);
+          }
+          barrier();
+        }
+        [[unroll]] for (uint i = 0u; i < TM; ++i) {
+          uint gm = m0 + ty + i * RY;
+          [[unroll]] for (uint j = 0u; j < TN; ++j) {
+            uint gn = n0 + tx + j * RX;
+            if (gm < pc.m && gn < pc.n) {
+              ACC v = acc[i][j];
+              c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
+            }
+          }
+        }
+      }
+    }
+  }
+}

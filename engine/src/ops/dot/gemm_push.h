@@ -1,0 +1,41 @@
+// Push constants of the dot kernels, declared once for C++ (ops/dot) and GLSL (gemm.comp,
+// matvec.comp). Strides are in elements, non-negative, and every index fits 32 bits (the
+// family's check and lowering see to both).
+#ifndef NXV_GEMM_PUSH_H
+#define NXV_GEMM_PUSH_H
+#include "nxv_shared.h"
+
+// gemm.comp: C[b, m, n] (row-major) = sum_k A[b, m, k] * B[b, k, n].
+NXV_STRUCT(GemmPush) {
+  NXV_ADDR a_addr;
+  NXV_ADDR b_addr;
+  NXV_ADDR c_addr;
+  NXV_U32 batch;
+  NXV_U32 m;
+  NXV_U32 n;
+  NXV_U32 k;
+  NXV_U32 sa_batch;
+  NXV_U32 sa_m;
+  NXV_U32 sa_k;
+  NXV_U32 sb_batch;
+  NXV_U32 sb_k;
+  NXV_U32 sb_n;
+};
+
+// matvec.comp: out[b, r] = sum_k MAT[b, r, k] * VEC[b, k] (one of M, N is 1: the other
+// operand is the matrix; its rows are the outputs).
+NXV_STRUCT(MatvecPush) {
+  NXV_ADDR mat_addr;
+  NXV_ADDR vec_addr;
+  NXV_ADDR out_addr;
+  NXV_U32 batch;
+  NXV_U32 rows;
+  NXV_U32 k;
+  NXV_U32 smat_batch;
+  NXV_U32 smat_row;
+  NXV_U32 smat_k;
+  NXV_U32 svec_batch;
+  NXV_U32 svec_k;
+};
+
+#endif

@@ -1,0 +1,308 @@
+// The dot family on fresh random inputs: shapes that take each path (tiled GEMM with tile
+// edges straddled, matrix-vector both ways, batches, several contracting axes, no
+// contracting axis, K = 0, empty outputs), transposed and broadcast views (read in place) and
+// axis groups that do not collapse (copied first), on every type and some mixed-type pairs,
+// against a host reference. Integers: bit for bit (full-range values, so products and sums
+// wrap). Floats: |got - exact| <= eps_out * |exact| + (K + 2) * eps_acc * sum_k |a| |b|
+// (eps_acc: f32 for f16/bf16/f32 outputs, f64 for f64; bf16 stores truncate: eps_out 2^-7).
+#include <bit>
+#include <complex>
+#include <cstring>
+#include <sstream>
+
+#include "ops/dot/dot_attrs.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
+
+uint64_t int_at(DType t, const std::byte* p) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, p, dtype_size(t));
+  size_t width = dtype_size(t) * 8;
+  if (is_signed(t) && width < 64 && (bits >> (width - 1)) & 1) bits |= ~uint64_t(0) << width;
+  return bits;
+}
+
+double real_bits(DType t, const std::byte* p) {
+  switch (t) {
+    case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
+    case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return std::bit_cast<float>(uint32_t(h) << 16); }
+    case DType::F32: case DType::C64: { float f; std::memcpy(&f, p, 4); return f; }
+    default: { double d; std::memcpy(&d, p, 8); return d; }
+  }
+}
+
+// Any value as a complex double (integers by their signed or unsigned value).
+std::complex<double> value_at(DType t, const std::byte* p) {
+  if (is_int(t)) {
+    uint64_t v = int_at(t, p);
+    return is_signed(t) ? double(int64_t(v)) : double(v);
+  }
+  if (t == DType::C64) return {real_bits(t, p), real_bits(t, p + 4)};
+  if (t == DType::C128) return {real_bits(t, p), real_bits(t, p + 8)};
+  return real_bits(t, p);
+}
+
+void put_real(DType t, double v, std::byte* p) {
+  switch (t) {
+    case DType::F16: { uint16_t h = f32_to_f16_bits(float(v)); std::memcpy(p, &h, 2); break; }
+    case DType::BF16: { uint16_t h = uint16_t(std::bit_cast<uint32_t>(float(v)) >> 16); std::memcpy(p, &h, 2); break; }
+    case DType::F32: { float f = float(v); std::memcpy(p, &f, 4); break; }
+    case DType::C64: { float f[2] = {float(v), 0}; std::memcpy(p, f, 8); break; }
+    case DType::C128: { double d[2] = {v, 0}; std::memcpy(p, d, 16); break; }
+    default: std::memcpy(p, &v, 8);
+  }
+}
+
+// Integers over their whole range; floats in [-2, 2) (complex: both parts).
+std::vector<std::byte> random_values(DType t, size_t n, std::mt19937& rng) {
+  size_t size = dtype_size(t);
+  std::vector<std::byte> out(n * size);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  for (size_t i = 0; i < n; ++i) {
+    std::byte* p = out.data() + i * size;
+    if (is_int(t)) {
+      uint64_t v = uint64_t(rng()) << 32 | rng();
+      std::memcpy(p, &v, size);
+    } else if (is_complex(t)) {
+      put_real(t, real(rng), p);
+      if (t == DType::C64) { float im = float(real(rng)); std::memcpy(p + 4, &im, 4); }
+      else { double im = real(rng); std::memcpy(p + 8, &im, 8); }
+    } else {
+      put_real(t, real(rng), p);
+    }
+  }
+  return out;
+}
+
+// Element offsets (row-major over `shape`) of every index of `axes`, in row-major order of them.
+std::vector<int64_t> offsets(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> pitch = row_major_strides(shape);
+  std::vector<int64_t> out{0};
+  for (int64_t a : axes) {
+    std::vector<int64_t> next;
+    for (int64_t o : out)
+      for (int64_t i = 0; i < shape[size_t(a)]; ++i) next.push_back(o + i * pitch[size_t(a)]);
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::vector<int64_t> free_of(size_t rank, const std::vector<int64_t>& c, const std::vector<int64_t>& b) {
+  std::vector<int64_t> f;
+  for (int64_t a = 0; a < int64_t(rank); ++a)
+    if (std::find(c.begin(), c.end(), a) == c.end() && std::find(b.begin(), b.end(), a) == b.end()) f.push_back(a);
+  return f;
+}
+
+// An operand's physical layout: 0 row-major; 1 stored with its last two axes swapped and
+// handed over as a transposed view; 2 a broadcast of its axis 0 (stored with extent 1).
+enum View { kDense = 0, kTransposed = 1, kBroadcast0 = 2 };
+
+struct DotCase {
+  std::string name;
+  Shape left, right;
+  DotAttrs attrs;
+  View left_view = kDense, right_view = kDense;
+};
+
+DotAttrs axes(std::vector<int64_t> lc, std::vector<int64_t> lb, std::vector<int64_t> rc, std::vector<int64_t> rb) {
+  return DotAttrs{std::move(lc), std::move(lb), std::move(rc), std::move(rb)};
+}
+
+std::vector<DotCase> dot_cases() {
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  return {
+      {"matmul_1x1x1", {1, 1}, {1, 1}, mm},
+      {"matmul_prime_37x41x43", {37, 41}, {41, 43}, mm},
+      {"matmul_tile_edges_65x17x129", {65, 17}, {17, 129}, mm},
+      {"matmul_130x260x70", {130, 260}, {260, 70}, mm},
+      {"vector_dot_1000", {1000}, {1000}, axes({0}, {}, {0}, {})},
+      {"matvec_m1_300x70", {300}, {300, 70}, axes({0}, {}, {0}, {})},
+      {"matvec_n1_70x300", {70, 300}, {300}, axes({1}, {}, {0}, {})},
+      {"matvec_m1_transposed_b", {300}, {300, 70}, axes({0}, {}, {0}, {}), kDense, kTransposed},
+      {"batched_3x5x7x9", {3, 5, 7}, {3, 7, 9}, axes({2}, {0}, {1}, {0})},
+      {"batched_one_1x4x6x5", {1, 4, 6}, {1, 6, 5}, axes({2}, {0}, {1}, {0})},
+      {"batch_axis_in_middle", {4, 2, 5}, {2, 5, 3}, axes({2}, {1}, {1}, {0})},
+      {"two_contract_axes", {2, 3, 4}, {4, 2}, axes({2, 0}, {}, {0, 1}, {})},
+      {"contract_apart_copied", {6, 5, 7}, {6, 7, 3}, axes({0, 2}, {}, {0, 1}, {})},
+      {"outer_3x4", {3}, {4}, axes({}, {}, {}, {})},
+      {"scalar_times_3x2", {}, {3, 2}, axes({}, {}, {}, {})},
+      {"k0_3x0x4", {3, 0}, {0, 4}, mm},
+      {"empty_m_0x5x3", {0, 5}, {5, 3}, mm},
+      {"transposed_a_33x20x18", {33, 20}, {20, 18}, mm, kTransposed},
+      {"transposed_both_24x40x31", {24, 40}, {40, 31}, mm, kTransposed, kTransposed},
+      {"broadcast_a_9x12x10", {9, 12}, {12, 10}, mm, kBroadcast0},
+  };
+}
+
+const DType kAllTypes[] = {DType::U8,  DType::S8,  DType::U16,  DType::S16, DType::U32, DType::S32, DType::U64,
+                           DType::S64, DType::F16, DType::BF16, DType::F32, DType::F64, DType::C64, DType::C128};
+
+struct TypeCase {
+  DType left, right, out;
+};
+
+std::string describe(const DotCase& c, const TypeCase& t) {
+  std::ostringstream s;
+  s << c.name << " " << dtype_name(t.left) << " x " << dtype_name(t.right) << " -> " << dtype_name(t.out);
+  return s.str();
+}
+
+// Uploads an operand of logical shape `shape` in layout `view`; returns the tensor handed to
+// dot and its logical row-major bytes.
+std::pair<Tensor, std::vector<std::byte>> make_operand(Device& dev, DType t, const Shape& shape, View view,
+                                                       std::mt19937& rng) {
+  Shape stored = shape;
+  if (view == kTransposed && shape.size() >= 2) std::swap(stored[shape.size() - 2], stored[shape.size() - 1]);
+  if (view == kBroadcast0 && !shape.empty()) stored[0] = 1;
+  auto bytes = random_values(t, size_t(shape_size(stored)), rng);
+  Tensor x = from_host(dev, t, stored, bytes.data(), bytes.size());
+  if (view == kTransposed && shape.size() >= 2) {
+    std::vector<int64_t> perm(shape.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(i);
+    std::swap(perm[shape.size() - 2], perm[shape.size() - 1]);
+    x = transpose_view(x, perm);
+  }
+  if (view == kBroadcast0 && !shape.empty()) x = broadcast_view(x, shape);
+  if (x.size() == 0) return {x, {}};
+  return {x, to_host(dev, x)};
+}
+
+double eps_of(DType t) {
+  switch (t) {
+    case DType::F16: return 0x1p-11;
+    case DType::BF16: return 0x1p-7;
+    case DType::F32: case DType::C64: return 0x1p-24;
+    default: return 0x1p-53;
+  }
+}
+
+void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t seed) {
+  SCOPED_TRACE(describe(c, types));
+  std::mt19937 rng(seed);
+  auto [left, lbytes] = make_operand(dev, types.left, c.left, c.left_view, rng);
+  auto [right, rbytes] = make_operand(dev, types.right, c.right, c.right_view, rng);
+  const DotAttrs& a = c.attrs;
+  std::vector<int64_t> lf = free_of(c.left.size(), a.left_contract, a.left_batch);
+  std::vector<int64_t> rf = free_of(c.right.size(), a.right_contract, a.right_batch);
+  Shape out_shape;
+  for (int64_t x : a.left_batch) out_shape.push_back(c.left[size_t(x)]);
+  for (int64_t x : lf) out_shape.push_back(c.left[size_t(x)]);
+  for (int64_t x : rf) out_shape.push_back(c.right[size_t(x)]);
+  OutSpec out{types.out, out_shape};
+  Tensor result = run_op(dev, "dot", out, {left, right}, Attrs::of(a));
+  ASSERT_EQ(result.shape, out_shape);
+  if (result.size() == 0) return;
+  std::vector<std::byte> got = to_host(dev, result);
+
+  auto lb = offsets(c.left, a.left_batch), lm = offsets(c.left, lf), lk = offsets(c.left, a.left_contract);
+  auto rb = offsets(c.right, a.right_batch), rn = offsets(c.right, rf), rk = offsets(c.right, a.right_contract);
+  size_t lsize = dtype_size(types.left), rsize = dtype_size(types.right), osize = dtype_size(types.out);
+  double eps_acc = types.out == DType::F64 || types.out == DType::C128 ? 0x1p-53 : 0x1p-24;
+  size_t K = lk.size(), failures = 0;
+  for (size_t b = 0; b < lb.size(); ++b)
+    for (size_t m = 0; m < lm.size(); ++m)
+      for (size_t n = 0; n < rn.size(); ++n) {
+        size_t o = (b * lm.size() + m) * rn.size() + n;
+        const std::byte* g = got.data() + o * osize;
+        std::string where = "output " + std::to_string(o);
+        if (is_int(types.out)) {
+          uint64_t acc = 0;
+          for (size_t k = 0; k < K; ++k)
+            acc += int_at(types.left, lbytes.data() + size_t(lb[b] + lm[m] + lk[k]) * lsize) *
+                   int_at(types.right, rbytes.data() + size_t(rb[b] + rn[n] + rk[k]) * rsize);
+          uint64_t want = 0, have = 0;
+          std::memcpy(&want, &acc, osize);
+          std::memcpy(&have, g, osize);
+          if (want != have && failures++ < 5) ADD_FAILURE() << where << ": got " << have << ", expected " << want;
+          continue;
+        }
+        std::complex<double> acc = 0;
+        double mag = 0;
+        for (size_t k = 0; k < K; ++k) {
+          auto x = value_at(types.left, lbytes.data() + size_t(lb[b] + lm[m] + lk[k]) * lsize);
+          auto y = value_at(types.right, rbytes.data() + size_t(rb[b] + rn[n] + rk[k]) * rsize);
+          acc += x * y;
+          mag += std::abs(x) * std::abs(y);
+        }
+        std::complex<double> have = value_at(types.out, g);
+        double slack = is_complex(types.out) ? 2.0 : 1.0;
+        double tol_re = eps_of(types.out) * std::abs(acc.real()) + slack * double(K + 2) * eps_acc * mag;
+        double tol_im = eps_of(types.out) * std::abs(acc.imag()) + slack * double(K + 2) * eps_acc * mag;
+        bool ok = std::abs(have.real() - acc.real()) <= tol_re && std::abs(have.imag() - acc.imag()) <= tol_im;
+        if (!ok && failures++ < 5)
+          ADD_FAILURE() << where << ": got " << have << ", expected " << acc << " (tolerance " << tol_re << ")";
+      }
+  if (failures > 5) ADD_FAILURE() << failures << " outputs differ in all";
+}
+
+class Dot : public DeviceTest {
+ protected:
+  bool supported(const TypeCase& t) {
+    TensorSpec specs[] = {contiguous_spec(t.left, {2, 2}), contiguous_spec(t.right, {2, 2})};
+    return bool(check_op(*device_, *find_op("dot"), {t.out, {2, 2}}, specs, Attrs::of(axes({1}, {}, {0}, {}))));
+  }
+};
+
+// Every layout in f32 and s32 (exact wrap-around), and in one more type drawn per run.
+TEST_F(Dot, EveryLayoutF32S32AndASampledType) {
+  auto cases = dot_cases();
+  std::vector<DType> extra(std::begin(kAllTypes), std::end(kAllTypes));
+  extra = sample_cases(extra, 1);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + uint32_t(i));
+    run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + uint32_t(i));
+    for (DType t : extra)
+      if (supported({t, t, t})) run_case(*device_, cases[i], {t, t, t}, sample_seed() + uint32_t(i));
+  }
+}
+
+// Every type through the GEMM (transposed operand), both matrix-vector mappings and a batch.
+TEST_F(Dot, EveryType) {
+  std::vector<DotCase> cases;
+  for (const auto& c : dot_cases())
+    if (c.name == "transposed_a_33x20x18" || c.name == "matvec_m1_300x70" || c.name == "matvec_n1_70x300" ||
+        c.name == "batched_3x5x7x9")
+      cases.push_back(c);
+  for (DType t : kAllTypes) {
+    if (!supported({t, t, t})) {
+      std::printf("dot on %s is not native on this device\n", std::string(dtype_name(t)).c_str());
+      continue;
+    }
+    for (size_t i = 0; i < cases.size(); ++i) run_case(*device_, cases[i], {t, t, t}, sample_seed() + 100 + uint32_t(i));
+  }
+}
+
+// Inputs of different types (Nx promotes the output; the engine converts on load).
+TEST_F(Dot, MixedTypes) {
+  const TypeCase pairs[] = {{DType::U8, DType::S8, DType::S16},   {DType::S32, DType::F32, DType::F32},
+                            {DType::F16, DType::F32, DType::F32}, {DType::F32, DType::C64, DType::C64},
+                            {DType::BF16, DType::F16, DType::F32}, {DType::U8, DType::U8, DType::U8}};
+  DotCase gemm = dot_cases()[2], matvec = dot_cases()[6];
+  for (const auto& t : pairs) {
+    if (!supported(t)) continue;
+    run_case(*device_, gemm, t, sample_seed() + 200);
+    run_case(*device_, matvec, t, sample_seed() + 201);
+  }
+}
+
+TEST_F(Dot, RejectsMismatchedShapesAndTypes) {
+  TensorSpec l = contiguous_spec(DType::F32, {3, 4}), r = contiguous_spec(DType::F32, {5, 2});
+  TensorSpec specs[] = {l, r};
+  Attrs mm = Attrs::of(axes({1}, {}, {0}, {}));
+  Support s = check_op(*device_, *find_op("dot"), {DType::F32, {3, 2}}, specs, mm);
+  EXPECT_FALSE(s.native);
+  EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
+  TensorSpec ok[] = {l, contiguous_spec(DType::F32, {4, 2})};
+  EXPECT_TRUE(check_op(*device_, *find_op("dot"), {DType::F32, {3, 2}}, ok, mm));
+  EXPECT_FALSE(check_op(*device_, *find_op("dot"), {DType::F32, {2, 3}}, ok, mm));
+  EXPECT_FALSE(check_op(*device_, *find_op("dot"), {DType::S32, {3, 2}}, ok, mm));
+}
+
+}  // namespace
