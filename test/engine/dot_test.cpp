@@ -8,6 +8,7 @@
 #include <bit>
 #include <complex>
 #include <cstring>
+#include <cstdlib>
 #include <sstream>
 
 #include "ops/dot/dot_attrs.hpp"
@@ -121,7 +122,8 @@ std::vector<DotCase> dot_cases() {
       {"matmul_1x1x1", {1, 1}, {1, 1}, mm},
       {"matmul_prime_37x41x43", {37, 41}, {41, 43}, mm},
       {"matmul_tile_edges_65x17x129", {65, 17}, {17, 129}, mm},
-      {"matmul_130x260x70", {130, 260}, {260, 70}, mm},
+      {"matmul_tile_edges_65x17x132", {65, 17}, {17, 132}, mm},
+      {"matmul_130x260x72", {130, 260}, {260, 72}, mm},
       {"vector_dot_1000", {1000}, {1000}, axes({0}, {}, {0}, {})},
       {"matvec_m1_300x70", {300}, {300, 70}, axes({0}, {}, {0}, {})},
       {"matvec_n1_70x300", {70, 300}, {300}, axes({1}, {}, {0}, {})},
@@ -263,12 +265,13 @@ TEST_F(Dot, EveryLayoutF32S32AndASampledType) {
   }
 }
 
-// Every type through the GEMM (transposed operand), both matrix-vector mappings and a batch.
+// Every type through the GEMM kernels (tiled: a transposed operand and a batch; on CPU drivers
+// also the row kernel, N a multiple of 4) and both matrix-vector mappings.
 TEST_F(Dot, EveryType) {
   std::vector<DotCase> cases;
   for (const auto& c : dot_cases())
-    if (c.name == "transposed_a_33x20x18" || c.name == "matvec_m1_300x70" || c.name == "matvec_n1_70x300" ||
-        c.name == "batched_3x5x7x9")
+    if (c.name == "transposed_a_33x20x18" || c.name == "matmul_tile_edges_65x17x132" ||
+        c.name == "matvec_m1_300x70" || c.name == "matvec_n1_70x300" || c.name == "batched_3x5x7x9")
       cases.push_back(c);
   for (DType t : kAllTypes) {
     if (!supported({t, t, t})) {
@@ -284,11 +287,44 @@ TEST_F(Dot, MixedTypes) {
   const TypeCase pairs[] = {{DType::U8, DType::S8, DType::S16},   {DType::S32, DType::F32, DType::F32},
                             {DType::F16, DType::F32, DType::F32}, {DType::F32, DType::C64, DType::C64},
                             {DType::BF16, DType::F16, DType::F32}, {DType::U8, DType::U8, DType::U8}};
-  DotCase gemm = dot_cases()[2], matvec = dot_cases()[6];
+  std::vector<DotCase> cases;
+  for (const auto& c : dot_cases())
+    if (c.name == "matmul_tile_edges_65x17x129" || c.name == "matmul_tile_edges_65x17x132" ||
+        c.name == "matvec_n1_70x300")
+      cases.push_back(c);
   for (const auto& t : pairs) {
     if (!supported(t)) continue;
-    run_case(*device_, gemm, t, sample_seed() + 200);
-    run_case(*device_, matvec, t, sample_seed() + 201);
+    for (size_t i = 0; i < cases.size(); ++i) run_case(*device_, cases[i], t, sample_seed() + 200 + uint32_t(i));
+  }
+}
+
+// Sets an environment variable for one scope (the dot lowering reads its tuning switches per call).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// The tiled kernel with the tiles a GPU gets (this device may pick the CPU kernel): tile
+// edges, transposed operands (the A tile read along m, the B tile along k) and batches.
+TEST_F(Dot, GpuTiles) {
+  ScopedEnv no_rows("NXV_DOT_NO_ROWS", "1");
+  std::vector<DotCase> cases;
+  for (const auto& c : dot_cases())
+    if (c.name == "matmul_130x260x72" || c.name == "transposed_both_24x40x31" || c.name == "batched_3x5x7x9")
+      cases.push_back(c);
+  for (const char* tile : {"128,128,16,8,8", "64,64,16,4,4", "32,32,16,2,2"}) {
+    ScopedEnv forced("NXV_DOT_TILE", tile);
+    SCOPED_TRACE(std::string("tile ") + tile);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 300 + uint32_t(i));
+      run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + 300 + uint32_t(i));
+    }
   }
 }
 

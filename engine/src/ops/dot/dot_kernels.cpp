@@ -13,7 +13,7 @@
 namespace nxv {
 namespace {
 
-enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1 };
+enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2 };
 
 bool is_cpu(const DeviceCore& core) { return core.info().type == "cpu"; }
 
@@ -57,12 +57,93 @@ uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
   return uint64_t(s.batch) * uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
 }
 
+// The vector of four accumulators (gemm_rows.comp); "" where there is none (complex).
+std::string acc4_type(const std::string& acc) {
+  if (acc == "float") return "vec4";
+  if (acc == "double") return "dvec4";
+  if (acc == "int") return "ivec4";
+  if (acc == "uint") return "uvec4";
+  if (acc == "int64_t") return "i64vec4";
+  if (acc == "uint64_t") return "u64vec4";
+  return "";
+}
+
+// gemm_rows.comp on CPU drivers, where B is read along n in aligned vectors of four.
+bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOperand& b, const std::string& acc) {
+  bool off = std::getenv("NXV_DOT_NO_ROWS") != nullptr;  // read per call: tests switch it
+  uint64_t offset = b.ref.byte_offset / dtype_size(b.type);
+  return is_cpu(core) && !off && !acc4_type(acc).empty() && !glsl_vec4_type(b.type).empty() &&
+         b.type != DType::F8 && b.type != DType::F8E4M3FN && b.strides[2] == 1 && s.n >= 4 && s.n % 4 == 0 &&
+         b.strides[1] % 4 == 0 && b.strides[0] % 4 == 0 && offset % 4 == 0;
+}
+
+void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
+                      const GemmOperand& a, const GemmOperand& b, BufferRef c) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
+  // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
+  // the columns need. 16 x 8 was the fastest on lavapipe at 512^3 (of 4..32 x 4..16).
+  // NXV_DOT_ROWS="tm,tn4" overrides (tuning).
+  uint32_t tm = shape.m >= 16 ? 16 : shape.m >= 8 ? 8 : 4, tn4 = shape.n >= 8 ? 2 : 1;
+  if (const char* env = std::getenv("NXV_DOT_ROWS")) {
+    uint32_t x = 0, y = 0;
+    if (std::sscanf(env, "%u,%u", &x, &y) == 2 && x >= 1 && x <= 32 && y >= 1 && y <= 8) tm = x, tn4 = y;
+  }
+  uint64_t lanes = (uint64_t(shape.n) + 4 * tn4 - 1) / (4 * tn4);
+  uint32_t wg = 8;
+  while (wg < 64 && wg < lanes) wg *= 2;
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmRows};
+  variant.types = {out, a.type, b.type};
+  variant.type_count = 3;
+  variant.tile = tm | (tn4 << 8) | (wg << 16);
+  const Kernel& kernel = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "gemm_rows";
+    key.workgroup_size = wg;
+    auto& d = key.defines;
+    add_common_defines(d, out, a.type, b.type, acc);
+    d.emplace_back("TM", std::to_string(tm) + "u");
+    d.emplace_back("TN4", std::to_string(tn4) + "u");
+    d.emplace_back("ACC4", acc4);
+    d.emplace_back("ZERO4", acc4 + "(0)");
+    bool floating = acc == "float" || acc == "double";
+    d.emplace_back("MAC4(acc, a, b)", floating ? "fma(" + acc4 + "(a), b, acc)" : "((acc) + (a) * (b))");
+    add_buffer_defines(d, "A", a.type);
+    add_buffer_defines(d, "B", b.type);
+    d.emplace_back("B_VEC", glsl_vec4_type(b.type));
+    d.emplace_back("B_VALIGN", std::to_string(vec4_alignment(b.type)));
+    d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
+    // (The parameter is not `x`: the swizzles name x.)
+    d.emplace_back("LOAD_B4(q)", b.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+                                                                 "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
+                                                       : acc4 + "(q)");
+    append_glsl_use_defines(d);
+    return key;
+  });
+  GemmPush push{};
+  push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
+  push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
+  push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = 1;
+  const auto& max_count = core.info().max_workgroup_count;
+  uint64_t per_group = uint64_t(wg) * 4 * tn4;
+  std::array<uint32_t, 3> grid{
+      uint32_t(std::min<uint64_t>((uint64_t(shape.n) + per_group - 1) / per_group, max_count[0])),
+      uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tm - 1) / tm, max_count[1])),
+      uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
+  Launch& l = builder.launch(kernel, grid, push,
+                             {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
+                              {offsetof(GemmPush, c_addr), c}});
+  builder.use(l, a.ref.slot, Access::Read);
+  builder.use(l, b.ref.slot, Access::Read);
+  builder.use(l, c.slot, Access::Write);
+}
+
 }  // namespace
 
 std::string dot_acc_type(DType out) { return glsl_compute_type(out); }
 
 GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc) {
-  static const std::optional<GemmTile> forced = tile_from_env();
+  std::optional<GemmTile> forced = tile_from_env();  // read per call: tests switch it
   uint32_t acc_bytes = glsl_type_bytes(acc);
   GemmTile t;
   if (forced) {
@@ -90,6 +171,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
                  const GemmOperand& b, BufferRef c) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out);
+  if (rows_kernel_fits(core, shape, b, acc)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
