@@ -2,7 +2,8 @@
 // C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (dot_plan.hpp). Operands are read through their
 // strides where each axis group collapses to one stride (a transposed matrix needs no copy),
 // else copied to row-major first in the same executable. M == 1 or N == 1 takes the
-// matrix-vector kernel, everything else the tiled GEMM (dot_kernels.hpp).
+// matrix-vector kernel (except M == 1 on CPU drivers, which the row GEMM serves better),
+// everything else a GEMM kernel (dot_kernels.hpp).
 // Accumulation: integers in the output's compute type (Nx's wrap-around in the output type),
 // f16/bf16/f8 in f32 rounded once at the end, f32 in f32 with fma, f64 in double, complex in
 // (re, im) pairs of the output's precision. Inputs of other types than the output are
@@ -112,7 +113,7 @@ class DotFamily final : public Family {
     GemmOperand B = operand(a, 1, right_axes(right.shape.size(), at));
     DeviceImpl& impl = a.device.impl();
     BufferRef c{a.output_slot, 0};
-    if (g.m == 1) {
+    if (g.m == 1 && g.n > 1 && !rows_kernel_fits(*impl.core, g, B, a.out.type)) {
       // out[b, n] = sum_k B[b, k, n] * A[b, 0, k]: B's columns are the matrix's rows.
       GemmOperand mat{B.ref, B.type, {B.strides[0], B.strides[2], B.strides[1]}};
       append_matvec(impl, a.builder, a.out.type, uint32_t(g.batch), uint32_t(g.n), uint32_t(g.k), mat, A, c);

@@ -68,14 +68,19 @@ std::string acc4_type(const std::string& acc) {
   return "";
 }
 
+}  // namespace
+
 // gemm_rows.comp on CPU drivers, where B is read along n in aligned vectors of four.
-bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOperand& b, const std::string& acc) {
+bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOperand& b, DType out) {
+  std::string acc = dot_acc_type(out);
   bool off = std::getenv("NXV_DOT_NO_ROWS") != nullptr;  // read per call: tests switch it
   uint64_t offset = b.ref.byte_offset / dtype_size(b.type);
   return is_cpu(core) && !off && !acc4_type(acc).empty() && !glsl_vec4_type(b.type).empty() &&
          b.type != DType::F8 && b.type != DType::F8E4M3FN && b.strides[2] == 1 && s.n >= 4 && s.n % 4 == 0 &&
          b.strides[1] % 4 == 0 && b.strides[0] % 4 == 0 && offset % 4 == 0;
 }
+
+namespace {
 
 void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
                       const GemmOperand& a, const GemmOperand& b, BufferRef c) {
@@ -84,7 +89,10 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
   // the columns need. 16 x 8 was the fastest on lavapipe at 512^3 (of 4..32 x 4..16).
   // NXV_DOT_ROWS="tm,tn4" overrides (tuning).
-  uint32_t tm = shape.m >= 16 ? 16 : shape.m >= 8 ? 8 : 4, tn4 = shape.n >= 8 ? 2 : 1;
+  // A vector times a matrix (M == 1) is memory bound: 16 columns per invocation, so that
+  // the 8 lanes llvmpipe runs together read 512 contiguous bytes of each row of B.
+  uint32_t tm = uint32_t(std::min<int64_t>(shape.m >= 16 ? 16 : shape.m >= 8 ? 8 : shape.m >= 4 ? 4 : shape.m, 16));
+  uint32_t tn4 = shape.m == 1 ? 4 : shape.n >= 8 ? 2 : 1;
   if (const char* env = std::getenv("NXV_DOT_ROWS")) {
     uint32_t x = 0, y = 0;
     if (std::sscanf(env, "%u,%u", &x, &y) == 2 && x >= 1 && x <= 32 && y >= 1 && y <= 8) tm = x, tn4 = y;
@@ -149,11 +157,10 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
   if (forced) {
     t = *forced;
   } else if (is_cpu(core)) {
-    // llvmpipe runs a workgroup's invocations in SIMD lanes: one row block per workgroup
-    // (RY = 1) makes every A read uniform (a scalar load), and TM rows per invocation give
-    // TM multiply-adds per B value read.
-    t = {16, 64, 16, 16, 1};
-    if (shape.m < 16) t = {8, 64, 16, 8, 1};
+    // CPU drivers take gemm_rows.comp where they can; this serves the rest (N not a
+    // multiple of 4, complex, strided B). One row block per workgroup (RY = 1) makes every A
+    // read uniform (one scalar load on llvmpipe); small unrolled loops keep its compile short.
+    t = {8, 32, 8, 8, 1};
   } else {
     // GPUs: 128x128 tiles with 8x8 per invocation where there are enough of them to fill
     // the device and the accumulators are 32-bit; 64x64 (4x4) next; 32x32 (2x2) for small
@@ -171,7 +178,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
                  const GemmOperand& b, BufferRef c) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out);
-  if (rows_kernel_fits(core, shape, b, acc)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
+  if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
@@ -220,11 +227,16 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
                    const GemmOperand& mat, const GemmOperand& vec, BufferRef dst) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out);
-  bool cols = mat.strides[1] == 1 && rows > 1;
+  // GPUs: neighbouring invocations read neighbouring matrix elements (outputs across lanes
+  // where the rows are adjacent, else k across lanes). CPU drivers: outputs across lanes
+  // whatever the layout, each invocation the whole k (LY = 1): the vector's loads are then
+  // the same for all lanes (one scalar load), only the matrix's are gathered.
+  bool cpu = is_cpu(core);
+  bool cols = rows > 1 && (mat.strides[1] == 1 || cpu);
   uint32_t lx, ly;
   if (cols) {
-    lx = is_cpu(core) ? 64 : 32;
-    ly = 256 / lx;
+    lx = cpu ? 64 : 32;
+    ly = cpu ? 1 : 256 / lx;
   } else {
     lx = k >= 256 ? 64 : k >= 64 ? 32 : 8;
     ly = 256 / lx;

@@ -34,6 +34,10 @@ std::string dot_acc_type(DType out);
 // "bm,bn,bk,tm,tn" overrides it (tuning).
 GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc);
 
+// Whether the GEMM on this device is gemm_rows.comp (CPU drivers, B read along n in aligned
+// vectors of four; NXV_DOT_NO_ROWS turns it off). It then serves M == 1 too.
+bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const GemmOperand& b, DType out);
+
 // C (row-major [batch, m, n], at `c`) = A * B.
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
                  const GemmOperand& b, BufferRef c);

@@ -3,7 +3,8 @@
 // neighbouring matrix elements. COLS (the matrix's rows are adjacent, stride 1 between
 // outputs): LX invocations take LX outputs and LY of them split k. Otherwise (k adjacent):
 // LX invocations split the k of one row, LY rows per workgroup. The k-split partial sums are
-// combined in a fixed order through shared memory.
+// combined in a fixed order through shared memory. On CPU drivers the host takes COLS with
+// LY = 1 for any layout (one output per lane, the vector's reads uniform).
 // Defines: LX, LY, COLS; ACC, ZERO, MAC(acc, m, v); M_/V_/OUT_STORE and _ALIGN; LOAD_M(x),
 // LOAD_V(x), STORE_OUT(v).
 #version 460
@@ -52,7 +53,7 @@ void main() {
   VBuf vec = VBuf(pc.vec_addr);
   OutBuf dst = OutBuf(pc.out_addr);
   uint t = gl_LocalInvocationID.x;
-  uint lx = t % LX, ly = t / LX;
+  uint lx = t % LX, ly = LY == 1u ? 0u : t / LX;  // a constant where LY is 1: uniform vector reads
 #if COLS
   uint olane = lx, klane = ly;
 #else
