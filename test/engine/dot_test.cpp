@@ -311,10 +311,11 @@ class ScopedEnv {
   const char* name_;
 };
 
-// The tiled kernel with the tiles a GPU gets (this device may pick the CPU kernel): tile
-// edges, transposed operands (the A tile read along m, the B tile along k) and batches.
+// The tiled kernel with the tiles a GPU gets (NXV_DOT_GPU_PATHS: what a GPU would run, on
+// any device): tile edges, transposed operands (the A tile read along m, the B tile along k)
+// and batches.
 TEST_F(Dot, GpuTiles) {
-  ScopedEnv no_rows("NXV_DOT_NO_ROWS", "1");
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
   std::vector<DotCase> cases;
   for (const auto& c : dot_cases())
     if (c.name == "matmul_130x260x72" || c.name == "transposed_both_24x40x31" || c.name == "batched_3x5x7x9")
@@ -328,6 +329,26 @@ TEST_F(Dot, GpuTiles) {
       run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 300 + uint32_t(i));
     if (!first) run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 310);
   }
+}
+
+// The matrix-vector kernel as a GPU runs it: four outputs per invocation in vector loads,
+// k split across the workgroup's invocations and across workgroups (split-K, a second pass
+// adding the splits), k adjacent (a row per group of invocations), batches.
+TEST_F(Dot, GpuMatvecPaths) {
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  const DotCase cases[] = {
+      {"vector_times_matrix_split_k_3000x64", {3000}, {3000, 64}, axes({0}, {}, {0}, {})},
+      {"matrix_times_vector_split_k_6x2000", {6, 2000}, {2000}, axes({1}, {}, {0}, {})},
+      {"batched_vector_times_matrix_3x1500x8", {3, 1500}, {3, 1500, 8}, axes({1}, {0}, {1}, {0})},
+      {"vector_times_matrix_odd_300x70", {300}, {300, 70}, axes({0}, {}, {0}, {})},
+  };
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 400 + uint32_t(i));
+    if (i < 2) run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + 410 + uint32_t(i));
+  }
+  run_case(*device_, cases[0], {DType::BF16, DType::BF16, DType::BF16}, sample_seed() + 420);
+  ScopedEnv splits("NXV_DOT_SPLITS", "5");
+  run_case(*device_, cases[3], {DType::F32, DType::F32, DType::F32}, sample_seed() + 430);
 }
 
 TEST_F(Dot, RejectsMismatchedShapesAndTypes) {

@@ -8,14 +8,20 @@
 #include "kernels/glsl_uses.hpp"
 #include "nxv/ops.hpp"
 #include "ops/dot/gemm_push.h"
+#include "exec/linear_plan.hpp"
 #include "ops/reduce/folds.hpp"
 
 namespace nxv {
 namespace {
 
-enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2 };
+enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };
 
-bool is_cpu(const DeviceCore& core) { return core.info().type == "cpu"; }
+// CPU drivers get kernels shaped for llvmpipe; NXV_DOT_GPU_PATHS=1 gives them the GPU
+// choices (tests run those paths on lavapipe). Read per call.
+bool is_cpu(const DeviceCore& core) {
+  const char* gpu = std::getenv("NXV_DOT_GPU_PATHS");
+  return core.info().type == "cpu" && !(gpu && std::string(gpu) == "1");
+}
 
 // Multiply-accumulate in the accumulator: fma for floats (one rounding per product, full
 // precision), wrap-around for integers, (re, im) products for complex.
@@ -226,7 +232,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
                    const GemmOperand& mat, const GemmOperand& vec, BufferRef dst) {
   const DeviceCore& core = *impl.core;
-  std::string acc = dot_acc_type(out);
+  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
   // GPUs: neighbouring invocations read neighbouring matrix elements (outputs across lanes
   // where the rows are adjacent, else k across lanes). CPU drivers: outputs across lanes
   // whatever the layout, each invocation the whole k (LY = 1): the vector's loads are then
@@ -241,10 +247,30 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
     lx = k >= 256 ? 64 : k >= 64 ? 32 : 8;
     ly = 256 / lx;
   }
+  // Four adjacent outputs per invocation in vector loads where rows, strides and offset allow.
+  uint64_t mat_offset = mat.ref.byte_offset / dtype_size(mat.type);
+  bool vw4 = !cpu && cols && mat.strides[1] == 1 && !acc4.empty() && !glsl_vec4_type(mat.type).empty() &&
+             mat.type != DType::F8 && mat.type != DType::F8E4M3FN && rows % 4 == 0 && mat.strides[2] % 4 == 0 &&
+             mat.strides[0] % 4 == 0 && mat_offset % 4 == 0;
+  uint32_t vw = vw4 ? 4 : 1;
+  uint32_t outs = cols ? lx * vw : ly;
+  uint64_t groups = (uint64_t(rows) + outs - 1) / outs;
+  // Split-K on GPUs: about 512 workgroups in all where the outputs alone give fewer, each
+  // split at least 256 long (NXV_DOT_SPLITS overrides; tests).
+  uint64_t splits = 1;
+  if (!cpu && groups * batch < 512 && k >= 512)
+    splits = std::min<uint64_t>({(512 + groups * batch - 1) / (groups * batch), k / 256, 64});
+  if (const char* env = std::getenv("NXV_DOT_SPLITS"); env && *env)
+    splits = std::clamp<uint64_t>(std::strtoull(env, nullptr, 10), 1, std::max<uint32_t>(k, 1));
+  uint32_t k_chunk = uint32_t((k + splits - 1) / splits);
+  if (k_chunk > 0) splits = (k + k_chunk - 1) / k_chunk;
+  splits = std::min<uint64_t>(std::max<uint64_t>(splits, 1), core.info().max_workgroup_count[2]);
+  if (splits > 1) k_chunk = uint32_t((k + splits - 1) / splits);
+
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kMatvec};
   variant.types = {out, mat.type, vec.type};
   variant.type_count = 3;
-  variant.layout = uint8_t(cols ? 1 : 0);
+  variant.layout = uint8_t((cols ? 1 : 0) | (vw4 ? 2 : 0));
   variant.tile = lx | (ly << 16);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
@@ -255,10 +281,22 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
     d.emplace_back("LX", std::to_string(lx) + "u");
     d.emplace_back("LY", std::to_string(ly) + "u");
     d.emplace_back("COLS", cols ? "1" : "0");
+    d.emplace_back("VW", vw4 ? "4" : "1");
     add_buffer_defines(d, "M", mat.type);
     add_buffer_defines(d, "V", vec.type);
     d.emplace_back("LOAD_M(x)", glsl_load(mat.type, acc));
     d.emplace_back("LOAD_V(x)", glsl_load(vec.type, acc));
+    if (vw4) {
+      bool floating = acc == "float" || acc == "double";
+      d.emplace_back("ACC4", acc4);
+      d.emplace_back("ZERO4", acc4 + "(0)");
+      d.emplace_back("MAC4(acc, m, v)", floating ? "fma(m, " + acc4 + "(v), acc)" : "((acc) + (m) * (v))");
+      d.emplace_back("M_VEC", glsl_vec4_type(mat.type));
+      d.emplace_back("M_VALIGN", std::to_string(vec4_alignment(mat.type)));
+      d.emplace_back("LOAD_M4(q)", mat.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+                                                                   "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
+                                                         : acc4 + "(q)");
+    }
     append_glsl_use_defines(d);
     return key;
   });
@@ -267,16 +305,49 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   push.smat_batch = uint32_t(mat.strides[0]), push.smat_row = uint32_t(mat.strides[1]);
   push.smat_k = uint32_t(mat.strides[2]);
   push.svec_batch = uint32_t(vec.strides[0]), push.svec_k = uint32_t(vec.strides[2]);
-  uint32_t outs = cols ? lx : ly;
+  push.splits = uint32_t(splits), push.k_chunk = splits > 1 ? k_chunk : k;
+  std::vector<AddressPatch> patches{{offsetof(MatvecPush, mat_addr), mat.ref},
+                                    {offsetof(MatvecPush, vec_addr), vec.ref},
+                                    {offsetof(MatvecPush, out_addr), dst}};
+  BufferRef part{dst.slot, 0};  // unused with one split
+  uint64_t n = uint64_t(batch) * rows;
+  if (splits > 1) {
+    auto partials = impl.allocate(std::max<uint64_t>(splits * n * glsl_type_bytes(acc), 16));
+    part = {builder.bind(partials), 0};
+    patches.push_back({offsetof(MatvecPush, part_addr), part});
+  }
   const auto& max_count = core.info().max_workgroup_count;
-  std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>((uint64_t(rows) + outs - 1) / outs, max_count[0])),
-                               uint32_t(std::min<uint64_t>(batch, max_count[1])), 1};
-  Launch& l = builder.launch(kernel, grid, push,
-                             {{offsetof(MatvecPush, mat_addr), mat.ref}, {offsetof(MatvecPush, vec_addr), vec.ref},
-                              {offsetof(MatvecPush, out_addr), dst}});
+  std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>(groups, max_count[0])),
+                               uint32_t(std::min<uint64_t>(batch, max_count[1])), uint32_t(splits)};
+  Launch& l = builder.launch(kernel, grid, push, std::move(patches));
   builder.use(l, mat.ref.slot, Access::Read);
   builder.use(l, vec.ref.slot, Access::Read);
-  builder.use(l, dst.slot, Access::Write);
+  builder.use(l, splits > 1 ? part.slot : dst.slot, Access::Write);
+  if (splits == 1) return;
+
+  // The splits' sums, added in order.
+  VariantKey sum_variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
+  sum_variant.types = {out};
+  sum_variant.type_count = 1;
+  const Kernel& sum = impl.kernels.get(sum_variant, [&] {
+    KernelKey key;
+    key.name = "dot_split_sum";
+    key.workgroup_size = 256;
+    auto& d = key.defines;
+    fold_features({out}, acc).add_defines(d);
+    d.emplace_back("ACC", acc);
+    d.emplace_back("ZERO", acc + "(0)");
+    add_buffer_defines(d, "OUT", out);
+    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+    append_glsl_use_defines(d);
+    return key;
+  });
+  SplitSumPush sp{};
+  sp.n = uint32_t(n), sp.splits = uint32_t(splits);
+  Launch& ls = builder.launch(sum, {workgroups_for(core, n, 256), 1, 1}, sp,
+                              {{offsetof(SplitSumPush, part_addr), part}, {offsetof(SplitSumPush, out_addr), dst}});
+  builder.use(ls, part.slot, Access::Read);
+  builder.use(ls, dst.slot, Access::Write);
 }
 
 }  // namespace nxv

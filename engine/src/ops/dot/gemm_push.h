@@ -24,10 +24,14 @@ NXV_STRUCT(GemmPush) {
 
 // matvec.comp: out[b, r] = sum_k MAT[b, r, k] * VEC[b, k] (one of M, N is 1: the other
 // operand is the matrix; its rows are the outputs).
+// With splits > 1 workgroups of grid z index s take k in [s * k_chunk, (s + 1) * k_chunk)
+// and write their sums to part[(s * batch + b) * rows + r] (accumulator type); dot_split_sum
+// adds them up.
 NXV_STRUCT(MatvecPush) {
   NXV_ADDR mat_addr;
   NXV_ADDR vec_addr;
   NXV_ADDR out_addr;
+  NXV_ADDR part_addr;
   NXV_U32 batch;
   NXV_U32 rows;
   NXV_U32 k;
@@ -36,6 +40,16 @@ NXV_STRUCT(MatvecPush) {
   NXV_U32 smat_k;
   NXV_U32 svec_batch;
   NXV_U32 svec_k;
+  NXV_U32 splits;
+  NXV_U32 k_chunk;
+};
+
+// dot_split_sum.comp: out[i] = sum over s < splits of part[s * n + i], in order of s.
+NXV_STRUCT(SplitSumPush) {
+  NXV_ADDR part_addr;
+  NXV_ADDR out_addr;
+  NXV_U32 n;
+  NXV_U32 splits;
 };
 
 #endif
