@@ -41,7 +41,7 @@ void add_common_defines(Defines& d, DType out, DType x, DType y, const std::stri
   d.emplace_back("STORE_OUT(v)", glsl_store(out));
 }
 
-uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) { return t.bk * (t.bm + t.bn + 2) * acc_bytes; }
+uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) { return t.bk * (t.bm + t.bn + 8) * acc_bytes; }
 
 std::optional<GemmTile> tile_from_env() {
   const char* env = std::getenv("NXV_DOT_TILE");
@@ -187,10 +187,15 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
+  // Shared-memory reads four-wide where the accumulators are 32-bit and the register tile
+  // is in groups of four (NXV_DOT_NO_VEC4 turns it off).
+  std::string acc4 = acc4_type(acc);
+  bool vec4_shared = glsl_type_bytes(acc) == 4 && !acc4.empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
+                     std::getenv("NXV_DOT_NO_VEC4") == nullptr;
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
-  variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0));
+  variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0) | (vec4_shared ? 4 : 0));
   variant.tile = pack(tile);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
@@ -205,6 +210,8 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     d.emplace_back("TN", std::to_string(tile.tn) + "u");
     d.emplace_back("A_K_UNIT", a_k_unit ? "1" : "0");
     d.emplace_back("B_N_UNIT", b_n_unit ? "1" : "0");
+    d.emplace_back("VEC4_SHARED", vec4_shared ? "1" : "0");
+    if (vec4_shared) d.emplace_back("ACC4", acc4);
     add_buffer_defines(d, "A", a.type);
     add_buffer_defines(d, "B", b.type);
     d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));

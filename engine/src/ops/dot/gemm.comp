@@ -1,14 +1,16 @@
 // Tiled SIMT GEMM: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n], A and B read through strides.
 // A workgroup computes a BM x BN tile of C: per step of BK along k it stages the A and B
 // tiles in shared memory (in the accumulator type, zero outside the matrices), then every
-// invocation accumulates its TM x TN outputs, rows ty + i * RY and columns tx + j * RX
-// (interleaved: neighbouring invocations read neighbouring shared words). Each output
-// accumulates along k in order, once per product (fma for floats).
+// invocation accumulates its TM x TN outputs: rows ty + i * RY and columns tx + j * RX
+// (interleaved: neighbouring invocations read neighbouring shared words), or with
+// VEC4_SHARED groups of four adjacent rows and columns read as vectors (a quarter of the
+// shared-memory loads; 32-bit accumulators). Each output accumulates along k in order, once
+// per product (fma for floats).
 // On a CPU driver the host picks RY = 1 (BM == TM): the A values an invocation reads are then
 // the same for the whole workgroup, and llvmpipe loads them once as scalars.
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
-// is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n).
+// is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -41,20 +43,42 @@ layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buf
 const uint RX = BN / TN;  // invocations along n
 const uint RY = BM / TM;  // invocations along m
 const uint WG = RX * RY;
-// Row pitches of the staged tiles, padded by one where the tile is written along k (the
-// stores of neighbouring invocations then fall in different banks).
+#if VEC4_SHARED
+// An invocation's rows: TM / 4 groups of four adjacent rows, BM / (TM / 4) apart (likewise
+// its columns), so that the compute loop reads each group from shared memory as one vector.
+const uint GM = TM / 4u, GN = TN / 4u;
+const uint PAD = 4u;  // keeps staged rows 16-byte aligned
+#define ROW(i) (((i) / 4u) * (BM / GM) + ty * 4u + (i) % 4u)
+#define COL(j) (((j) / 4u) * (BN / GN) + tx * 4u + (j) % 4u)
+#else
+// An invocation's rows ty + i * RY and columns tx + j * RX (interleaved).
+const uint PAD = 1u;
+#define ROW(i) (ty + (i) * RY)
+#define COL(j) (tx + (j) * RX)
+#endif
+// Row pitches of the staged tiles, padded where the tile is written along k (the stores of
+// neighbouring invocations then fall in different banks).
 #if A_K_UNIT
-const uint PA = BM + 1u;
+const uint PA = BM + PAD;
 #else
 const uint PA = BM;
 #endif
 #if B_N_UNIT
 const uint PB = BN;
 #else
-const uint PB = BN + 1u;
+const uint PB = BN + PAD;
 #endif
+#if VEC4_SHARED
+shared ACC4 sa4[BK * PA / 4u];  // [k][m]
+shared ACC4 sb4[BK * PB / 4u];  // [k][n]
+#define PUT_A(i, v) sa4[(i) / 4u][(i) % 4u] = v
+#define PUT_B(i, v) sb4[(i) / 4u][(i) % 4u] = v
+#else
 shared ACC sa[BK * PA];  // [k][m]
 shared ACC sb[BK * PB];  // [k][n]
+#define PUT_A(i, v) sa[i] = v
+#define PUT_B(i, v) sb[i] = v
+#endif
 
 void main() {
   ABuf a = ABuf(pc.a_addr);
@@ -88,7 +112,7 @@ void main() {
 #else
             if (gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk * pc.sa_k]);
 #endif
-            sa[kk * PA + mm] = v;
+            PUT_A(kk * PA + mm, v);
           }
           [[unroll]] for (uint e = t; e < BN * BK; e += WG) {
 #if B_N_UNIT
@@ -103,22 +127,33 @@ void main() {
 #else
             if (gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn * pc.sb_n]);
 #endif
-            sb[kk * PB + nn] = v;
+            PUT_B(kk * PB + nn, v);
           }
           barrier();
           [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
             ACC av[TM], bv[TN];
-            [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = sa[kk * PA + ty + i * RY];
-            [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = sb[kk * PB + tx + j * RX];
+#if VEC4_SHARED
+            [[unroll]] for (uint g = 0u; g < GM; ++g) {
+              ACC4 q = sa4[(kk * PA + g * (BM / GM)) / 4u + ty];
+              av[4u * g] = q.x, av[4u * g + 1u] = q.y, av[4u * g + 2u] = q.z, av[4u * g + 3u] = q.w;
+            }
+            [[unroll]] for (uint g = 0u; g < GN; ++g) {
+              ACC4 q = sb4[(kk * PB + g * (BN / GN)) / 4u + tx];
+              bv[4u * g] = q.x, bv[4u * g + 1u] = q.y, bv[4u * g + 2u] = q.z, bv[4u * g + 3u] = q.w;
+            }
+#else
+            [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = sa[kk * PA + ROW(i)];
+            [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = sb[kk * PB + COL(j)];
+#endif
             [[unroll]] for (uint i = 0u; i < TM; ++i)
               [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = MAC(acc[i][j], av[i], bv[j]);
           }
           barrier();
         }
         [[unroll]] for (uint i = 0u; i < TM; ++i) {
-          uint gm = m0 + ty + i * RY;
+          uint gm = m0 + ROW(i);
           [[unroll]] for (uint j = 0u; j < TN; ++j) {
-            uint gn = n0 + tx + j * RX;
+            uint gn = n0 + COL(j);
             if (gm < pc.m && gn < pc.n) {
               ACC v = acc[i][j];
               c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
