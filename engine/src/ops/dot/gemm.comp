@@ -1,7 +1,8 @@
 // Tiled SIMT GEMM: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n], A and B read through strides.
 // A workgroup computes a BM x BN tile of C: per step of BK along k it stages the A and B
-// tiles in shared memory (in the accumulator type, zero outside the matrices), then every
-// invocation accumulates its TM x TN outputs: rows ty + i * RY and columns tx + j * RX
+// tiles in shared memory (in the accumulator type, zero outside the matrices; the next step's
+// loads go out before this step's arithmetic), then every invocation accumulates its TM x TN
+// outputs: rows ty + i * RY and columns tx + j * RX
 // (interleaved: neighbouring invocations read neighbouring shared words), or with
 // VEC4_SHARED groups of four adjacent rows and columns read as vectors (a quarter of the
 // shared-memory loads; 32-bit accumulators). Each output accumulates along k in order, once
@@ -80,6 +81,69 @@ shared ACC sb[BK * PB];  // [k][n]
 #define PUT_B(i, v) sb[i] = v
 #endif
 
+// Staging, through registers: fetch_tiles loads this invocation's share of the A and B tiles
+// at k0 (zero outside the matrices; consecutive invocations read consecutive elements where a
+// stride is 1), stash_tiles writes it to shared memory. The main loop fetches the next tiles
+// before it multiplies the current ones, so their loads overlap the arithmetic.
+const uint LA = (BM * BK + WG - 1u) / WG, LB = (BN * BK + WG - 1u) / WG;
+
+void fetch_tiles(ABuf a, BBuf b, uint abase, uint bbase, uint m0, uint n0, uint k0, uint t, out ACC ra[LA],
+                 out ACC rb[LB]) {
+  [[unroll]] for (uint l = 0u; l < LA; ++l) {
+    uint e = t + l * WG;
+#if A_K_UNIT
+    uint kk = e % BK, mm = e / BK;
+#else
+    uint kk = e / BM, mm = e % BM;
+#endif
+    uint gm = m0 + mm, gk = k0 + kk;
+    ACC v = ZERO;
+#if A_K_UNIT
+    if (e < BM * BK && gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk]);
+#else
+    if (e < BM * BK && gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk * pc.sa_k]);
+#endif
+    ra[l] = v;
+  }
+  [[unroll]] for (uint l = 0u; l < LB; ++l) {
+    uint e = t + l * WG;
+#if B_N_UNIT
+    uint kk = e / BN, nn = e % BN;
+#else
+    uint kk = e % BK, nn = e / BK;
+#endif
+    uint gn = n0 + nn, gk = k0 + kk;
+    ACC v = ZERO;
+#if B_N_UNIT
+    if (e < BN * BK && gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn]);
+#else
+    if (e < BN * BK && gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn * pc.sb_n]);
+#endif
+    rb[l] = v;
+  }
+}
+
+void stash_tiles(uint t, ACC ra[LA], ACC rb[LB]) {
+  [[unroll]] for (uint l = 0u; l < LA; ++l) {
+    uint e = t + l * WG;
+#if A_K_UNIT
+    uint kk = e % BK, mm = e / BK;
+#else
+    uint kk = e / BM, mm = e % BM;
+#endif
+    if (e < BM * BK) PUT_A(kk * PA + mm, ra[l]);
+  }
+  [[unroll]] for (uint l = 0u; l < LB; ++l) {
+    uint e = t + l * WG;
+#if B_N_UNIT
+    uint kk = e / BN, nn = e % BN;
+#else
+    uint kk = e % BK, nn = e / BK;
+#endif
+    if (e < BN * BK) PUT_B(kk * PB + nn, rb[l]);
+  }
+}
+
 void main() {
   ABuf a = ABuf(pc.a_addr);
   BBuf b = BBuf(pc.b_addr);
@@ -96,40 +160,13 @@ void main() {
         ACC acc[TM][TN];
         [[unroll]] for (uint i = 0u; i < TM; ++i)
           [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO;
+        ACC ra[LA], rb[LB];
+        fetch_tiles(a, b, abase, bbase, m0, n0, 0u, t, ra, rb);
         for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
-          // Stage the tiles; consecutive invocations read consecutive elements where a
-          // stride is 1.
-          [[unroll]] for (uint e = t; e < BM * BK; e += WG) {
-#if A_K_UNIT
-            uint kk = e % BK, mm = e / BK;
-#else
-            uint kk = e / BM, mm = e % BM;
-#endif
-            uint gm = m0 + mm, gk = k0 + kk;
-            ACC v = ZERO;
-#if A_K_UNIT
-            if (gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk]);
-#else
-            if (gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk * pc.sa_k]);
-#endif
-            PUT_A(kk * PA + mm, v);
-          }
-          [[unroll]] for (uint e = t; e < BN * BK; e += WG) {
-#if B_N_UNIT
-            uint kk = e / BN, nn = e % BN;
-#else
-            uint kk = e % BK, nn = e / BK;
-#endif
-            uint gn = n0 + nn, gk = k0 + kk;
-            ACC v = ZERO;
-#if B_N_UNIT
-            if (gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn]);
-#else
-            if (gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn * pc.sb_n]);
-#endif
-            PUT_B(kk * PB + nn, v);
-          }
+          stash_tiles(t, ra, rb);
           barrier();
+          // The next tiles' loads are in flight while this one is multiplied.
+          if (k0 + BK < pc.k) fetch_tiles(a, b, abase, bbase, m0, n0, k0 + BK, t, ra, rb);
           [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
             ACC av[TM], bv[TN];
 #if VEC4_SHARED
