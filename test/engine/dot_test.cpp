@@ -321,7 +321,7 @@ TEST_F(Dot, GpuTiles) {
     if (c.name == "matmul_130x260x72" || c.name == "transposed_both_24x40x31" || c.name == "batched_3x5x7x9")
       cases.push_back(c);
   // Every layout in f32 with the largest tile; one case each for the other tiles and s32.
-  for (const char* tile : {"128,128,16,8,8", "64,64,16,4,4", "32,32,16,2,2"}) {
+  for (const char* tile : {"128,128,16,8,8", "64,64,16,4,4", "32,64,16,4,4", "32,32,16,2,2"}) {
     ScopedEnv forced("NXV_DOT_TILE", tile);
     SCOPED_TRACE(std::string("tile ") + tile);
     bool first = tile[1] == '2';

@@ -168,11 +168,12 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
     // read uniform (one scalar load on llvmpipe); small unrolled loops keep its compile short.
     t = {8, 32, 8, 8, 1};
   } else {
-    // GPUs: 128x128 tiles with 8x8 per invocation where there are enough of them to fill
-    // the device and the accumulators are 32-bit; 64x64 (4x4) next; 32x32 (2x2) for small
-    // products.
+    // GPUs: the largest tile that still gives about a workgroup per multiprocessor of a large
+    // GPU (~128): 128x128 with 8x8 per invocation (32-bit accumulators), 64x64 (4x4), 32x64
+    // (4x4, 128 invocations), else 32x32 (2x2) for small products.
     if (acc_bytes == 4 && tiles(shape, 128, 128) >= 128) t = {128, 128, 16, 8, 8};
-    else if (tiles(shape, 64, 64) >= 32) t = {64, 64, 16, 4, 4};
+    else if (tiles(shape, 64, 64) >= 128) t = {64, 64, 16, 4, 4};
+    else if (tiles(shape, 32, 64) >= 64) t = {32, 64, 16, 4, 4};
     else t = {32, 32, 16, 2, 2};
   }
   uint32_t limit = core.info().max_shared_memory ? core.info().max_shared_memory : 16384;
