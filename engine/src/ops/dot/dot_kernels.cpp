@@ -7,8 +7,8 @@
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "nxv/ops.hpp"
-#include "ops/dot/gemm_push.h"
 #include "exec/linear_plan.hpp"
+#include "ops/dot/gemm_push.h"
 #include "ops/reduce/folds.hpp"
 
 namespace nxv {
@@ -48,13 +48,13 @@ std::optional<GemmTile> tile_from_env() {
   if (!env || !*env) return std::nullopt;
   GemmTile t;
   if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) != 5 || !t.tm || !t.tn || !t.bk ||
-      t.bm % t.tm || t.bn % t.tn || t.tm > 16 || t.tn > 16 || t.bm > 1024 || t.bn > 1024 || t.bk > 255 ||
+      t.bm % t.tm || t.bn % t.tn || t.tm > 16 || t.tn > 16 || t.bm > 1024 || t.bn > 1024 || t.bk > 16 ||
       t.invocations() > 1024)
     return std::nullopt;
   return t;
 }
 
-// Packs a tile into VariantKey::tile (bm, bn: up to 1023; bk: up to 255; tm, tn: 1..16).
+// Packs a tile into VariantKey::tile (bm, bn: 1..1024; tm, tn, bk: 1..16).
 uint32_t pack(const GemmTile& t) {
   return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
 }
@@ -94,8 +94,7 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
   // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
   // the columns need. 16 x 8 was the fastest on lavapipe at 512^3 (of 4..32 x 4..16).
-  // NXV_DOT_ROWS="tm,tn4" overrides (tuning).
-  // A vector times a matrix (M == 1) is memory bound: 16 columns per invocation, so that
+  // NXV_DOT_ROWS="tm,tn4" overrides (tuning). A vector times a matrix (M == 1) is memory bound: 16 columns per invocation, so that
   // the 8 lanes llvmpipe runs together read 512 contiguous bytes of each row of B.
   uint32_t tm = uint32_t(std::min<int64_t>(shape.m >= 16 ? 16 : shape.m >= 8 ? 8 : shape.m >= 4 ? 4 : shape.m, 16));
   uint32_t tn4 = shape.m == 1 ? 4 : shape.n >= 8 ? 2 : 1;
@@ -164,8 +163,8 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
     t = *forced;
   } else if (is_cpu(core)) {
     // CPU drivers take gemm_rows.comp where they can; this serves the rest (N not a
-    // multiple of 4, complex, strided B). One row block per workgroup (RY = 1) makes every A
-    // read uniform (one scalar load on llvmpipe); small unrolled loops keep its compile short.
+    // multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
+    // read at the same address in all lanes; small unrolled loops keep its compile short.
     t = {8, 32, 8, 8, 1};
   } else {
     // GPUs: the largest tile that still gives about a workgroup per multiprocessor of a large
@@ -244,7 +243,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   // GPUs: neighbouring invocations read neighbouring matrix elements (outputs across lanes
   // where the rows are adjacent, else k across lanes). CPU drivers: outputs across lanes
   // whatever the layout, each invocation the whole k (LY = 1): the vector's loads are then
-  // the same for all lanes (one scalar load), only the matrix's are gathered.
+  // at the same address in all lanes, no k-split combine.
   bool cpu = is_cpu(core);
   bool cols = rows > 1 && (mat.strides[1] == 1 || cpu);
   uint32_t lx, ly;

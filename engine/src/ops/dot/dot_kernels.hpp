@@ -31,7 +31,7 @@ std::string dot_acc_type(DType out);
 
 // The tile for `shape` on this device: large tiles where there are enough of them to fill
 // the device, smaller ones otherwise; within the shared-memory limit. NXV_DOT_TILE=
-// "bm,bn,bk,tm,tn" overrides it (tuning).
+// "bm,bn,bk,tm,tn" overrides it (tuning; bk, tm, tn up to 16).
 GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc);
 
 // Whether the GEMM on this device is gemm_rows.comp (CPU drivers, B read along n in aligned

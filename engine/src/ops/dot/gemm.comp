@@ -7,8 +7,8 @@
 // VEC4_SHARED groups of four adjacent rows and columns read as vectors (a quarter of the
 // shared-memory loads; 32-bit accumulators). Each output accumulates along k in order, once
 // per product (fma for floats).
-// On a CPU driver the host picks RY = 1 (BM == TM): the A values an invocation reads are then
-// the same for the whole workgroup, and llvmpipe loads them once as scalars.
+// On a CPU driver (for what gemm_rows.comp does not take) the host picks RY = 1 (BM == TM):
+// the A values an invocation reads are then at the same address in every lane.
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
 // is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4.
@@ -150,7 +150,7 @@ void main() {
   CBuf c = CBuf(pc.c_addr);
   uint t = gl_LocalInvocationID.x;
   uint tx = t % RX;
-  uint ty = RY == 1u ? 0u : t / RX;  // a constant where RY is 1: uniform A reads
+  uint ty = RY == 1u ? 0u : t / RX;  // a constant where RY is 1: the same A address in every lane
   uint tiles_n = (pc.n + BN - 1u) / BN, tiles_m = (pc.m + BM - 1u) / BM;
   for (uint bz = gl_WorkGroupID.z; bz < pc.batch; bz += gl_NumWorkGroups.z) {
     uint abase = bz * pc.sa_batch, bbase = bz * pc.sb_batch, cbase = bz * pc.m * pc.n;

@@ -1,10 +1,10 @@
-// GEMM for CPU drivers (llvmpipe runs a workgroup's invocations in SIMD lanes and loads a
-// value whose address differs per lane one lane at a time, but a value whose address is the
-// same for all lanes once): the workgroup takes TM rows of C, the same for every invocation,
-// and each invocation 4 * TN4 adjacent columns. Per k, an invocation loads TN4 vectors of
-// B[k, n..n+3] (the only per-lane loads) and the TM values A[m, k] (uniform: one scalar
-// load each), and does TM * TN4 vector multiply-adds. No shared memory, no barriers; the
-// CPU caches keep the tiles.
+// GEMM for CPU drivers (llvmpipe runs a workgroup's invocations as SIMD lanes; a load whose
+// address differs per lane becomes a gather, component by component): the workgroup takes TM
+// rows of C, the same for every invocation, and each invocation 4 * TN4 adjacent columns.
+// Per k, an invocation loads TN4 vectors of B[k, n..n+3] and the TM values A[m, k] (the same
+// address in every lane), and does TM * TN4 vector multiply-adds. No shared memory, no
+// barriers; the CPU caches keep the tiles. On lavapipe (2 cores) this ran 512^3 f32 4-10x
+// faster than the tiled kernel (gemm.comp) with any of its tiles.
 // The host uses it where B is read along n with sb_k, sb_batch, n and the offset multiples of
 // 4 (aligned vector loads). Rows and columns past the edges are clamped on load and not stored.
 // Defines: TM, TN4, ACC, ACC4 (vector of ACC), ZERO4, MAC4(acc, a, b) (a: ACC, b: ACC4);

@@ -5,7 +5,7 @@
 // elements in one vector load) and LY of them split k. Otherwise (k adjacent): LX
 // invocations split the k of one row, LY rows per workgroup. The k-split partial sums are
 // combined in a fixed order through shared memory. On CPU drivers the host takes COLS with
-// LY = 1 for any layout (one output per lane, the vector's reads uniform).
+// LY = 1 for any layout (one output per lane, the vector's reads at one address).
 // Split-K: with pc.splits > 1, grid z splits k further across workgroups, whose sums go to
 // pc.part_addr for dot_split_sum.comp (so that a few long rows still fill a GPU).
 // Defines: LX, LY, COLS, VW; ACC, ZERO, MAC(acc, m, v); M_/V_/OUT_STORE and _ALIGN;
@@ -70,7 +70,7 @@ void main() {
   M4Buf mat_vec4 = M4Buf(pc.mat_addr);
 #endif
   uint t = gl_LocalInvocationID.x;
-  uint lx = t % LX, ly = LY == 1u ? 0u : t / LX;  // a constant where LY is 1: uniform vector reads
+  uint lx = t % LX, ly = LY == 1u ? 0u : t / LX;  // a constant where LY is 1
 #if COLS
   uint olane = lx * VW, klane = ly;
 #else
