@@ -152,8 +152,16 @@ struct TypeCase {
 };
 
 std::string describe(const DotCase& c, const TypeCase& t) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+    return out + "]";
+  };
   std::ostringstream s;
-  s << c.name << " " << dtype_name(t.left) << " x " << dtype_name(t.right) << " -> " << dtype_name(t.out);
+  s << c.name << " " << dtype_name(t.left) << list(c.left) << (c.left_view ? "(view)" : "") << " x "
+    << dtype_name(t.right) << list(c.right) << (c.right_view ? "(view)" : "") << " -> " << dtype_name(t.out)
+    << " contract " << list(c.attrs.left_contract) << "/" << list(c.attrs.right_contract) << " batch "
+    << list(c.attrs.left_batch) << "/" << list(c.attrs.right_batch);
   return s.str();
 }
 
@@ -296,6 +304,52 @@ TEST_F(Dot, MixedTypes) {
   for (const auto& t : pairs) {
     if (!supported(t)) continue;
     for (size_t i = 0; i < cases.size(); ++i) run_case(*device_, cases[i], t, sample_seed() + 200 + uint32_t(i));
+  }
+}
+
+// Random configurations: 0-1 batch axes, 0-2 contracting axes, 0-2 free axes per operand,
+// placed at random positions of each operand, extents 0-70 (mostly small), dense or
+// transposed, f32 / s32 / f64 (drawn with NXV_TEST_SEED; more with NXV_TEST_EXHAUSTIVE=1).
+TEST_F(Dot, RandomShapes) {
+  std::mt19937 rng(sample_seed() + 500);
+  auto extent = [&] {
+    int r = int(rng() % 100);
+    return int64_t(r < 4 ? 0 : r < 80 ? 1 + rng() % 12 : 13 + rng() % 58);
+  };
+  int count = exhaustive_tests() ? 200 : 24;
+  const DType types[] = {DType::F32, DType::S32, DType::F64};
+  for (int n = 0; n < count; ++n) {
+    size_t nb = rng() % 2, nc = rng() % 3, nfl = rng() % 3, nfr = rng() % 3;
+    std::vector<int64_t> batch(nb), contract(nc), free_l(nfl), free_r(nfr);
+    for (auto* v : {&batch, &contract, &free_l, &free_r})
+      for (auto& x : *v) x = extent();
+    // Keep each case small: output elements times K under 300k.
+    auto prod = [](const std::vector<int64_t>& v) { int64_t p = 1; for (auto x : v) p *= x; return p; };
+    if (prod(batch) * prod(contract) * prod(free_l) * prod(free_r) > 300000) { --n; continue; }
+    auto place = [&](const std::vector<int64_t>& free, Shape& shape, std::vector<int64_t>& b_axes,
+                     std::vector<int64_t>& c_axes) {
+      size_t rank = nb + nc + free.size();
+      std::vector<int64_t> pos(rank);
+      for (size_t i = 0; i < rank; ++i) pos[i] = int64_t(i);
+      std::shuffle(pos.begin(), pos.end(), rng);
+      shape.assign(rank, 0);
+      size_t p = 0;
+      for (size_t i = 0; i < nb; ++i) b_axes.push_back(pos[p]), shape[size_t(pos[p++])] = batch[i];
+      for (size_t i = 0; i < nc; ++i) c_axes.push_back(pos[p]), shape[size_t(pos[p++])] = contract[i];
+      // Free axes keep their relative order (the output lists them in axis order).
+      std::vector<int64_t> rest(pos.begin() + std::ptrdiff_t(p), pos.end());
+      std::sort(rest.begin(), rest.end());
+      for (size_t i = 0; i < free.size(); ++i) shape[size_t(rest[i])] = free[i];
+    };
+    DotCase c;
+    c.name = "random_" + std::to_string(n);
+    place(free_l, c.left, c.attrs.left_batch, c.attrs.left_contract);
+    place(free_r, c.right, c.attrs.right_batch, c.attrs.right_contract);
+    c.left_view = c.left.size() >= 2 && rng() % 3 == 0 ? kTransposed : kDense;
+    c.right_view = c.right.size() >= 2 && rng() % 3 == 0 ? kTransposed : kDense;
+    DType t = types[rng() % 3];
+    if (!supported({t, t, t})) t = DType::F32;
+    run_case(*device_, c, {t, t, t}, sample_seed() + 600 + uint32_t(n));
   }
 }
 
