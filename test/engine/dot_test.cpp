@@ -366,8 +366,8 @@ class ScopedEnv {
 };
 
 // The tiled kernel with the tiles a GPU gets (NXV_DOT_GPU_PATHS: what a GPU would run, on
-// any device): tile edges, transposed operands (the A tile read along m, the B tile along k)
-// and batches.
+// any device): tile edges, transposed operands (the A tile read along m, the B tile along k),
+// batches, split-K.
 TEST_F(Dot, GpuTiles) {
   ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
   std::vector<DotCase> cases;
@@ -383,6 +383,12 @@ TEST_F(Dot, GpuTiles) {
       run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 300 + uint32_t(i));
     if (!first) run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 310);
   }
+  // Split-K (forced: these are short), its sums added by a second pass.
+  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  for (size_t i = 0; i < cases.size(); ++i)
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 320 + uint32_t(i));
+  run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 330);
+  run_case(*device_, cases[0], {DType::F16, DType::F16, DType::F16}, sample_seed() + 340);
 }
 
 // The matrix-vector kernel as a GPU runs it: four outputs per invocation in vector loads,

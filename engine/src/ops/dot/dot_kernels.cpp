@@ -74,6 +74,35 @@ std::string acc4_type(const std::string& acc) {
   return "";
 }
 
+// Split-K count for `workgroups` workgroups over `k`: about 256 workgroups in all on GPUs
+// where there are fewer, each split at least 256 long, at most `most`; NXV_DOT_SPLITS
+// overrides on any device (tests). Returns {splits, k per split}.
+std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
+                                      uint64_t target, uint64_t most) {
+  uint64_t splits = 1;
+  workgroups = std::max<uint64_t>(workgroups, 1);
+  if (!is_cpu(core) && workgroups < target && k >= 512)
+    splits = std::min<uint64_t>({(target + workgroups - 1) / workgroups, k / 256, most});
+  if (const char* env = std::getenv("NXV_DOT_SPLITS"); env && *env)
+    splits = std::clamp<uint64_t>(std::strtoull(env, nullptr, 10), 1, std::max<uint64_t>(k, 1));
+  splits = std::clamp<uint64_t>(splits, 1, std::max<uint64_t>(core.info().max_workgroup_count[2] / 2, 1));
+  // The partial sums are indexed in 32 bits.
+  splits = std::min<uint64_t>(splits, std::max<uint64_t>(((uint64_t(1) << 31) - 1) / std::max<uint64_t>(outputs, 1), 1));
+  uint64_t chunk = std::max<uint64_t>((k + splits - 1) / splits, 1);
+  splits = std::max<uint64_t>((k + chunk - 1) / chunk, 1);
+  return {uint32_t(splits), uint32_t(chunk)};
+}
+
+// Partial sums of `splits` x `n` accumulators, bound to a new slot.
+BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc) {
+  auto partials = impl.allocate(std::max<uint64_t>(splits * n * glsl_type_bytes(acc), 16));
+  return {builder.bind(partials), 0};
+}
+
+// The second pass of split-K: dst[i] = the splits' sums of element i, added in order.
+void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
+                      uint32_t splits);
+
 }  // namespace
 
 // gemm_rows.comp on CPU drivers, where B is read along n in aligned vectors of four.
@@ -168,10 +197,11 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
     t = {8, 32, 8, 8, 1};
   } else {
     // GPUs: the largest tile that still gives about a workgroup per multiprocessor of a large
-    // GPU (~128): 128x128 with 8x8 per invocation (32-bit accumulators), 64x64 (4x4), 32x64
-    // (4x4, 128 invocations), else 32x32 (2x2) for small products.
+    // GPU (~128): 128x128 with 8x8 per invocation (32-bit accumulators), 64x64 (4x4; also
+    // from 32 tiles where k is long: split-K makes up the rest), 32x64 (4x4, 128
+    // invocations), else 32x32 (2x2) for small products.
     if (acc_bytes == 4 && tiles(shape, 128, 128) >= 128) t = {128, 128, 16, 8, 8};
-    else if (tiles(shape, 64, 64) >= 128) t = {64, 64, 16, 4, 4};
+    else if (tiles(shape, 64, 64) >= 128 || (tiles(shape, 64, 64) >= 32 && shape.k >= 512)) t = {64, 64, 16, 4, 4};
     else if (tiles(shape, 32, 64) >= 64) t = {32, 64, 16, 4, 4};
     else t = {32, 32, 16, 2, 2};
   }
@@ -223,17 +253,27 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
   push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
   push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
+  // Split-K where the tiles alone give fewer than about 256 workgroups and k is long.
+  uint64_t n = uint64_t(shape.batch) * uint64_t(shape.m) * uint64_t(shape.n);
+  auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, 256, 16);
+  push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : push.k;
+  std::vector<AddressPatch> patches{{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
+                                    {offsetof(GemmPush, c_addr), c}};
+  BufferRef part = c;
+  if (splits > 1) {
+    part = partial_sums(impl, builder, splits, n, acc);
+    patches.push_back({offsetof(GemmPush, part_addr), part});
+  }
   const auto& max_count = core.info().max_workgroup_count;
   std::array<uint32_t, 3> grid{
       uint32_t(std::min<uint64_t>((uint64_t(shape.n) + tile.bn - 1) / tile.bn, max_count[0])),
       uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tile.bm - 1) / tile.bm, max_count[1])),
-      uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
-  Launch& l = builder.launch(kernel, grid, push,
-                             {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
-                              {offsetof(GemmPush, c_addr), c}});
+      uint32_t(std::min<uint64_t>(uint64_t(shape.batch) * splits, max_count[2]))};
+  Launch& l = builder.launch(kernel, grid, push, std::move(patches));
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);
-  builder.use(l, c.slot, Access::Write);
+  builder.use(l, part.slot, Access::Write);
+  if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits);
 }
 
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
@@ -262,18 +302,8 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   uint32_t vw = vw4 ? 4 : 1;
   uint32_t outs = cols ? lx * vw : ly;
   uint64_t groups = (uint64_t(rows) + outs - 1) / outs;
-  // Split-K on GPUs: about 512 workgroups in all where the outputs alone give fewer, each
-  // split at least 256 long (NXV_DOT_SPLITS overrides; tests).
-  uint64_t splits = 1;
-  if (!cpu && groups * batch < 512 && k >= 512)
-    splits = std::min<uint64_t>({(512 + groups * batch - 1) / (groups * batch), k / 256, 64});
-  if (const char* env = std::getenv("NXV_DOT_SPLITS"); env && *env)
-    splits = std::clamp<uint64_t>(std::strtoull(env, nullptr, 10), 1, std::max<uint32_t>(k, 1));
-  uint32_t k_chunk = uint32_t((k + splits - 1) / splits);
-  if (k_chunk > 0) splits = (k + k_chunk - 1) / k_chunk;
-  splits = std::min<uint64_t>(std::max<uint64_t>(splits, 1), core.info().max_workgroup_count[2]);
-  if (splits > 1) k_chunk = uint32_t((k + splits - 1) / splits);
-
+  // Split-K on GPUs: about 512 workgroups in all where the outputs alone give fewer.
+  auto [splits, k_chunk] = split_k(core, groups * batch, k, uint64_t(batch) * rows, 512, 64);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kMatvec};
   variant.types = {out, mat.type, vec.type};
   variant.type_count = 3;
@@ -312,15 +342,14 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   push.smat_batch = uint32_t(mat.strides[0]), push.smat_row = uint32_t(mat.strides[1]);
   push.smat_k = uint32_t(mat.strides[2]);
   push.svec_batch = uint32_t(vec.strides[0]), push.svec_k = uint32_t(vec.strides[2]);
-  push.splits = uint32_t(splits), push.k_chunk = splits > 1 ? k_chunk : k;
+  push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : k;
   std::vector<AddressPatch> patches{{offsetof(MatvecPush, mat_addr), mat.ref},
                                     {offsetof(MatvecPush, vec_addr), vec.ref},
                                     {offsetof(MatvecPush, out_addr), dst}};
   BufferRef part{dst.slot, 0};  // unused with one split
   uint64_t n = uint64_t(batch) * rows;
   if (splits > 1) {
-    auto partials = impl.allocate(std::max<uint64_t>(splits * n * glsl_type_bytes(acc), 16));
-    part = {builder.bind(partials), 0};
+    part = partial_sums(impl, builder, splits, n, acc);
     patches.push_back({offsetof(MatvecPush, part_addr), part});
   }
   const auto& max_count = core.info().max_workgroup_count;
@@ -332,11 +361,19 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   builder.use(l, splits > 1 ? part.slot : dst.slot, Access::Write);
   if (splits == 1) return;
 
-  // The splits' sums, added in order.
-  VariantKey sum_variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
-  sum_variant.types = {out};
-  sum_variant.type_count = 1;
-  const Kernel& sum = impl.kernels.get(sum_variant, [&] {
+  append_split_sum(impl, builder, out, part, dst, n, splits);
+}
+
+namespace {
+
+void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
+                      uint32_t splits) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out);
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
+  variant.types = {out};
+  variant.type_count = 1;
+  const Kernel& sum = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "dot_split_sum";
     key.workgroup_size = 256;
@@ -349,12 +386,14 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
     append_glsl_use_defines(d);
     return key;
   });
-  SplitSumPush sp{};
-  sp.n = uint32_t(n), sp.splits = uint32_t(splits);
-  Launch& ls = builder.launch(sum, {workgroups_for(core, n, 256), 1, 1}, sp,
-                              {{offsetof(SplitSumPush, part_addr), part}, {offsetof(SplitSumPush, out_addr), dst}});
-  builder.use(ls, part.slot, Access::Read);
-  builder.use(ls, dst.slot, Access::Write);
+  SplitSumPush push{};
+  push.n = uint32_t(n), push.splits = splits;
+  Launch& l = builder.launch(sum, {workgroups_for(core, n, 256), 1, 1}, push,
+                             {{offsetof(SplitSumPush, part_addr), part}, {offsetof(SplitSumPush, out_addr), dst}});
+  builder.use(l, part.slot, Access::Read);
+  builder.use(l, dst.slot, Access::Write);
 }
+
+}  // namespace
 
 }  // namespace nxv

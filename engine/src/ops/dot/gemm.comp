@@ -6,7 +6,8 @@
 // (interleaved: neighbouring invocations read neighbouring shared words), or with
 // VEC4_SHARED groups of four adjacent rows and columns read as vectors (a quarter of the
 // shared-memory loads; 32-bit accumulators). Each output accumulates along k in order, once
-// per product (fma for floats).
+// per product (fma for floats). Split-K (pc.splits > 1): grid z also splits k; the sums go
+// to pc.part_addr for dot_split_sum.comp.
 // On a CPU driver (for what gemm_rows.comp does not take) the host picks RY = 1 (BM == TM):
 // the A values an invocation reads are then at the same address in every lane.
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
@@ -40,6 +41,7 @@ layout(push_constant, std430) uniform Params { GemmPush pc; };
 layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buffer ABuf { A_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buffer BBuf { B_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
+layout(buffer_reference, std430) writeonly buffer PartBuf { ACC v[]; };
 
 const uint RX = BN / TN;  // invocations along n
 const uint RY = BM / TM;  // invocations along m
@@ -87,8 +89,8 @@ shared ACC sb[BK * PB];  // [k][n]
 // before it multiplies the current ones, so their loads overlap the arithmetic.
 const uint LA = (BM * BK + WG - 1u) / WG, LB = (BN * BK + WG - 1u) / WG;
 
-void fetch_tiles(ABuf a, BBuf b, uint abase, uint bbase, uint m0, uint n0, uint k0, uint t, out ACC ra[LA],
-                 out ACC rb[LB]) {
+void fetch_tiles(ABuf a, BBuf b, uint abase, uint bbase, uint m0, uint n0, uint k0, uint k_end, uint t,
+                 out ACC ra[LA], out ACC rb[LB]) {
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint e = t + l * WG;
 #if A_K_UNIT
@@ -99,9 +101,9 @@ void fetch_tiles(ABuf a, BBuf b, uint abase, uint bbase, uint m0, uint n0, uint 
     uint gm = m0 + mm, gk = k0 + kk;
     ACC v = ZERO;
 #if A_K_UNIT
-    if (e < BM * BK && gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk]);
+    if (e < BM * BK && gm < pc.m && gk < k_end) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk]);
 #else
-    if (e < BM * BK && gm < pc.m && gk < pc.k) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk * pc.sa_k]);
+    if (e < BM * BK && gm < pc.m && gk < k_end) v = LOAD_A(a.v[abase + gm * pc.sa_m + gk * pc.sa_k]);
 #endif
     ra[l] = v;
   }
@@ -115,9 +117,9 @@ void fetch_tiles(ABuf a, BBuf b, uint abase, uint bbase, uint m0, uint n0, uint 
     uint gn = n0 + nn, gk = k0 + kk;
     ACC v = ZERO;
 #if B_N_UNIT
-    if (e < BN * BK && gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn]);
+    if (e < BN * BK && gn < pc.n && gk < k_end) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn]);
 #else
-    if (e < BN * BK && gn < pc.n && gk < pc.k) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn * pc.sb_n]);
+    if (e < BN * BK && gn < pc.n && gk < k_end) v = LOAD_B(b.v[bbase + gk * pc.sb_k + gn * pc.sb_n]);
 #endif
     rb[l] = v;
   }
@@ -152,8 +154,13 @@ void main() {
   uint tx = t % RX;
   uint ty = RY == 1u ? 0u : t / RX;  // a constant where RY is 1: the same A address in every lane
   uint tiles_n = (pc.n + BN - 1u) / BN, tiles_m = (pc.m + BM - 1u) / BM;
-  for (uint bz = gl_WorkGroupID.z; bz < pc.batch; bz += gl_NumWorkGroups.z) {
+  PartBuf part = PartBuf(pc.part_addr);
+  // Grid z runs over (batch, split) pairs.
+  for (uint z = gl_WorkGroupID.z; z < pc.batch * pc.splits; z += gl_NumWorkGroups.z) {
+    uint bz = z / pc.splits, split = z % pc.splits;
+    uint k_begin = split * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
     uint abase = bz * pc.sa_batch, bbase = bz * pc.sb_batch, cbase = bz * pc.m * pc.n;
+    uint pbase = (split * pc.batch + bz) * pc.m * pc.n;
     for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
       for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
         uint m0 = tm * BM, n0 = tn * BN;
@@ -161,12 +168,12 @@ void main() {
         [[unroll]] for (uint i = 0u; i < TM; ++i)
           [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO;
         ACC ra[LA], rb[LB];
-        fetch_tiles(a, b, abase, bbase, m0, n0, 0u, t, ra, rb);
-        for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
+        fetch_tiles(a, b, abase, bbase, m0, n0, k_begin, k_end, t, ra, rb);
+        for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
           stash_tiles(t, ra, rb);
           barrier();
           // The next tiles' loads are in flight while this one is multiplied.
-          if (k0 + BK < pc.k) fetch_tiles(a, b, abase, bbase, m0, n0, k0 + BK, t, ra, rb);
+          if (k0 + BK < k_end) fetch_tiles(a, b, abase, bbase, m0, n0, k0 + BK, k_end, t, ra, rb);
           [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
             ACC av[TM], bv[TN];
 #if VEC4_SHARED
@@ -193,7 +200,8 @@ void main() {
             uint gn = n0 + COL(j);
             if (gm < pc.m && gn < pc.n) {
               ACC v = acc[i][j];
-              c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
+              if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
+              else c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
             }
           }
         }

@@ -5,11 +5,14 @@
 #define NXV_GEMM_PUSH_H
 #include "nxv_shared.h"
 
-// gemm.comp: C[b, m, n] (row-major) = sum_k A[b, m, k] * B[b, k, n].
+// gemm.comp: C[b, m, n] (row-major) = sum_k A[b, m, k] * B[b, k, n]. With splits > 1 (split-K)
+// the workgroups of split s take k in [s * k_chunk, (s + 1) * k_chunk) and write their sums
+// to part[((s * batch + b) * m + i) * n + j] (accumulator type) for dot_split_sum.
 NXV_STRUCT(GemmPush) {
   NXV_ADDR a_addr;
   NXV_ADDR b_addr;
   NXV_ADDR c_addr;
+  NXV_ADDR part_addr;
   NXV_U32 batch;
   NXV_U32 m;
   NXV_U32 n;
@@ -20,6 +23,8 @@ NXV_STRUCT(GemmPush) {
   NXV_U32 sb_batch;
   NXV_U32 sb_k;
   NXV_U32 sb_n;
+  NXV_U32 splits;   // gemm.comp: 1, or the split-K count
+  NXV_U32 k_chunk;  // gemm.comp: k per split
 };
 
 // matvec.comp: out[b, r] = sum_k MAT[b, r, k] * VEC[b, k] (one of M, N is 1: the other
