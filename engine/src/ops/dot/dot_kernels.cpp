@@ -134,9 +134,15 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   uint64_t lanes = (uint64_t(shape.n) + 4 * tn4 - 1) / (4 * tn4);
   uint32_t wg = 8;
   while (wg < 64 && wg < lanes) wg *= 2;
+  // A read four-wide along k where its rows start 4-aligned (NXV_DOT_NO_VEC4 turns it off).
+  uint64_t a_offset = a.ref.byte_offset / dtype_size(a.type);
+  bool a_vec4 = a.strides[2] == 1 && a.strides[1] % 4 == 0 && a.strides[0] % 4 == 0 && a_offset % 4 == 0 &&
+                !glsl_vec4_type(a.type).empty() && a.type != DType::F8 && a.type != DType::F8E4M3FN &&
+                std::getenv("NXV_DOT_NO_VEC4") == nullptr;
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmRows};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
+  variant.layout = a_vec4 ? 1 : 0;
   variant.tile = tm | (tn4 << 8) | (wg << 16);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
@@ -155,6 +161,14 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
     d.emplace_back("B_VEC", glsl_vec4_type(b.type));
     d.emplace_back("B_VALIGN", std::to_string(vec4_alignment(b.type)));
     d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
+    d.emplace_back("A_VEC4", a_vec4 ? "1" : "0");
+    if (a_vec4) {
+      d.emplace_back("A_VEC", glsl_vec4_type(a.type));
+      d.emplace_back("A_VALIGN", std::to_string(vec4_alignment(a.type)));
+      d.emplace_back("LOAD_A4(q)", a.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+                                                                   "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
+                                                         : acc4 + "(q)");
+    }
     // (The parameter is not `x`: the swizzles name x.)
     d.emplace_back("LOAD_B4(q)", b.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
                                                                  "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"

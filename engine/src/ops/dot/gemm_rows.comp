@@ -37,6 +37,9 @@ layout(push_constant, std430) uniform Params { GemmPush pc; };
 
 layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buffer ABuf { A_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = B_VALIGN) readonly buffer B4Buf { B_VEC v[]; };
+#if A_VEC4
+layout(buffer_reference, std430, buffer_reference_align = A_VALIGN) readonly buffer A4Buf { A_VEC v[]; };
+#endif
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
 
 void main() {
@@ -61,7 +64,22 @@ void main() {
         ACC4 acc[TM][TN4];
         [[unroll]] for (uint i = 0u; i < TM; ++i)
           [[unroll]] for (uint j = 0u; j < TN4; ++j) acc[i][j] = ZERO4;
-        for (uint k = 0u; k < pc.k; ++k) {
+        uint k = 0u;
+#if A_VEC4
+        // A read along k four at a time (the host checks that rows start 4-aligned).
+        A4Buf a4 = A4Buf(pc.a_addr);
+        for (; k + 4u <= pc.k; k += 4u) {
+          ACC4 bq[4][TN4];
+          [[unroll]] for (uint s = 0u; s < 4u; ++s)
+            [[unroll]] for (uint j = 0u; j < TN4; ++j) bq[s][j] = LOAD_B4(b.v[bcol[j] + (k + s) * sk4]);
+          [[unroll]] for (uint i = 0u; i < TM; ++i) {
+            ACC4 aq = LOAD_A4(a4.v[(arow[i] + k) / 4u]);
+            [[unroll]] for (uint s = 0u; s < 4u; ++s)
+              [[unroll]] for (uint j = 0u; j < TN4; ++j) acc[i][j] = MAC4(acc[i][j], aq[s], bq[s][j]);
+          }
+        }
+#endif
+        for (; k < pc.k; ++k) {
           ACC4 bv[TN4];
           [[unroll]] for (uint j = 0u; j < TN4; ++j) bv[j] = LOAD_B4(b.v[bcol[j] + k * sk4]);
           [[unroll]] for (uint i = 0u; i < TM; ++i) {
