@@ -87,22 +87,39 @@ nxv::AttrNumber TermAttrReader::number(std::string_view key) const {
   nxv::AttrNumber n;
   ErlNifSInt64 i;
   ErlNifUInt64 u;
-  double d;
-  std::string text;
+  // A float, an integer as a float, or Nx's :nan / :infinity / :neg_infinity.
+  auto real = [&](ERL_NIF_TERM t, double& out) {
+    std::string text;
+    if (enif_get_double(env_, t, &out)) return true;
+    if (enif_get_int64(env_, t, &i)) return out = double(i), true;
+    if (!atom_text(env_, t, text)) return false;
+    if (text == "nan") out = std::numeric_limits<double>::quiet_NaN();
+    else if (text == "infinity") out = INFINITY;
+    else if (text == "neg_infinity") out = -INFINITY;
+    else return false;
+    return true;
+  };
   if (enif_get_int64(env_, v, &i)) {
     n.i = i;
   } else if (enif_get_uint64(env_, v, &u)) {
     n.kind = nxv::AttrNumber::Kind::UInt;
     n.u = u;
-  } else if (enif_get_double(env_, v, &d)) {
+  } else if (real(v, n.re)) {
     n.kind = nxv::AttrNumber::Kind::Float;
-    n.re = d;
-  } else if (atom_text(env_, v, text)) {
-    n.kind = nxv::AttrNumber::Kind::Float;
-    if (text == "nan") n.re = std::numeric_limits<double>::quiet_NaN();
-    else if (text == "infinity") n.re = INFINITY;
-    else if (text == "neg_infinity") n.re = -INFINITY;
-    else bad(key, "a number");
+  } else if (enif_is_list(env_, v)) {  // a complex number as [re: x, im: y]
+    n.kind = nxv::AttrNumber::Kind::Complex;
+    ERL_NIF_TERM head, tail = v;
+    int parts = 0;
+    while (enif_get_list_cell(env_, tail, &head, &tail)) {
+      int arity = 0;
+      const ERL_NIF_TERM* kv = nullptr;
+      std::string part;
+      if (!enif_get_tuple(env_, head, &arity, &kv) || arity != 2 || !atom_text(env_, kv[0], part) ||
+          (part != "re" && part != "im") || !real(kv[1], part == "re" ? n.re : n.im))
+        bad(key, "a number or [re: number, im: number]");
+      ++parts;
+    }
+    if (parts != 2) bad(key, "a number or [re: number, im: number]");
   } else {
     bad(key, "a number");
   }

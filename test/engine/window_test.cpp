@@ -176,7 +176,7 @@ TEST_F(Window, ScatterMatchesTheHostReferenceBitForBit) {
         ++wi;
       });
       Tensor input = upload_as(d, x, c.shape, c.transposed);
-      Tensor src = from_host(d, DType::F32, windows, source.data(), source.size() * 4);
+      Tensor src = upload_as(d, source, windows, c.transposed);  // a transposed source too
       Tensor init_t = from_host(d, DType::F32, {}, &init, 4);
       std::vector<float> got;
       try {

@@ -26,10 +26,13 @@ void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
   Buffer& b = *buffer;
   // Outputs are always fresh buffers and inputs are never written, so the only hazard is a
   // read (or write) of a buffer written earlier in this batch since the last barrier.
-  if (b.last_write_batch == batch.value && b.last_write_epoch == stream_.epoch_) stream_.barrier_locked();
-  if (access == Access::Write) {
+  bool written = b.last_write_batch == batch.value && b.last_write_epoch == stream_.epoch_;
+  bool disjoint = access == Access::WriteDisjoint && b.last_write_disjoint;
+  if (written && !disjoint) stream_.barrier_locked();
+  if (access != Access::Read) {
     b.last_write_batch = batch.value;
     b.last_write_epoch = stream_.epoch_;
+    b.last_write_disjoint = access == Access::WriteDisjoint;
   }
   batch.keep.push_back(buffer);
 }

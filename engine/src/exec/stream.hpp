@@ -19,7 +19,10 @@
 
 namespace nxv {
 
-enum class Access { Read, Write };
+// WriteDisjoint: a write to a part of the buffer that no other write since the last barrier
+// touches (the regions of a concatenation): consecutive such writes need no barrier between
+// them.
+enum class Access { Read, Write, WriteDisjoint };
 
 struct StreamStats {
   uint64_t submits = 0, commands = 0, barriers = 0, waits = 0;

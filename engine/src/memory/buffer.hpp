@@ -49,6 +49,7 @@ class Buffer {
   // barrier epoch inside that batch, to insert barriers only on real read-after-write hazards.
   uint64_t last_write_batch = 0;
   uint64_t last_write_epoch = 0;
+  bool last_write_disjoint = false;
 
  private:
   std::shared_ptr<DeviceCore> core_;

@@ -24,27 +24,69 @@ const char* word_type(size_t bytes) {
   }
 }
 
+const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strided) {
+  size_t bytes = dtype_size(type);
+  VariantKey variant{.family = kLayerMemory, .op = 0};
+  variant.layout = out_strided ? 2 : dense ? 1 : 0;
+  variant.tile = uint32_t(bytes);
+  return device.impl().kernels.get(variant, [&] {
+    return KernelKey{"strided_copy",
+                     {{"ELEM", word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                      {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
+                      {"OUT_STRIDED", out_strided ? "1" : "0"}},
+                     kWorkgroupSize};
+  });
+}
+
+// The copy moves words of the element's size: only 8- and 16-bit storage matter.
+FeatureSet copy_features(DType t) {
+  FeatureSet f;
+  if (dtype_size(t) == 1) f.add_type(DType::U8);
+  if (dtype_size(t) == 2) f.add_type(DType::U16);
+  return f;
+}
+
+// The first element of a view in its buffer, and the last one it reaches, in elements.
+std::pair<int64_t, int64_t> reach(const Tensor& v) {
+  int64_t last = v.offset;
+  for (size_t d = 0; d < v.shape.size(); ++d) {
+    if (v.strides[d] < 0) throw Error(ErrorKind::Unsupported, "negative strides are not supported by the copy kernel");
+    last += (v.shape[d] - 1) * v.strides[d];
+  }
+  return {v.offset, last};
+}
+
+void check_reach(const Tensor& v) {
+  auto [first, last] = reach(v);
+  uint64_t e = dtype_size(v.type), chunk = v.buffer->chunk_bytes();
+  if (last - first >= (int64_t(1) << 31) || uint64_t(first) * e / chunk != uint64_t(last) * e / chunk)
+    throw Error(ErrorKind::Unsupported,
+                "a strided copy spanning more than one device buffer chunk or 2^31 elements is not supported");
+}
+
 }  // namespace
 
 void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32_t in_slot, const Tensor& out,
-                 uint32_t out_slot) {
-  FeatureSet features;
-  features.add_type(t.type);
-  features.check(*device.impl().core, "copy");
+                 uint32_t out_slot, Access out_access) {
+  copy_features(t.type).check(*device.impl().core, "copy");
   if (out.size() == 0) return;
+  // Dense copies move 16-byte words where both sides allow (C128 stands for any 16 bytes).
+  size_t e = dtype_size(t.type);
+  uint64_t total_bytes = uint64_t(out.size()) * e;
+  if (e < 16 && t.is_contiguous() && t.size() == out.size() && total_bytes % 16 == 0 &&
+      uint64_t(t.offset) * e % 16 == 0 && uint64_t(out.offset) * e % 16 == 0) {
+    Tensor wide_in = t, wide_out = out;
+    wide_in.type = wide_out.type = DType::C128;
+    wide_in.shape = wide_out.shape = {int64_t(total_bytes / 16)};
+    wide_in.strides = wide_out.strides = {1};
+    wide_in.offset = int64_t(uint64_t(t.offset) * e / 16);
+    wide_out.offset = int64_t(uint64_t(out.offset) * e / 16);
+    return append_copy(device, builder, wide_in, in_slot, wide_out, out_slot, out_access);
+  }
   std::vector<Tensor> views{t};
   bool dense = all_dense(views);
-  size_t bytes = dtype_size(t.type);
-  VariantKey variant{.family = kLayerMemory, .op = 0};
-  variant.layout = dense ? 1 : 0;
-  variant.tile = uint32_t(bytes);
   auto& impl = device.impl();
-  const Kernel& kernel = impl.kernels.get(variant, [&] {
-    return KernelKey{"strided_copy",
-                     {{"ELEM", word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
-                      {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
-                     kWorkgroupSize};
-  });
+  const Kernel& kernel = copy_kernel(device, t.type, dense, false);
   plan_linear(out, out_slot, views, {in_slot}, dense, NXV_COPY_MAX_RANK, [&](const PlannedRange& p) {
     CopyPush push{};
     push.n = p.n, push.rank = p.rank, push.start = p.start;
@@ -57,8 +99,67 @@ void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32
     Launch& l = builder.launch(kernel, grid, push,
                                {{offsetof(CopyPush, out_addr), p.out}, {offsetof(CopyPush, in_addr), p.in[0]}});
     builder.use(l, in_slot, Access::Read);
-    builder.use(l, out_slot, Access::Write);
+    builder.use(l, out_slot, out_access);
   });
+}
+
+void append_copy_between(Device& device, LaunchBuilder& builder, const Tensor& src, uint32_t src_slot,
+                         const Tensor& dst, uint32_t dst_slot, Access dst_access) {
+  if (src.type != dst.type && dtype_size(src.type) != dtype_size(dst.type))
+    throw Error(ErrorKind::InvalidArgument, "a bit copy between types of different sizes");
+  if (src.shape != dst.shape) throw Error(ErrorKind::InvalidArgument, "a copy between views of different shapes");
+  copy_features(src.type).check(*device.impl().core, "copy");
+  if (dst.size() == 0) return;
+  if (dst.is_contiguous()) {
+    Tensor out = dst;
+    out.strides = row_major_strides(dst.shape);
+    return append_copy(device, builder, src, src_slot, out, dst_slot, dst_access);
+  }
+  check_reach(src);
+  check_reach(dst);
+  // Axes of size 1 dropped; neighbours merged where both views step through them alike.
+  std::vector<int64_t> shape, in_stride, out_stride;
+  for (size_t d = 0; d < dst.shape.size(); ++d) {
+    if (dst.shape[d] == 1) continue;
+    if (!shape.empty() && in_stride.back() == src.strides[d] * dst.shape[d] &&
+        out_stride.back() == dst.strides[d] * dst.shape[d]) {
+      shape.back() *= dst.shape[d];
+      in_stride.back() = src.strides[d];
+      out_stride.back() = dst.strides[d];
+      continue;
+    }
+    shape.push_back(dst.shape[d]);
+    in_stride.push_back(src.strides[d]);
+    out_stride.push_back(dst.strides[d]);
+  }
+  size_t rank = shape.size(), outer = rank > NXV_COPY_MAX_RANK ? rank - NXV_COPY_MAX_RANK : 0;
+  uint64_t block = 1;
+  for (size_t d = outer; d < rank; ++d) block *= uint64_t(shape[d]);
+  if (block >= (uint64_t(1) << 32)) throw Error(ErrorKind::Unsupported, "a strided copy over 2^32 elements per block");
+  const Kernel& kernel = copy_kernel(device, src.type, false, true);
+  uint64_t e = dtype_size(src.type);
+  std::vector<int64_t> index(outer, 0);
+  for (uint64_t b = 0, blocks = uint64_t(dst.size()) / block; b < blocks; ++b) {
+    int64_t in_base = src.offset, out_base = dst.offset;
+    for (size_t d = 0; d < outer; ++d) in_base += index[d] * in_stride[d], out_base += index[d] * out_stride[d];
+    CopyPush push{};
+    push.n = uint32_t(block), push.rank = uint32_t(rank - outer), push.start = 0, push.dense = 0;
+    for (size_t d = outer; d < rank; ++d) {
+      push.shape[d - outer] = uint32_t(shape[d]);
+      push.stride[d - outer] = uint32_t(in_stride[d]);
+      push.out_stride[d - outer] = uint32_t(out_stride[d]);
+    }
+    std::array<uint32_t, 3> grid{workgroups_for(*device.impl().core, block, kWorkgroupSize), 1, 1};
+    Launch& l = builder.launch(kernel, grid, push,
+                               {{offsetof(CopyPush, out_addr), {dst_slot, uint64_t(out_base) * e}},
+                                {offsetof(CopyPush, in_addr), {src_slot, uint64_t(in_base) * e}}});
+    builder.use(l, src_slot, Access::Read);
+    builder.use(l, dst_slot, dst_access);
+    for (size_t d = outer; d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
 }
 
 Tensor contiguous(Device& device, const Tensor& t) {

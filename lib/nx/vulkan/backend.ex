@@ -303,30 +303,19 @@ defmodule Nx.Vulkan.Backend do
   def clip(out, tensor, min, max),
     do: dispatch(:clip, [out, tensor, min, max])
 
-  # Start indices may be tensors (dynamic slicing): where the engine runs the op, they are read
-  # and clamped here, so that it always gets static integers.
+  # Start indices may be tensors (dynamic slicing): they are read and clamped here, so that
+  # the engine always gets static integers; the host fallback gets the callback's own arguments.
   @impl true
   def slice(out, tensor, start_indices, lengths, strides) do
+    starts = static_indices(start_indices, tensor.shape, lengths)
     args = [out, tensor, start_indices, lengths, strides]
-
-    if native?(:slice, out, [tensor]) do
-      starts = static_indices(start_indices, tensor.shape, lengths)
-      dispatch(:slice, [out, tensor, starts, lengths, strides], args)
-    else
-      dispatch(:slice, args)
-    end
+    dispatch(:slice, [out, tensor, starts, lengths, strides], args)
   end
 
   @impl true
   def put_slice(out, tensor, start_indices, slice) do
-    args = [out, tensor, start_indices, slice]
-
-    if native?(:put_slice, out, [tensor, slice]) do
-      starts = static_indices(start_indices, tensor.shape, Tuple.to_list(slice.shape))
-      dispatch(:put_slice, [out, tensor, starts, slice], args)
-    else
-      dispatch(:put_slice, args)
-    end
+    starts = static_indices(start_indices, tensor.shape, Tuple.to_list(slice.shape))
+    dispatch(:put_slice, [out, tensor, starts, slice], [out, tensor, start_indices, slice])
   end
 
   # Start indices may be scalar tensors (dynamic slicing): read them and clamp them into
@@ -448,10 +437,6 @@ defmodule Nx.Vulkan.Backend do
   end
 
   ## Dispatch
-
-  defp native?(op, out, inputs) do
-    Native.supported?(pick_device(inputs), op, out, inputs)
-  end
 
   # Runs the callback natively when the engine takes it, else calls the same callback of
   # Nx.BinaryBackend with `host_args` (the callback's own arguments).

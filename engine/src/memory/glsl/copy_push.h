@@ -14,6 +14,7 @@ NXV_STRUCT(CopyPush) {
   NXV_U32 dense;  // 1: the input is dense like the output
   NXV_U32 shape[NXV_COPY_MAX_RANK];
   NXV_U32 stride[NXV_COPY_MAX_RANK];
+  NXV_U32 out_stride[NXV_COPY_MAX_RANK];  // OUT_STRIDED: where each axis goes in the output
 };
 
 #endif

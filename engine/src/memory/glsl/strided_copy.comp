@@ -1,4 +1,4 @@
-// Copies any view into a row-major tensor, bit for bit: elements move as unsigned words of
+// Copies any view into a row-major tensor (OUT_STRIDED: into any view), bit for bit: elements move as unsigned words of
 // their size (ELEM: uint8_t, uint16_t, uint, uvec2, uvec4), so NaN payloads and bf16 or f8
 // patterns survive and no arithmetic type is needed.
 #version 460
@@ -26,16 +26,22 @@ void main() {
   InBuf a = InBuf(pc.in_addr);
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
-    uint index = i * pc.stride[0];
+    uint index = i * pc.stride[0], out_index = i;
     if (pc.dense == 0u) {
       uint rest = pc.start + i;
       index = 0u;
+#if OUT_STRIDED
+      out_index = 0u;
+#endif
       for (int d = int(pc.rank) - 1; d >= 0; --d) {
         uint c = rest % pc.shape[d];
         rest /= pc.shape[d];
         index += c * pc.stride[d];
+#if OUT_STRIDED
+        out_index += c * pc.out_stride[d];
+#endif
       }
     }
-    o.v[i] = a.v[index];
+    o.v[out_index] = a.v[index];
   }
 }

@@ -205,6 +205,42 @@ void emit_elementwise_launches(Device& device, LaunchBuilder& builder, const Ker
   });
 }
 
+const Kernel& as_type_kernel(Device& device, DType to, DType from) {
+  bool has_f64 = device.has(kCapFloat64);
+  VariantKey variant{.family = uint16_t(FamilyId::elementwise), .op = uint16_t(OpId::as_type)};
+  variant.types[0] = to;
+  variant.types[1] = from;
+  variant.type_count = 2;
+  variant.layout = kDense;
+  variant.switches = has_f64 ? 1 : 0;
+  return device.impl().kernels.get(variant, [&] {
+    return elementwise_kernel_key(scalar_expr(OpId::as_type, to, {from}, has_f64), to, {from}, true, false);
+  });
+}
+
+void append_as_type(Device& device, LaunchBuilder& builder, const Tensor& in, uint32_t in_slot, const Tensor& out,
+                    uint32_t out_slot) {
+  std::vector<Tensor> views{broadcast_view(in, out.shape)};
+  bool dense = all_dense(views);
+  bool has_f64 = device.has(kCapFloat64);
+  const Kernel* kernel = nullptr;
+  if (dense) {
+    kernel = &as_type_kernel(device, out.type, in.type);
+  } else {
+    VariantKey variant{.family = uint16_t(FamilyId::elementwise), .op = uint16_t(OpId::as_type)};
+    variant.types[0] = out.type;
+    variant.types[1] = in.type;
+    variant.type_count = 2;
+    variant.layout = kStrided;
+    variant.switches = has_f64 ? 1 : 0;
+    kernel = &device.impl().kernels.get(variant, [&] {
+      return elementwise_kernel_key(scalar_expr(OpId::as_type, out.type, {in.type}, has_f64), out.type, {in.type},
+                                    false, false);
+    });
+  }
+  emit_elementwise_launches(device, builder, *kernel, out, out_slot, views, {in_slot}, dense);
+}
+
 const Family& elementwise_family() {
   static const ElementwiseFamily family;
   return family;

@@ -20,4 +20,11 @@ void emit_elementwise_launches(Device& device, LaunchBuilder& builder, const Ker
                                uint32_t out_slot, const std::vector<Tensor>& views, const std::vector<uint32_t>& slots,
                                bool dense);
 
+// Appends Nx's as_type of `in` (any view broadcastable to out's shape) into `out` (contiguous).
+void append_as_type(Device& device, LaunchBuilder& builder, const Tensor& in, uint32_t in_slot, const Tensor& out,
+                    uint32_t out_slot);
+
+// The as_type kernel from `from` to `to` over dense operands (no four-wide access).
+const Kernel& as_type_kernel(Device& device, DType to, DType from);
+
 }  // namespace nxv

@@ -9,6 +9,7 @@
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
+#include "memory/copy.hpp"
 #include "ops/family.hpp"
 #include "ops/reduce/folds.hpp"
 #include "ops/window/window_attrs.hpp"
@@ -197,11 +198,20 @@ class WindowFamily final : public Family {
     uint32_t elem = uint32_t(dtype_size(in.type));
     std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
                                       {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
+    // The scatter kernel reads the source row-major (one value per window, by pitch).
+    LowerInput source = a.inputs[scatter ? 1 : 0];
     if (scatter) {
+      if (source.tensor.buffer && !source.tensor.is_contiguous()) {
+        Tensor dense = empty(a.device, source.tensor.type, source.tensor.shape);
+        uint32_t slot = a.builder.bind(dense.buffer);
+        append_copy(a.device, a.builder, source.tensor, source.slot, dense, slot);
+        source = {dense, slot};
+      }
       for (size_t k = 1; k <= 2; ++k) {
-        const Tensor& t = a.inputs[k].tensor;
+        const LowerInput& input = k == 1 ? source : a.inputs[k];
+        const Tensor& t = input.tensor;
         // An empty source is never read: any bound buffer serves as its address.
-        BufferRef ref = t.buffer ? BufferRef{a.inputs[k].slot, uint64_t(t.offset) * dtype_size(t.type)}
+        BufferRef ref = t.buffer ? BufferRef{input.slot, uint64_t(t.offset) * dtype_size(t.type)}
                                  : BufferRef{a.output_slot, 0};
         patches.push_back({uint32_t(k == 1 ? offsetof(WindowPush, source_addr) : offsetof(WindowPush, init_addr)), ref});
       }
@@ -211,6 +221,7 @@ class WindowFamily final : public Family {
     a.builder.params(l, params, offsetof(WindowPush, params_addr), {});
     for (const auto& i : a.inputs)
       if (i.tensor.buffer) a.builder.use(l, i.slot, Access::Read);
+    if (scatter && source.tensor.buffer) a.builder.use(l, source.slot, Access::Read);
     a.builder.use(l, a.output_slot, Access::Write);
   }
 

@@ -657,7 +657,10 @@ defmodule NxVulkan.Fixtures.Cases do
         t = tensor(type, shape, :general)
         src = tensor(type, src_shape, :positive)
         init = from_list([0], type, {})
-        capture([to_string(op)], fn -> Undefined.window_scatter_fun(op).(t, src, init, win, opts) end)
+
+        capture([to_string(op)], fn ->
+          Undefined.window_scatter_fun(op).(t, src, init, win, opts)
+        end)
       end
   end
 

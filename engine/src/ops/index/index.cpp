@@ -1,0 +1,323 @@
+// The index family: gather (with axes), take and take_along_axis (Nx.Block.Take,
+// Nx.Block.TakeAlongAxis), indexed_add and indexed_put, every Nx type, any index integer type,
+// any layout. The addressed tensor is laid out as [O, A_1..A_depth, Q] (a view when it already
+// is, else a row-major copy); gather.comp copies words of the addressed slices, scatter.comp
+// walks the update rows in order per (O, Q) lane. Out-of-range indices: gathers clamp them,
+// scatters drop the row (XLA's rules; Nx.BinaryBackend raises).
+#include <algorithm>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "memory/copy.hpp"
+#include "ops/index/index_attrs.hpp"
+#include "ops/index/scatter_push.h"
+#include "ops/reduce/folds.hpp"
+#include "ops/shape/shape_lowering.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+bool is_scatter(OpId op) { return op == OpId::indexed_add || op == OpId::indexed_put; }
+
+const char* word_type(size_t bytes) {
+  switch (bytes) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "uint";
+    case 8: return "uvec2";
+    default: return "uvec4";
+  }
+}
+
+// Where the indices address the tensor: the permutation that brings the addressed axes
+// together as [outer..., addressed..., inner...], and the three extents.
+struct Geometry {
+  std::vector<int64_t> perm;
+  std::vector<int64_t> dims;  // addressed extents
+  int64_t outer = 1, inner = 1;
+};
+
+Geometry geometry(OpId op, const IndexAttrs& a, const Shape& shape, size_t depth) {
+  Geometry g;
+  size_t rank = shape.size();
+  if (op == OpId::take || op == OpId::take_along_axis) {
+    for (size_t d = 0; d < rank; ++d) g.perm.push_back(int64_t(d));
+    g.dims = {shape[a.axis]};
+    for (int64_t d = 0; d < a.axis; ++d) g.outer *= shape[d];
+    for (size_t d = size_t(a.axis) + 1; d < rank; ++d) g.inner *= shape[d];
+    return g;
+  }
+  std::vector<int64_t> axes = a.axes;
+  if (axes.empty())
+    for (size_t d = 0; d < depth; ++d) axes.push_back(int64_t(d));
+  g.perm = axes;
+  for (size_t d = 0; d < rank; ++d)
+    if (std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end()) {
+      g.perm.push_back(int64_t(d));
+      g.inner *= shape[d];
+    }
+  for (int64_t ax : axes) g.dims.push_back(shape[ax]);
+  return g;
+}
+
+void add_index_defines(Defines& d, FeatureSet& f, DType idx) {
+  f.add_type(idx);
+  add_buffer_defines(d, "IDX", idx);
+  d.emplace_back("IDX_SIGNED", is_signed(idx) ? "1" : "0");
+  d.emplace_back("IDX_WIDE", dtype_size(idx) == 8 ? "1" : "0");
+}
+
+// A row-major copy of `t` unless it already is one.
+BoundTensor dense(Device& device, LaunchBuilder& builder, const BoundTensor& t) {
+  if (t.tensor.is_contiguous()) return t;
+  Tensor out = empty(device, t.tensor.type, t.tensor.shape);
+  uint32_t slot = builder.bind(out.buffer);
+  append_materialize(device, builder, t.tensor, t.slot, out, slot);
+  return {out, slot};
+}
+
+// The accumulator of indexed_add: Nx.BinaryBackend sums integers exactly (wrapped on store),
+// floats in double.
+std::string add_acc(DType out, bool has_f64) {
+  if (is_complex(out)) return has_f64 ? "dvec2" : "vec2";
+  if (is_float(out)) return has_f64 ? "double" : "float";
+  return glsl_compute_type(out);
+}
+
+class IndexFamily final : public Family {
+ public:
+  uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
+
+  Attrs decode(OpId op, const AttrReader& r) const override {
+    IndexAttrs a;
+    if (op == OpId::take || op == OpId::take_along_axis) a.axis = r.has("axis") ? r.integer("axis") : 0;
+    else if (r.has("axes")) a.axes = r.integers("axes");
+    return Attrs::of(a);
+  }
+
+  Support check(const CheckArgs& c) const override {
+    std::string name(op_info(c.op).name);
+    auto invalid = [&](const std::string& why) { return not_native(name + ": " + why, ErrorKind::InvalidArgument); };
+    if (c.attrs.empty()) return invalid("needs its options");
+    const auto& a = c.attrs.as<IndexAttrs>();
+    const TensorSpec& t = c.inputs[0];
+    const TensorSpec& idx = c.inputs[1];
+    if (!is_integer(idx.type)) return invalid("indices must be integers");
+    size_t rank = t.shape.size();
+    Shape expected;
+    if (c.op == OpId::take || c.op == OpId::take_along_axis) {
+      if (a.axis < 0 || a.axis >= int64_t(rank)) return invalid("axis out of range");
+      if (c.op == OpId::take) {
+        expected.assign(t.shape.begin(), t.shape.begin() + a.axis);
+        expected.insert(expected.end(), idx.shape.begin(), idx.shape.end());
+        expected.insert(expected.end(), t.shape.begin() + a.axis + 1, t.shape.end());
+      } else {
+        if (idx.shape.size() != rank) return invalid("indices must have the tensor's rank");
+        for (size_t d = 0; d < rank; ++d)
+          if (int64_t(d) != a.axis && idx.shape[d] != t.shape[d]) return invalid("indices must match the tensor off the axis");
+        expected = idx.shape;
+      }
+    } else {
+      if (idx.shape.empty()) return invalid("indices need a last axis");
+      size_t depth = size_t(idx.shape.back());
+      if (depth > NXV_INDEX_MAX_DEPTH) return not_native(name + ": index rows longer than 8");
+      if (!a.axes.empty() && a.axes.size() != depth) return invalid("axes must match the index depth");
+      if (a.axes.empty() && depth > rank) return invalid("index rows longer than the rank");
+      std::vector<bool> seen(rank, false);
+      for (int64_t ax : a.axes) {
+        if (ax < 0 || ax >= int64_t(rank) || seen[ax]) return invalid("invalid axes");
+        seen[ax] = true;
+      }
+      Geometry g = geometry(c.op, a, t.shape, depth);
+      Shape batch(idx.shape.begin(), idx.shape.end() - 1);
+      Shape rest;
+      for (size_t k = g.dims.size(); k < g.perm.size(); ++k) rest.push_back(t.shape[g.perm[k]]);
+      expected = batch;
+      expected.insert(expected.end(), rest.begin(), rest.end());
+      if (is_scatter(c.op)) {
+        if (c.inputs[2].shape != expected) return invalid("updates must have one slice per index row");
+        expected = t.shape;
+      }
+    }
+    if (expected != c.out.shape) return invalid("the output shape does not match");
+    if (!is_scatter(c.op) && c.out.type != t.type) return invalid("the output type must be the tensor's");
+    if (shape_size(c.out.shape) >= (int64_t(1) << 31) || shape_size(t.shape) >= (int64_t(1) << 31) ||
+        shape_size(idx.shape) >= (int64_t(1) << 31))
+      return not_native(name + ": tensors of 2^31 elements or more");
+    FeatureSet f;
+    for (const auto& i : c.inputs) f.add_type(i.type);
+    f.add_type(c.out.type);
+    if (c.op == OpId::indexed_add) {
+      if (c.out.type == DType::BF16 || c.out.type == DType::F8 || c.out.type == DType::F8E4M3FN)
+        ;  // loaded through the nxv_*_load helpers
+      add_acc_features(f, add_acc(c.out.type, c.device.has(kCapFloat64)));
+    }
+    try {
+      f.check(*c.device.impl().core, name.c_str());
+    } catch (const Error& e) {
+      return not_native(e.what());
+    }
+    if (is_scatter(c.op))
+      for (size_t k : {size_t(0), size_t(2)})
+        if (c.inputs[k].type != c.out.type) {
+          TensorSpec spec = contiguous_spec(c.inputs[k].type, {});
+          if (Support s = check_op(c.device, OpId::as_type, OutSpec{c.out.type, {}}, std::span<const TensorSpec>(&spec, 1)); !s)
+            return s;
+        }
+    return {};
+  }
+
+  void lower(const LowerArgs& a) const override {
+    const auto& attrs = a.attrs.as<IndexAttrs>();
+    BoundTensor idx = dense(a.device, a.builder, {a.inputs[1].tensor, a.inputs[1].slot});
+    size_t depth = (a.op == OpId::take || a.op == OpId::take_along_axis) ? 1 : size_t(idx.tensor.shape.back());
+    const Tensor& t = a.inputs[0].tensor;
+    Geometry g = geometry(a.op, attrs, t.shape, depth);
+    IndexPush push{};
+    push.depth = uint32_t(depth);
+    push.per_element = a.op == OpId::take_along_axis ? 1 : 0;
+    uint64_t pitch = 1;
+    for (size_t k = g.dims.size(); k-- > 0;) {
+      push.dims[k] = uint32_t(g.dims[k]);
+      push.pitch[k] = uint32_t(pitch);
+      pitch *= uint64_t(g.dims[k]);
+    }
+    push.a_total = uint32_t(pitch);
+    if (a.op == OpId::take_along_axis) push.rows = uint32_t(idx.tensor.shape[attrs.axis]);
+    else if (a.op == OpId::take) push.rows = uint32_t(idx.tensor.size());
+    else push.rows = uint32_t(idx.tensor.size() / int64_t(depth));
+    if (is_scatter(a.op)) return lower_scatter(a, g, idx, push);
+
+    // gather, take, take_along_axis: the tensor laid out [outer, addressed..., inner].
+    BoundTensor src = dense(a.device, a.builder, {transpose_view(t, g.perm), a.inputs[0].slot});
+    size_t elem = dtype_size(t.type), word = elem;
+    uint64_t slice_bytes = uint64_t(g.inner) * elem, in_byte = uint64_t(src.tensor.offset) * elem;
+    if (!push.per_element)
+      for (size_t w : {16, 8, 4})
+        if (w > elem && slice_bytes % w == 0 && in_byte % w == 0) {
+          word = w;
+          break;
+        }
+    push.q = uint32_t(slice_bytes / word);
+    uint64_t n = uint64_t(g.outer) * push.rows * push.q;
+    push.n = uint32_t(n);
+    VariantKey variant{.family = uint16_t(FamilyId::index), .op = uint16_t(OpId::gather)};
+    variant.types[0] = idx.tensor.type;
+    variant.type_count = 1;
+    variant.tile = uint32_t(word);
+    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
+      KernelKey key{.name = "gather", .workgroup_size = kWorkgroupSize};
+      FeatureSet f;
+      if (word == 1) f.add_type(DType::U8);
+      if (word == 2) f.add_type(DType::U16);
+      add_index_defines(key.defines, f, idx.tensor.type);
+      f.add_defines(key.defines);
+      key.defines.emplace_back("ELEM", word_type(word));
+      key.defines.emplace_back("ELEM_BYTES", std::to_string(word));
+      key.defines.emplace_back("ELEM_ALIGN", std::to_string(word));
+      return key;
+    });
+    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, n, kWorkgroupSize), 1, 1};
+    Launch& l = a.builder.launch(kernel, grid, push,
+                                 {{offsetof(IndexPush, out_addr), {a.output_slot, 0}},
+                                  {offsetof(IndexPush, in_addr), {src.slot, in_byte}},
+                                  {offsetof(IndexPush, idx_addr), {idx.slot, uint64_t(idx.tensor.offset) * dtype_size(idx.tensor.type)}}});
+    a.builder.use(l, src.slot, Access::Read);
+    a.builder.use(l, idx.slot, Access::Read);
+    a.builder.use(l, a.output_slot, Access::Write);
+  }
+
+ private:
+  static void lower_scatter(const LowerArgs& a, const Geometry& g, const BoundTensor& idx, IndexPush push) {
+    bool add = a.op == OpId::indexed_add;
+    DType out = a.out.type;
+    // The output starts as the target laid out [addressed..., rest...]; the result is that
+    // layout transposed back (a copy, unless the addressed axes lead already).
+    const Tensor& t = a.inputs[0].tensor;
+    BoundTensor target = converted(a.device, a.builder, {t, a.inputs[0].slot}, out);
+    Tensor permuted_target = transpose_view(target.tensor, g.perm);
+    bool identity = std::is_sorted(g.perm.begin(), g.perm.end());
+    Tensor work = a.output;
+    uint32_t work_slot = a.output_slot;
+    if (!identity) {
+      work = empty(a.device, out, permuted_target.shape);
+      work_slot = a.builder.bind(work.buffer);
+    } else {
+      work.shape = permuted_target.shape;
+      work.strides = row_major_strides(work.shape);
+    }
+    append_materialize(a.device, a.builder, permuted_target, target.slot, work, work_slot);
+    BoundTensor updates = add ? BoundTensor{a.inputs[2].tensor, a.inputs[2].slot}
+                              : converted(a.device, a.builder, {a.inputs[2].tensor, a.inputs[2].slot}, out);
+    updates = dense(a.device, a.builder, updates);
+    DType upd = updates.tensor.type;
+    push.q = uint32_t(g.inner);
+    push.n = uint32_t(g.inner);  // one lane per inner position (outer is 1 for gather-style axes)
+    bool has_f64 = a.device.has(kCapFloat64);
+    std::string acc = add_acc(out, has_f64);
+    ScatterPush sp{};
+    sp.base = push;
+    std::vector<AddressPatch> patches{
+        {offsetof(ScatterPush, base) + offsetof(IndexPush, out_addr), {work_slot, 0}},
+        {offsetof(ScatterPush, base) + offsetof(IndexPush, in_addr), {updates.slot, uint64_t(updates.tensor.offset) * dtype_size(upd)}},
+        {offsetof(ScatterPush, base) + offsetof(IndexPush, idx_addr), {idx.slot, uint64_t(idx.tensor.offset) * dtype_size(idx.tensor.type)}}};
+    std::vector<uint32_t> extra;
+    if (add) {
+      Tensor sums = empty(a.device, DType::U8, {int64_t(work.size()) * int64_t(glsl_type_bytes(acc))});
+      Tensor seen = empty(a.device, DType::U32, {work.size()});
+      uint32_t sums_slot = a.builder.bind(sums.buffer), seen_slot = a.builder.bind(seen.buffer);
+      AttrNumber zero;
+      append_constant(a.device, a.builder, seen, seen_slot, zero);
+      patches.push_back({offsetof(ScatterPush, sums_addr), {sums_slot, 0}});
+      patches.push_back({offsetof(ScatterPush, seen_addr), {seen_slot, 0}});
+      extra = {sums_slot, seen_slot};
+    }
+    VariantKey variant{.family = uint16_t(FamilyId::index), .op = uint16_t(a.op)};
+    variant.types = {out, upd, idx.tensor.type};
+    variant.type_count = 3;
+    variant.switches = has_f64 ? 1 : 0;
+    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
+      KernelKey key{.name = "scatter", .workgroup_size = 64};
+      auto& d = key.defines;
+      FeatureSet f;
+      f.add_type(out);
+      f.add_type(upd);
+      add_index_defines(d, f, idx.tensor.type);
+      if (add) add_acc_features(f, acc);
+      f.add_defines(d);
+      d.emplace_back("ADD", add ? "1" : "0");
+      d.emplace_back("ACC", acc);
+      add_buffer_defines(d, "OUT", out);
+      add_buffer_defines(d, "UPD", upd);
+      d.emplace_back("LOAD_UPD(x)", glsl_load(upd, acc));
+      d.emplace_back("LOAD_OUT(x)", glsl_load(out, acc));
+      d.emplace_back("STORE_OUT(v)", glsl_store(out));
+      append_glsl_use_defines(d);
+      return key;
+    });
+    const DeviceCore& core = *a.device.impl().core;
+    std::array<uint32_t, 3> grid{workgroups_for(core, push.n, 64), 1, 1};
+    Launch& l = a.builder.launch(kernel, grid, sp, std::move(patches));
+    a.builder.use(l, updates.slot, Access::Read);
+    a.builder.use(l, idx.slot, Access::Read);
+    for (uint32_t s : extra) a.builder.use(l, s, Access::Write);
+    a.builder.use(l, work_slot, Access::Write);
+    if (!identity) {  // back to the target's axis order
+      std::vector<int64_t> inverse(g.perm.size());
+      for (size_t k = 0; k < g.perm.size(); ++k) inverse[size_t(g.perm[k])] = int64_t(k);
+      append_materialize(a.device, a.builder, transpose_view(work, inverse), work_slot, a.output, a.output_slot);
+    }
+  }
+};
+
+}  // namespace
+
+const Family& index_family() {
+  static const IndexFamily family;
+  return family;
+}
+
+}  // namespace nxv

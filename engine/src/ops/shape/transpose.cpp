@@ -1,0 +1,129 @@
+// Materializing views: a transposing copy through shared-memory tiles where the view's
+// stride-1 axis is not the output's last one (reads and writes both coalesced), the strided
+// copy otherwise; and the conversions the shape family's joins need.
+#include <algorithm>
+#include <cstdlib>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "memory/copy.hpp"
+#include "ops/elementwise/elementwise.hpp"
+#include "ops/shape/shape_lowering.hpp"
+#include "ops/shape/transpose_push.h"
+
+namespace nxv {
+namespace {
+
+const char* word_type(size_t bytes) {
+  switch (bytes) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "uint";
+    case 8: return "uvec2";
+    default: return "uvec4";
+  }
+}
+
+struct Axis {
+  int64_t size, in_stride, out_stride;
+};
+
+// The view's axes in output order, size-1 axes dropped and neighbours merged where the view
+// steps through them as one.
+std::vector<Axis> collapsed_axes(const Tensor& view, const Tensor& out) {
+  std::vector<Axis> axes;
+  for (size_t d = 0; d < view.shape.size(); ++d) {
+    if (view.shape[d] == 1) continue;
+    if (!axes.empty() && axes.back().in_stride == view.strides[d] * view.shape[d]) {
+      axes.back().size *= view.shape[d];
+      axes.back().in_stride = view.strides[d];
+      axes.back().out_stride = out.strides[d];
+      continue;
+    }
+    axes.push_back({view.shape[d], view.strides[d], out.strides[d]});
+  }
+  return axes;
+}
+
+bool within_one_chunk(const Tensor& t) {
+  int64_t last = t.offset;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.strides[d] < 0) return false;
+    last += (t.shape[d] - 1) * t.strides[d];
+  }
+  uint64_t e = dtype_size(t.type), chunk = t.buffer->chunk_bytes();
+  return last - t.offset < (int64_t(1) << 31) && uint64_t(t.offset) * e / chunk == uint64_t(last) * e / chunk;
+}
+
+}  // namespace
+
+void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t view_slot,
+                        const Tensor& out, uint32_t out_slot) {
+  if (out.size() == 0) return;
+  std::vector<Axis> axes = collapsed_axes(view, out);
+  auto fastest = std::find_if(axes.begin(), axes.end(), [](const Axis& x) { return x.in_stride == 1; });
+  bool tiled = axes.size() >= 2 && fastest != axes.end() && fastest != axes.end() - 1 &&
+               axes.size() - 2 <= NXV_TRANSPOSE_MAX_BATCH && within_one_chunk(view) && within_one_chunk(out);
+  if (!tiled) return append_copy(device, builder, view, view_slot, out, out_slot);
+
+  FeatureSet features;
+  features.add_type(view.type);
+  features.check(*device.impl().core, "transpose");
+  size_t bytes = dtype_size(view.type);
+  static const uint32_t tile_env = [] {
+    const char* e = std::getenv("NXV_TRANSPOSE_TILE");
+    return e ? uint32_t(std::atoi(e)) : 0u;
+  }();
+  static const uint32_t rows_env = [] {
+    const char* e = std::getenv("NXV_TRANSPOSE_ROWS");
+    return e ? uint32_t(std::atoi(e)) : 0u;
+  }();
+  uint32_t tile = tile_env ? tile_env : NXV_TRANSPOSE_TILE, rows = rows_env ? rows_env : 8;
+  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::transpose)};
+  variant.tile = uint32_t(bytes) | (tile << 8) | (rows << 16);
+  const Kernel& kernel = device.impl().kernels.get(variant, [&] {
+    KernelKey key{"transpose",
+                  {{"ELEM", word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                   {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
+                   {"TILE", std::to_string(tile)}, {"ROWS", std::to_string(rows)}},
+                  tile};
+    key.workgroup_y = rows;
+    return key;
+  });
+  const Axis& p = *fastest;
+  const Axis& l = axes.back();
+  TransposePush push{};
+  push.p_size = uint32_t(p.size), push.l_size = uint32_t(l.size);
+  push.l_in_stride = uint32_t(l.in_stride), push.p_out_stride = uint32_t(p.out_stride);
+  push.tiles_p = uint32_t((p.size + tile - 1) / tile);
+  push.tiles_l = uint32_t((l.size + tile - 1) / tile);
+  uint64_t tiles = uint64_t(push.tiles_p) * push.tiles_l;
+  for (auto it = axes.begin(); it != axes.end() - 1; ++it) {
+    if (it == fastest) continue;
+    push.batch_shape[push.batch_rank] = uint32_t(it->size);
+    push.batch_in_stride[push.batch_rank] = uint32_t(it->in_stride);
+    push.batch_out_stride[push.batch_rank] = uint32_t(it->out_stride);
+    ++push.batch_rank;
+    tiles *= uint64_t(it->size);
+  }
+  if (tiles >= (uint64_t(1) << 32)) return append_copy(device, builder, view, view_slot, out, out_slot);
+  push.tiles = uint32_t(tiles);
+  uint32_t groups = uint32_t(std::min<uint64_t>(tiles, std::min<uint64_t>(device.impl().core->info().max_workgroup_count[0], 65535)));
+  if (device.impl().core->info().type == "cpu") groups = std::min<uint32_t>(groups, 64);
+  uint64_t e = bytes;
+  Launch& launch = builder.launch(kernel, {groups, 1, 1}, push,
+                                  {{offsetof(TransposePush, out_addr), {out_slot, uint64_t(out.offset) * e}},
+                                   {offsetof(TransposePush, in_addr), {view_slot, uint64_t(view.offset) * e}}});
+  builder.use(launch, view_slot, Access::Read);
+  builder.use(launch, out_slot, Access::Write);
+}
+
+BoundTensor converted(Device& device, LaunchBuilder& builder, const BoundTensor& input, DType type) {
+  if (input.tensor.type == type) return input;
+  Tensor out = empty(device, type, input.tensor.shape);
+  uint32_t slot = builder.bind(out.buffer);
+  append_as_type(device, builder, input.tensor, input.slot, out, slot);
+  return {out, slot};
+}
+
+}  // namespace nxv

@@ -1,0 +1,278 @@
+// The shape family on fresh random inputs against a host reference written from Nx's
+// definitions, bit for bit: views that record nothing (reshape, squeeze, broadcast, slice),
+// transposes of random permutations (tiled and not, every element size, non-contiguous
+// inputs), reverse, pad (negative and interior), concatenate and stack (mixed types),
+// put_slice, iota and eye.
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "device/device_impl.hpp"
+#include "ops/shape/shape_attrs.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+// Row-major coordinates of element i.
+std::vector<int64_t> coords(int64_t i, const Shape& shape) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) c[d] = i % shape[d], i /= shape[d];
+  return c;
+}
+
+int64_t linear(const std::vector<int64_t>& c, const Shape& shape) {
+  int64_t i = 0;
+  for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + c[d];
+  return i;
+}
+
+std::vector<std::byte> random_bytes(std::mt19937& rng, size_t n) {
+  std::vector<std::byte> b(n);
+  for (auto& x : b) x = std::byte(rng() & 0xff);
+  return b;
+}
+
+// Host reference: out element i takes in element from(i) (-1: the pad element).
+std::vector<std::byte> gather(const std::vector<std::byte>& in, size_t elem, int64_t out_size,
+                              const std::function<int64_t(int64_t)>& from, const std::vector<std::byte>& pad = {}) {
+  std::vector<std::byte> out(size_t(out_size) * elem);
+  for (int64_t i = 0; i < out_size; ++i) {
+    int64_t j = from(i);
+    std::memcpy(out.data() + i * elem, j < 0 ? pad.data() : in.data() + j * elem, elem);
+  }
+  return out;
+}
+
+Attrs attrs(ShapeAttrs a) { return Attrs::of(std::move(a)); }
+
+class Shape_ : public DeviceTest {
+ protected:
+  std::mt19937 rng{sample_seed()};
+
+  Shape random_shape(size_t rank, int64_t max_dim) {
+    Shape s(rank);
+    for (auto& d : s) d = 1 + int64_t(rng() % max_dim);
+    return s;
+  }
+  std::vector<int64_t> permutation(size_t rank) {
+    std::vector<int64_t> p(rank);
+    for (size_t i = 0; i < rank; ++i) p[i] = int64_t(i);
+    std::shuffle(p.begin(), p.end(), rng);
+    return p;
+  }
+  std::vector<std::byte> bytes_of(const Tensor& t) {
+    std::vector<std::byte> b(size_t(t.size()) * dtype_size(t.type));
+    if (!b.empty()) to_host(*device_, t, b.data(), b.size());
+    return b;
+  }
+  uint64_t commands() {
+    device_->impl().stream.synchronize();
+    return device_->impl().stream.stats().commands;
+  }
+};
+
+const DType kTypes[] = {DType::U8, DType::F16, DType::F32, DType::F64, DType::C128};
+
+TEST_F(Shape_, ViewsRecordNoDeviceWork) {
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = float(i);
+  Tensor t = upload(*device_, DType::F32, {2, 1, 3, 4}, v);
+  uint64_t before = commands();
+  Tensor r = run_op(*device_, "reshape", {DType::F32, {6, 4}}, {t});
+  ShapeAttrs sq;
+  sq.axes = {1};
+  Tensor s = run_op(*device_, "squeeze", {DType::F32, {2, 3, 4}}, {t}, attrs(sq));
+  ShapeAttrs b;
+  b.axes = {0, 1, 2, 3};
+  Tensor w = run_op(*device_, "broadcast", {DType::F32, {2, 5, 3, 4}}, {t}, attrs(b));
+  ShapeAttrs sl;
+  sl.starts = {1, 0, 1, 0}, sl.lengths = {1, 1, 2, 4}, sl.steps = {1, 1, 1, 2};
+  Tensor c = run_op(*device_, "slice", {DType::F32, {1, 1, 2, 2}}, {t}, attrs(sl));
+  EXPECT_EQ(commands(), before);
+  EXPECT_EQ(r.buffer, t.buffer);
+  EXPECT_EQ(download<float>(*device_, r), v);
+  EXPECT_EQ(download<float>(*device_, s), v);
+  EXPECT_EQ(download<float>(*device_, c), (std::vector<float>{16, 18, 20, 22}));
+  auto wide = download<float>(*device_, w);
+  for (int64_t i = 0; i < 120; ++i) {
+    auto k = coords(i, {2, 5, 3, 4});
+    ASSERT_EQ(wide[i], v[k[0] * 12 + k[2] * 4 + k[3]]) << i;
+  }
+}
+
+TEST_F(Shape_, TransposeRandomPermutations) {
+  for (int trial = 0; trial < 24; ++trial) {
+    DType type = kTypes[trial % 5];
+    bool wide = trial % 3 == 0;  // tiles straddled on two or three axes, or many small axes
+    size_t rank = wide ? 2 + rng() % 2 : 2 + rng() % 4;
+    Shape shape = random_shape(rank, wide ? 70 : 9);
+    auto perm = permutation(rank);
+    size_t e = dtype_size(type);
+    auto data = random_bytes(rng, size_t(shape_size(shape)) * e);
+    Tensor t = from_host(*device_, type, shape, data.data(), data.size());
+    Shape out_shape(rank);
+    for (size_t d = 0; d < rank; ++d) out_shape[d] = shape[perm[d]];
+    ShapeAttrs a;
+    a.axes = perm;
+    Tensor r = run_op(*device_, "transpose", {type, out_shape}, {t}, attrs(a));
+    auto expected = gather(data, e, shape_size(out_shape), [&](int64_t i) {
+      auto oc = coords(i, out_shape);
+      std::vector<int64_t> ic(rank);
+      for (size_t d = 0; d < rank; ++d) ic[perm[d]] = oc[d];
+      return linear(ic, shape);
+    });
+    ASSERT_EQ(bytes_of(r), expected) << "trial " << trial << " type " << dtype_name(type);
+  }
+}
+
+TEST_F(Shape_, TransposeOfAView) {  // a slice with steps, transposed: neither side dense
+  Shape shape{37, 45};
+  auto data = random_bytes(rng, size_t(shape_size(shape)) * 4);
+  Tensor t = from_host(*device_, DType::S32, shape, data.data(), data.size());
+  Tensor view = slice_view(t, {1, 2}, {35, 40}, {1, 1});
+  ShapeAttrs a;
+  a.axes = {1, 0};
+  Tensor r = run_op(*device_, "transpose", {DType::S32, {40, 35}}, {view}, attrs(a));
+  auto expected = gather(data, 4, 40 * 35, [&](int64_t i) { return (i % 35 + 1) * 45 + (i / 35 + 2); });
+  EXPECT_EQ(bytes_of(r), expected);
+  // reshape of a non-contiguous view copies
+  Tensor flat = run_op(*device_, "reshape", {DType::S32, {1400}}, {view});
+  auto flat_expected = gather(data, 4, 1400, [&](int64_t i) { return (i / 40 + 1) * 45 + (i % 40 + 2); });
+  EXPECT_EQ(bytes_of(flat), flat_expected);
+}
+
+TEST_F(Shape_, ReverseAndPad) {
+  for (int trial = 0; trial < 16; ++trial) {
+    DType type = kTypes[trial % 5];
+    size_t rank = 1 + rng() % 4, e = dtype_size(type);
+    Shape shape = random_shape(rank, 7);
+    auto data = random_bytes(rng, size_t(shape_size(shape)) * e);
+    Tensor t = from_host(*device_, type, shape, data.data(), data.size());
+    ShapeAttrs rev;
+    for (size_t d = 0; d < rank; ++d)
+      if (rng() % 2) rev.axes.push_back(int64_t(d));
+    Tensor r = run_op(*device_, "reverse", {type, shape}, {t}, attrs(rev));
+    auto expected = gather(data, e, shape_size(shape), [&](int64_t i) {
+      auto c = coords(i, shape);
+      for (int64_t ax : rev.axes) c[ax] = shape[ax] - 1 - c[ax];
+      return linear(c, shape);
+    });
+    ASSERT_EQ(bytes_of(r), expected) << "reverse trial " << trial;
+
+    ShapeAttrs pad;
+    Shape out_shape(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      PadAxis p{int64_t(rng() % 5) - 2, int64_t(rng() % 5) - 2, int64_t(rng() % 3)};
+      int64_t grown = shape[d] + (shape[d] - 1) * p.interior;
+      if (grown + p.low + p.high < 0) p.high = -grown - p.low;
+      pad.padding.push_back(p);
+      out_shape[d] = grown + p.low + p.high;
+    }
+    auto value = random_bytes(rng, e);
+    Tensor v = from_host(*device_, type, {}, value.data(), e);
+    Tensor padded = run_op(*device_, "pad", {type, out_shape}, {t, v}, attrs(pad));
+    auto pad_expected = gather(data, e, shape_size(out_shape), [&](int64_t i) -> int64_t {
+      auto c = coords(i, out_shape);
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t x = c[d] - pad.padding[d].low, step = pad.padding[d].interior + 1;
+        if (x < 0 || x % step != 0 || x / step >= shape[d]) return -1;
+        c[d] = x / step;
+      }
+      return linear(c, shape);
+    }, value);
+    ASSERT_EQ(bytes_of(padded), pad_expected) << "pad trial " << trial;
+  }
+}
+
+TEST_F(Shape_, ConcatenateRandom) {
+  for (int trial = 0; trial < 10; ++trial) {
+    DType type = kTypes[trial % 5];
+    size_t rank = 1 + rng() % 3, e = dtype_size(type);
+    int64_t axis = int64_t(rng() % rank);
+    Shape shape = random_shape(rank, 6);
+    std::vector<std::vector<std::byte>> parts;
+    std::vector<Tensor> inputs;
+    std::vector<int64_t> lengths;
+    Shape out_shape = shape;
+    out_shape[axis] = 0;
+    for (int k = 0; k < 3; ++k) {
+      Shape s = shape;
+      s[axis] = int64_t(rng() % 4);  // empty parts too
+      parts.push_back(random_bytes(rng, size_t(shape_size(s)) * e));
+      inputs.push_back(from_host(*device_, type, s, parts.back().data(), parts.back().size()));
+      lengths.push_back(s[axis]);
+      out_shape[axis] += s[axis];
+    }
+    ShapeAttrs a;
+    a.axis = axis;
+    Tensor r = run_op(*device_, "concatenate", {type, out_shape}, inputs, attrs(a));
+    std::vector<std::byte> expected(size_t(shape_size(out_shape)) * e);
+    for (int64_t i = 0; i < shape_size(out_shape); ++i) {
+      auto c = coords(i, out_shape);
+      int k = 0;
+      while (c[axis] >= lengths[k]) c[axis] -= lengths[k++];
+      Shape s = shape;
+      s[axis] = lengths[k];
+      std::memcpy(expected.data() + i * e, parts[k].data() + linear(c, s) * e, e);
+    }
+    ASSERT_EQ(bytes_of(r), expected) << "concatenate trial " << trial;
+  }
+}
+
+TEST_F(Shape_, StackMixedTypesAndPutSlice) {
+  std::vector<int32_t> a{1, -2, 3, 4, 5, 6};
+  std::vector<float> b{0.5f, 1.5f, -2.5f, 3.25f, 7.f, 8.f};
+  Tensor ta = upload(*device_, DType::S32, {2, 3}, a), tb = upload(*device_, DType::F32, {2, 3}, b);
+  ShapeAttrs s;
+  s.axis = 2;
+  Tensor st = run_op(*device_, "stack", {DType::F32, {2, 3, 2}}, {ta, tb}, attrs(s));
+  EXPECT_EQ(download<float>(*device_, st), (std::vector<float>{1, 0.5f, -2, 1.5f, 3, -2.5f, 4, 3.25f, 5, 7, 6, 8}));
+  ShapeAttrs p;
+  p.starts = {1, 5};  // clamped to {1, 1}, as Nx does
+  std::vector<int32_t> slice{9, 10};
+  Tensor ts = upload(*device_, DType::S32, {1, 2}, slice);
+  Tensor put = run_op(*device_, "put_slice", {DType::F32, {2, 3}}, {tb, ts}, attrs(p));
+  EXPECT_EQ(download<float>(*device_, put), (std::vector<float>{0.5f, 1.5f, -2.5f, 3.25f, 9, 10}));
+}
+
+TEST_F(Shape_, IotaAndEye) {
+  ShapeAttrs along;
+  along.axis = 1;
+  Tensor i = run_op(*device_, "iota", {DType::F32, {3, 300, 2}}, {}, attrs(along));
+  auto iv = download<float>(*device_, i);
+  for (int64_t k = 0; k < 1800; ++k) ASSERT_EQ(iv[k], float((k / 2) % 300)) << k;
+  Tensor flat = run_op(*device_, "iota", {DType::S32, {5, 7}}, {}, attrs(ShapeAttrs{}));
+  auto fv = download<int32_t>(*device_, flat);
+  for (int32_t k = 0; k < 35; ++k) ASSERT_EQ(fv[k], k);
+  Tensor wrap = run_op(*device_, "iota", {DType::U8, {300}}, {}, attrs(ShapeAttrs{}));
+  auto wv = download<uint8_t>(*device_, wrap);
+  for (int k = 0; k < 300; ++k) ASSERT_EQ(wv[k], uint8_t(k));
+  Tensor eye = run_op(*device_, "eye", {DType::F64, {2, 3, 4}}, {}, attrs(ShapeAttrs{}));
+  auto ev = download<double>(*device_, eye);
+  for (int64_t k = 0; k < 24; ++k) ASSERT_EQ(ev[k], (k / 4) % 3 == k % 4 ? 1.0 : 0.0) << k;
+  ShapeAttrs c;
+  c.value.kind = AttrNumber::Kind::Float, c.value.re = -2.5;
+  Tensor fill = run_op(*device_, "constant", {DType::F16, {1000}}, {}, attrs(c));
+  auto cv = download<uint16_t>(*device_, fill);
+  for (auto x : cv) ASSERT_EQ(x, f32_to_f16_bits(-2.5f));
+}
+
+TEST_F(Shape_, BadRequestsAreInvalidArguments) {
+  std::vector<float> v(6);
+  Tensor t = upload(*device_, DType::F32, {2, 3}, v);
+  try {
+    run_op(*device_, "reshape", {DType::F32, {4, 2}}, {t});
+    FAIL() << "reshape to a different size ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+  ShapeAttrs a;
+  a.axes = {0, 0};
+  EXPECT_FALSE(check_op(*device_, OpId::transpose, {DType::F32, {2, 3}}, std::vector<TensorSpec>{spec_of(t)}, attrs(a)));
+}
+
+}  // namespace
