@@ -122,11 +122,12 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
   // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
-  // the columns need. 16 x 8 was the fastest on lavapipe at 512^3 (of 4..32 x 4..16).
+  // the columns need. 16 x 16 was the fastest on lavapipe at 512^3 on a quiet machine
+  // (7.6-7.9 ms; 16 x 8: 8.9, 32 x 16: 8.3, 16 x 32: 7.8, 8 x 16: 11.7).
   // NXV_DOT_ROWS="tm,tn4" overrides (tuning). A vector times a matrix (M == 1) is memory bound: 16 columns per invocation, so that
   // the 8 lanes llvmpipe runs together read 512 contiguous bytes of each row of B.
   uint32_t tm = uint32_t(std::min<int64_t>(shape.m >= 16 ? 16 : shape.m >= 8 ? 8 : shape.m >= 4 ? 4 : shape.m, 16));
-  uint32_t tn4 = shape.m == 1 ? 4 : shape.n >= 8 ? 2 : 1;
+  uint32_t tn4 = shape.n >= 16 || shape.m == 1 ? 4 : shape.n >= 8 ? 2 : 1;
   if (const char* env = std::getenv("NXV_DOT_ROWS")) {
     uint32_t x = 0, y = 0;
     if (std::sscanf(env, "%u,%u", &x, &y) == 2 && x >= 1 && x <= 32 && y >= 1 && y <= 8) tm = x, tn4 = y;
