@@ -20,14 +20,14 @@ namespace {
 constexpr char kSpirvMagic[8] = {'N', 'X', 'V', 'S', 'P', 'V', '1', '\n'};
 
 std::string key_text(const KernelKey& key) {
-  // The full source (and every library it may include) is part of the key, so an edited
-  // template never meets stale SPIR-V.
+  // The full source (and every library and shared struct header it may include) is part of
+  // the key, so an edited template or push-constant struct never meets stale SPIR-V.
   std::string text = "shaderc:" + std::to_string(shaderc_env_version_vulkan_1_3) + "\n" + key.name + "\n";
   for (const auto& [k, v] : key.defines) text += k + "=" + v + "\n";
   text += "--\n" + kernel_template(key.name);
   if (!key.generated.empty()) text += "--nxv_generated.glsl\n" + key.generated;
   for (const auto& [name, source] : embedded_kernel_sources())
-    if (name.ends_with(".glsl")) text += "--" + name + "\n" + source;
+    if (name.ends_with(".glsl") || name.ends_with(".h")) text += "--" + name + "\n" + source;
   return text;
 }
 

@@ -1,0 +1,144 @@
+// dot at the sizes of ../shared/anchors/jax_ops.py's dot section (f32 at JAX's precision
+// "highest": full f32 products; bf16/f16 8192^3 accumulating in f32; f64 2048^3), plus 512^3
+// f32 (the lavapipe target: within 2x of numpy with OpenBLAS). Counter TFLOP/s = 2*M*N*K per
+// second, JAX's count; of_fma_peak: that over the device's fma rate (fma_probe.comp) in the
+// same run. Products over NXV_BENCH_MAX_FLOP (default 5e9 on CPU drivers, where
+// 8192^3 would take minutes) are skipped.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "device/device_impl.hpp"
+#include "device_limits.hpp"
+#include "exec/linear_plan.hpp"
+#include "nxv/ops.hpp"
+#include "ops/dot/dot_attrs.hpp"
+
+namespace nxv::bench {
+namespace {
+
+double max_flop() {
+  static const double limit = [] {
+    const char* env = std::getenv("NXV_BENCH_MAX_FLOP");
+    if (env && *env) return std::strtod(env, nullptr);
+    return device().info().type == "cpu" ? 5e9 : 1e16;
+  }();
+  return limit;
+}
+
+// The device's fma rate in flop/s (2 per fma), f32 or f64, measured once with the probe kernel
+// (kernels/glsl/fma_probe.comp): dot's figures are reported against it (of_fma_peak).
+double fma_peak(DType type) {
+  static double peaks[2] = {0, 0};
+  double& peak = peaks[type == DType::F64 ? 1 : 0];
+  if (peak > 0) return peak;
+  auto& impl = device().impl();
+  bool f64 = type == DType::F64;
+  if (f64 && !device().info().features.float64) return peak = 1e30;
+  KernelKey key{"fma_probe", {{"T", f64 ? "double" : "float"}}, 256};
+  const Kernel& kernel = impl.kernels.get(key);
+  bool cpu = device().info().type == "cpu";
+  uint32_t groups = cpu ? 16 : 8192, iterations = cpu ? 256 : 1024;
+  auto dst = impl.allocate(uint64_t(groups) * 256 * (f64 ? 8 : 4));
+  struct {
+    uint64_t dst;
+    uint32_t iterations;
+    float scale;
+  } push{dst->address_at(0), iterations, 0.999f};
+  auto run = [&](int n) {
+    for (int i = 0; i < n; ++i)
+      impl.stream.record([&](Recorder& rec) {
+        rec.use(dst, Access::Write);
+        rec.cmd().bindPipeline(vk::PipelineBindPoint::eCompute, *kernel.pipeline);
+        rec.cmd().pushConstants<decltype(push)>(impl.kernels.layout(), vk::ShaderStageFlagBits::eCompute, 0, push);
+        rec.cmd().dispatch(groups, 1, 1);
+        rec.count_command();
+      });
+    impl.stream.synchronize();
+  };
+  warm_up([&] { run(1); });
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    run(5);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5);
+  }
+  peak = 32.0 * double(iterations) * double(groups) * 256 / best;
+  std::fprintf(stderr, "device limits: %s fma rate %.2f TFLOP/s\n", f64 ? "f64" : "f32", peak / 1e12);
+  return peak;
+}
+
+Tensor values(Device& dev, DType type, const Shape& shape) {
+  int64_t n = shape_size(shape);
+  std::vector<float> host(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) host[size_t(i)] = std::sin(float(i % 65521) * 0.618034f);
+  Tensor x = from_host(dev, DType::F32, shape, host.data(), host.size() * sizeof(float));
+  return type == DType::F32 ? x : run_op(dev, "as_type", {type, shape}, {x});
+}
+
+// [m, k] . [k, n] -> [m, n] (m == 1: a vector [k] times [k, n], as jnp.matmul of (1, K) gives).
+void run_dot(benchmark::State& state, DType in, DType out, int64_t m, int64_t k, int64_t n) {
+  Device& dev = device();
+  double flop = 2.0 * double(m) * double(n) * double(k);
+  if (flop > max_flop()) {
+    state.SkipWithError("over NXV_BENCH_MAX_FLOP");
+    return;
+  }
+  DotAttrs attrs{{1}, {}, {0}, {}};
+  Attrs at = Attrs::of(attrs);
+  OpId op = *find_op("dot");
+  TensorSpec specs[] = {contiguous_spec(in, {m, k}), contiguous_spec(in, {k, n})};
+  if (!check_op(dev, op, {out, {m, n}}, specs, at)) {
+    state.SkipWithError("dot of these types is not native on this device");
+    return;
+  }
+  Tensor a = values(dev, in, {m, k}), b = values(dev, in, {k, n});
+  OutSpec spec{out, {m, n}};
+  int per_iter = flop > 1e11 ? 1 : 10;
+  warm_up([&] { run_op(dev, op, spec, {a, b}, at); });
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < per_iter; ++i) run_op(dev, op, spec, {a, b}, at);
+    dev.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  // Against the f32 (f64) fma rate; bf16/f16 inputs are multiplied in f32 by these kernels.
+  state.counters["of_fma_peak"] = benchmark::Counter(flop * per_iter / fma_peak(out == DType::F64 ? DType::F64 : DType::F32),
+                                                     benchmark::Counter::kIsIterationInvariantRate);
+  // The matrix-vector shape is memory bound: its bytes against the copy bandwidth.
+  double bytes = double(dtype_size(in)) * double(m * k + k * n) + double(dtype_size(out)) * double(m * n);
+  state.counters["of_copy_bw"] =
+      benchmark::Counter(bytes * per_iter / limits().copy_bytes_per_s, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_DotF32_8192(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 8192, 8192, 8192); }
+void BM_DotF32_4096(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 4096, 4096, 4096); }
+void BM_DotF32_256x784x1024(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 256, 784, 1024); }
+void BM_DotF32_256x1024x1024(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 256, 1024, 1024); }
+void BM_DotF32_1x4096x4096(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 1, 4096, 4096); }
+void BM_DotF32_512(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 512, 512, 512); }
+void BM_DotF64_2048(benchmark::State& s) { run_dot(s, DType::F64, DType::F64, 2048, 2048, 2048); }
+// jnp.matmul(x, y, preferred_element_type=f32): bf16/f16 inputs, f32 accumulation and result.
+void BM_DotBF16_8192(benchmark::State& s) { run_dot(s, DType::BF16, DType::F32, 8192, 8192, 8192); }
+void BM_DotF16_8192(benchmark::State& s) { run_dot(s, DType::F16, DType::F32, 8192, 8192, 8192); }
+
+#define NXV_DOT_BENCH(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMillisecond)
+NXV_DOT_BENCH(BM_DotF32_8192);
+NXV_DOT_BENCH(BM_DotF32_4096);
+NXV_DOT_BENCH(BM_DotF32_256x784x1024);
+NXV_DOT_BENCH(BM_DotF32_256x1024x1024);
+NXV_DOT_BENCH(BM_DotF32_1x4096x4096);
+NXV_DOT_BENCH(BM_DotF32_512);
+NXV_DOT_BENCH(BM_DotF64_2048);
+NXV_DOT_BENCH(BM_DotBF16_8192);
+NXV_DOT_BENCH(BM_DotF16_8192);
+
+}  // namespace
+}  // namespace nxv::bench

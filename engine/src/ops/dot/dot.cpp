@@ -1,0 +1,156 @@
+// The dot family: Nx's dot/7 (any contracting and batch axes, every type) as a batched GEMM
+// C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (dot_plan.hpp). Operands are read through their
+// strides where each axis group collapses to one stride (a transposed matrix needs no copy),
+// else copied to row-major first in the same executable. M == 1 or N == 1 takes the
+// matrix-vector kernel (except M == 1 on CPU drivers, which the row GEMM serves better),
+// everything else a GEMM kernel (dot_kernels.hpp).
+// Accumulation: integers in the output's compute type (Nx's wrap-around in the output type),
+// f16/bf16/f8 in f32 rounded once at the end, f32 in f32 with fma, f64 in double, complex in
+// (re, im) pairs of the output's precision. Inputs of other types than the output are
+// converted on load, as Nx.BinaryBackend computes on their values.
+#include <algorithm>
+#include <numeric>
+
+#include "device/device_impl.hpp"
+#include "kernels/glsl_types.hpp"
+#include "memory/copy.hpp"
+#include "ops/dot/dot_attrs.hpp"
+#include "ops/dot/dot_kernels.hpp"
+#include "ops/dot/dot_plan.hpp"
+#include "ops/family.hpp"
+#include "ops/reduce/folds.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr int64_t kMaxIndex = int64_t(1) << 31;
+
+std::vector<int64_t> integers_or_empty(const AttrReader& r, const char* key) {
+  return r.has(key) ? r.integers(key) : std::vector<int64_t>{};
+}
+
+// Axes in range and used at most once across `contract` and `batch`.
+bool valid_axes(size_t rank, const std::vector<int64_t>& contract, const std::vector<int64_t>& batch) {
+  std::vector<bool> seen(rank, false);
+  for (const auto* list : {&contract, &batch})
+    for (int64_t x : *list) {
+      if (x < 0 || x >= int64_t(rank) || seen[size_t(x)]) return false;
+      seen[size_t(x)] = true;
+    }
+  return true;
+}
+
+// The input's values convert to the output's kind as Nx promotes: no complex into a real
+// output, no float into an integer one.
+bool promotes_to(DType in, DType out) {
+  if (is_complex(in)) return is_complex(out);
+  if (is_float(in)) return is_float(out) || is_complex(out);
+  return true;
+}
+
+class DotFamily final : public Family {
+ public:
+  uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
+
+  Attrs decode(OpId, const AttrReader& r) const override {
+    DotAttrs a;
+    a.left_contract = integers_or_empty(r, "left_contract");
+    a.left_batch = integers_or_empty(r, "left_batch");
+    a.right_contract = integers_or_empty(r, "right_contract");
+    a.right_batch = integers_or_empty(r, "right_batch");
+    return Attrs::of(a);
+  }
+
+  Support check(const CheckArgs& c) const override {
+    auto invalid = [](const std::string& why) { return not_native("dot: " + why, ErrorKind::InvalidArgument); };
+    if (c.attrs.empty()) return invalid("needs its options (left_contract, left_batch, right_contract, right_batch)");
+    const auto& a = c.attrs.as<DotAttrs>();
+    const TensorSpec& l = c.inputs[0];
+    const TensorSpec& r = c.inputs[1];
+    if (!valid_axes(l.shape.size(), a.left_contract, a.left_batch) ||
+        !valid_axes(r.shape.size(), a.right_contract, a.right_batch))
+      return invalid("contracting and batch axes must be distinct axes of their operand");
+    if (a.left_contract.size() != a.right_contract.size() || a.left_batch.size() != a.right_batch.size())
+      return invalid("the operands need as many contracting axes and as many batch axes");
+    for (size_t i = 0; i < a.left_contract.size(); ++i)
+      if (l.shape[size_t(a.left_contract[i])] != r.shape[size_t(a.right_contract[i])])
+        return invalid("contracting axes of different sizes");
+    Shape want;
+    for (size_t i = 0; i < a.left_batch.size(); ++i) {
+      if (l.shape[size_t(a.left_batch[i])] != r.shape[size_t(a.right_batch[i])])
+        return invalid("batch axes of different sizes");
+      want.push_back(l.shape[size_t(a.left_batch[i])]);
+    }
+    for (int64_t x : free_axes(l.shape.size(), a.left_contract, a.left_batch)) want.push_back(l.shape[size_t(x)]);
+    for (int64_t x : free_axes(r.shape.size(), a.right_contract, a.right_batch)) want.push_back(r.shape[size_t(x)]);
+    if (c.out.shape != want) return invalid("the output shape is not batch, left free, right free axes");
+    DType out = c.out.type;
+    if (!promotes_to(l.type, out) || !promotes_to(r.type, out))
+      return invalid("the output type " + std::string(dtype_name(out)) + " cannot hold the inputs' products");
+    const DeviceCore& core = *c.device.impl().core;
+    for (const Shape* s : {&l.shape, &r.shape, &c.out.shape}) {
+      DType t = s == &l.shape ? l.type : s == &r.shape ? r.type : out;
+      uint64_t n = uint64_t(shape_size(*s));
+      if (n >= uint64_t(kMaxIndex) || n * dtype_size(t) > core.chunk_bytes())
+        return not_native("dot: operands over 2^31 elements or one buffer chunk are not multiplied natively yet");
+    }
+    std::string acc = dot_acc_type(out);
+    try {
+      for (DType t : {l.type, r.type, out}) glsl_storage_type(t);
+      fold_features({l.type, r.type, out}, acc).check(core, "dot");
+    } catch (const Error& e) {
+      return not_native(e.what());
+    }
+    return {};
+  }
+
+  void lower(const LowerArgs& a) const override {
+    const auto& at = a.attrs.as<DotAttrs>();
+    const Tensor& left = a.inputs[0].tensor;
+    const Tensor& right = a.inputs[1].tensor;
+    GemmShape g = gemm_shape(left.shape, right.shape, at);
+    GemmOperand A = operand(a, 0, left_axes(left.shape.size(), at));
+    GemmOperand B = operand(a, 1, right_axes(right.shape.size(), at));
+    DeviceImpl& impl = a.device.impl();
+    BufferRef c{a.output_slot, 0};
+    if (g.m == 1 && g.n > 1 && !rows_kernel_fits(*impl.core, g, B, a.out.type)) {
+      // out[b, n] = sum_k B[b, k, n] * A[b, 0, k]: B's columns are the matrix's rows.
+      GemmOperand mat{B.ref, B.type, {B.strides[0], B.strides[2], B.strides[1]}};
+      append_matvec(impl, a.builder, a.out.type, uint32_t(g.batch), uint32_t(g.n), uint32_t(g.k), mat, A, c);
+    } else if (g.n == 1) {
+      GemmOperand vec{B.ref, B.type, {B.strides[0], 0, B.strides[1]}};
+      append_matvec(impl, a.builder, a.out.type, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c);
+    } else {
+      append_gemm(impl, a.builder, a.out.type, g, A, B, c);
+    }
+  }
+
+ private:
+  // Operand `i` as the kernels read it: in place when its axis groups collapse and every
+  // index fits 32 bits, else a row-major copy of its permutation.
+  static GemmOperand operand(const LowerArgs& a, size_t i, const OperandAxes& axes) {
+    const Tensor& t = a.inputs[i].tensor;
+    uint32_t elem = uint32_t(dtype_size(t.type));
+    // An empty operand (no contracting extent) is never read: any bound buffer serves.
+    if (t.size() == 0) return {{a.output_slot, 0}, t.type, {0, 0, 0}};
+    auto strides = collapse_groups(t.shape, t.strides, axes);
+    if (strides && max_element_index(t.shape, t.strides, 0) < kMaxIndex)
+      return {{a.inputs[i].slot, uint64_t(t.offset) * elem}, t.type, *strides};
+    Tensor view = transpose_view(t, axes.order);
+    Tensor copy = empty(a.device, t.type, view.shape);
+    uint32_t slot = a.builder.bind(copy.buffer);
+    append_copy(a.device, a.builder, view, a.inputs[i].slot, copy, slot);
+    OperandAxes in_order = axes;
+    std::iota(in_order.order.begin(), in_order.order.end(), int64_t(0));
+    return {{slot, 0}, t.type, *collapse_groups(copy.shape, copy.strides, in_order)};
+  }
+};
+
+}  // namespace
+
+const Family& dot_family() {
+  static const DotFamily family;
+  return family;
+}
+
+}  // namespace nxv

@@ -1,0 +1,414 @@
+#include "ops/dot/dot_kernels.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "nxv/ops.hpp"
+#include "exec/linear_plan.hpp"
+#include "ops/dot/gemm_push.h"
+#include "ops/reduce/folds.hpp"
+
+namespace nxv {
+namespace {
+
+enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };
+
+// CPU drivers get kernels shaped for llvmpipe; NXV_DOT_GPU_PATHS=1 gives them the GPU
+// choices (tests run those paths on lavapipe). Read per call.
+bool is_cpu(const DeviceCore& core) {
+  const char* gpu = std::getenv("NXV_DOT_GPU_PATHS");
+  return core.info().type == "cpu" && !(gpu && std::string(gpu) == "1");
+}
+
+// Multiply-accumulate in the accumulator: fma for floats (one rounding per product, full
+// precision), wrap-around for integers, (re, im) products for complex.
+std::string mac(const std::string& acc) {
+  if (acc == "float" || acc == "double") return "fma(a, b, acc)";
+  if (acc == "vec2" || acc == "dvec2") return "((acc) + " + acc + "((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))";
+  return "((acc) + (a) * (b))";
+}
+
+void add_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc) {
+  fold_features({out, x, y}, acc).add_defines(d);
+  d.emplace_back("ACC", acc);
+  d.emplace_back("ZERO", acc + "(0)");
+  d.emplace_back("MAC(acc, a, b)", mac(acc));
+  add_buffer_defines(d, "C", out);
+  add_buffer_defines(d, "OUT", out);
+  d.emplace_back("STORE_OUT(v)", glsl_store(out));
+}
+
+uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) { return t.bk * (t.bm + t.bn + 8) * acc_bytes; }
+
+std::optional<GemmTile> tile_from_env() {
+  const char* env = std::getenv("NXV_DOT_TILE");
+  if (!env || !*env) return std::nullopt;
+  GemmTile t;
+  if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) != 5 || !t.tm || !t.tn || !t.bk ||
+      t.bm % t.tm || t.bn % t.tn || t.tm > 16 || t.tn > 16 || t.bm > 1024 || t.bn > 1024 || t.bk > 16 ||
+      t.invocations() > 1024)
+    return std::nullopt;
+  return t;
+}
+
+// Packs a tile into VariantKey::tile (bm, bn: 1..1024; tm, tn, bk: 1..16).
+uint32_t pack(const GemmTile& t) {
+  return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
+}
+
+uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
+  return uint64_t(s.batch) * uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
+}
+
+// The vector of four accumulators (gemm_rows.comp); "" where there is none (complex).
+std::string acc4_type(const std::string& acc) {
+  if (acc == "float") return "vec4";
+  if (acc == "double") return "dvec4";
+  if (acc == "int") return "ivec4";
+  if (acc == "uint") return "uvec4";
+  if (acc == "int64_t") return "i64vec4";
+  if (acc == "uint64_t") return "u64vec4";
+  return "";
+}
+
+// Split-K count for `workgroups` workgroups over `k`: about 256 workgroups in all on GPUs
+// where there are fewer, each split at least 256 long, at most `most`; NXV_DOT_SPLITS
+// overrides on any device (tests). Returns {splits, k per split}.
+std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
+                                      uint64_t target, uint64_t most) {
+  uint64_t splits = 1;
+  workgroups = std::max<uint64_t>(workgroups, 1);
+  if (!is_cpu(core) && workgroups < target && k >= 512)
+    splits = std::min<uint64_t>({(target + workgroups - 1) / workgroups, k / 256, most});
+  if (const char* env = std::getenv("NXV_DOT_SPLITS"); env && *env)
+    splits = std::clamp<uint64_t>(std::strtoull(env, nullptr, 10), 1, std::max<uint64_t>(k, 1));
+  splits = std::clamp<uint64_t>(splits, 1, std::max<uint64_t>(core.info().max_workgroup_count[2] / 2, 1));
+  // The partial sums are indexed in 32 bits.
+  splits = std::min<uint64_t>(splits, std::max<uint64_t>(((uint64_t(1) << 31) - 1) / std::max<uint64_t>(outputs, 1), 1));
+  uint64_t chunk = std::max<uint64_t>((k + splits - 1) / splits, 1);
+  splits = std::max<uint64_t>((k + chunk - 1) / chunk, 1);
+  return {uint32_t(splits), uint32_t(chunk)};
+}
+
+// Partial sums of `splits` x `n` accumulators, bound to a new slot.
+BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc) {
+  auto partials = impl.allocate(std::max<uint64_t>(splits * n * glsl_type_bytes(acc), 16));
+  return {builder.bind(partials), 0};
+}
+
+// The second pass of split-K: dst[i] = the splits' sums of element i, added in order.
+void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
+                      uint32_t splits);
+
+}  // namespace
+
+// gemm_rows.comp on CPU drivers, where B is read along n in aligned vectors of four.
+bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOperand& b, DType out) {
+  std::string acc = dot_acc_type(out);
+  bool off = std::getenv("NXV_DOT_NO_ROWS") != nullptr;  // read per call: tests switch it
+  uint64_t offset = b.ref.byte_offset / dtype_size(b.type);
+  return is_cpu(core) && !off && !acc4_type(acc).empty() && !glsl_vec4_type(b.type).empty() &&
+         b.type != DType::F8 && b.type != DType::F8E4M3FN && b.strides[2] == 1 && s.n >= 4 && s.n % 4 == 0 &&
+         b.strides[1] % 4 == 0 && b.strides[0] % 4 == 0 && offset % 4 == 0;
+}
+
+namespace {
+
+void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
+                      const GemmOperand& a, const GemmOperand& b, BufferRef c) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
+  // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
+  // the columns need. 16 x 16 was the fastest on lavapipe at 512^3 on a quiet machine
+  // (7.6-7.9 ms; 16 x 8: 8.9, 32 x 16: 8.3, 16 x 32: 7.8, 8 x 16: 11.7).
+  // NXV_DOT_ROWS="tm,tn4" overrides (tuning). A vector times a matrix (M == 1) is memory bound: 16 columns per invocation, so that
+  // the 8 lanes llvmpipe runs together read 512 contiguous bytes of each row of B.
+  uint32_t tm = uint32_t(std::min<int64_t>(shape.m >= 16 ? 16 : shape.m >= 8 ? 8 : shape.m >= 4 ? 4 : shape.m, 16));
+  uint32_t tn4 = shape.n >= 16 || shape.m == 1 ? 4 : shape.n >= 8 ? 2 : 1;
+  if (const char* env = std::getenv("NXV_DOT_ROWS")) {
+    uint32_t x = 0, y = 0;
+    if (std::sscanf(env, "%u,%u", &x, &y) == 2 && x >= 1 && x <= 32 && y >= 1 && y <= 8) tm = x, tn4 = y;
+  }
+  uint64_t lanes = (uint64_t(shape.n) + 4 * tn4 - 1) / (4 * tn4);
+  uint32_t wg = 8;
+  while (wg < 64 && wg < lanes) wg *= 2;
+  // A read four-wide along k where its rows start 4-aligned (NXV_DOT_NO_VEC4 turns it off).
+  uint64_t a_offset = a.ref.byte_offset / dtype_size(a.type);
+  bool a_vec4 = a.strides[2] == 1 && a.strides[1] % 4 == 0 && a.strides[0] % 4 == 0 && a_offset % 4 == 0 &&
+                !glsl_vec4_type(a.type).empty() && a.type != DType::F8 && a.type != DType::F8E4M3FN &&
+                std::getenv("NXV_DOT_NO_VEC4") == nullptr;
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmRows};
+  variant.types = {out, a.type, b.type};
+  variant.type_count = 3;
+  variant.layout = a_vec4 ? 1 : 0;
+  variant.tile = tm | (tn4 << 8) | (wg << 16);
+  const Kernel& kernel = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "gemm_rows";
+    key.workgroup_size = wg;
+    auto& d = key.defines;
+    add_common_defines(d, out, a.type, b.type, acc);
+    d.emplace_back("TM", std::to_string(tm) + "u");
+    d.emplace_back("TN4", std::to_string(tn4) + "u");
+    d.emplace_back("ACC4", acc4);
+    d.emplace_back("ZERO4", acc4 + "(0)");
+    bool floating = acc == "float" || acc == "double";
+    d.emplace_back("MAC4(acc, a, b)", floating ? "fma(" + acc4 + "(a), b, acc)" : "((acc) + (a) * (b))");
+    add_buffer_defines(d, "A", a.type);
+    add_buffer_defines(d, "B", b.type);
+    d.emplace_back("B_VEC", glsl_vec4_type(b.type));
+    d.emplace_back("B_VALIGN", std::to_string(vec4_alignment(b.type)));
+    d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
+    d.emplace_back("A_VEC4", a_vec4 ? "1" : "0");
+    if (a_vec4) {
+      d.emplace_back("A_VEC", glsl_vec4_type(a.type));
+      d.emplace_back("A_VALIGN", std::to_string(vec4_alignment(a.type)));
+      d.emplace_back("LOAD_A4(q)", a.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+                                                                   "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
+                                                         : acc4 + "(q)");
+    }
+    // (The parameter is not `x`: the swizzles name x.)
+    d.emplace_back("LOAD_B4(q)", b.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+                                                                 "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
+                                                       : acc4 + "(q)");
+    append_glsl_use_defines(d);
+    return key;
+  });
+  GemmPush push{};
+  push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
+  push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
+  push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = 1;
+  const auto& max_count = core.info().max_workgroup_count;
+  uint64_t per_group = uint64_t(wg) * 4 * tn4;
+  std::array<uint32_t, 3> grid{
+      uint32_t(std::min<uint64_t>((uint64_t(shape.n) + per_group - 1) / per_group, max_count[0])),
+      uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tm - 1) / tm, max_count[1])),
+      uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
+  Launch& l = builder.launch(kernel, grid, push,
+                             {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
+                              {offsetof(GemmPush, c_addr), c}});
+  builder.use(l, a.ref.slot, Access::Read);
+  builder.use(l, b.ref.slot, Access::Read);
+  builder.use(l, c.slot, Access::Write);
+}
+
+}  // namespace
+
+std::string dot_acc_type(DType out) { return glsl_compute_type(out); }
+
+GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc) {
+  std::optional<GemmTile> forced = tile_from_env();  // read per call: tests switch it
+  uint32_t acc_bytes = glsl_type_bytes(acc);
+  GemmTile t;
+  if (forced) {
+    t = *forced;
+  } else if (is_cpu(core)) {
+    // CPU drivers take gemm_rows.comp where they can; this serves the rest (N not a
+    // multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
+    // read at the same address in all lanes; small unrolled loops keep its compile short.
+    t = {8, 32, 8, 8, 1};
+  } else {
+    // GPUs: the largest tile that still gives about a workgroup per multiprocessor of a large
+    // GPU (~128): 128x128 with 8x8 per invocation (32-bit accumulators), 64x64 (4x4; also
+    // from 32 tiles where k is long: split-K makes up the rest), 32x64 (4x4, 128
+    // invocations), else 32x32 (2x2) for small products.
+    if (acc_bytes == 4 && tiles(shape, 128, 128) >= 128) t = {128, 128, 16, 8, 8};
+    else if (tiles(shape, 64, 64) >= 128 || (tiles(shape, 64, 64) >= 32 && shape.k >= 512)) t = {64, 64, 16, 4, 4};
+    else if (tiles(shape, 32, 64) >= 64) t = {32, 64, 16, 4, 4};
+    else t = {32, 32, 16, 2, 2};
+  }
+  uint32_t limit = core.info().max_shared_memory ? core.info().max_shared_memory : 16384;
+  while (t.bk > 1 && shared_bytes(t, acc_bytes) > limit) t.bk /= 2;
+  return t;
+}
+
+void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
+                 const GemmOperand& b, BufferRef c) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out);
+  if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
+  GemmTile tile = choose_gemm_tile(core, shape, acc);
+  bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
+  // Shared-memory reads four-wide where the accumulators are 32-bit and the register tile
+  // is in groups of four (NXV_DOT_NO_VEC4 turns it off).
+  std::string acc4 = acc4_type(acc);
+  bool vec4_shared = glsl_type_bytes(acc) == 4 && !acc4.empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
+                     std::getenv("NXV_DOT_NO_VEC4") == nullptr;
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
+  variant.types = {out, a.type, b.type};
+  variant.type_count = 3;
+  variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0) | (vec4_shared ? 4 : 0));
+  variant.tile = pack(tile);
+  const Kernel& kernel = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "gemm";
+    key.workgroup_size = tile.invocations();
+    auto& d = key.defines;
+    add_common_defines(d, out, a.type, b.type, acc);
+    d.emplace_back("BM", std::to_string(tile.bm) + "u");
+    d.emplace_back("BN", std::to_string(tile.bn) + "u");
+    d.emplace_back("BK", std::to_string(tile.bk) + "u");
+    d.emplace_back("TM", std::to_string(tile.tm) + "u");
+    d.emplace_back("TN", std::to_string(tile.tn) + "u");
+    d.emplace_back("A_K_UNIT", a_k_unit ? "1" : "0");
+    d.emplace_back("B_N_UNIT", b_n_unit ? "1" : "0");
+    d.emplace_back("VEC4_SHARED", vec4_shared ? "1" : "0");
+    if (vec4_shared) d.emplace_back("ACC4", acc4);
+    add_buffer_defines(d, "A", a.type);
+    add_buffer_defines(d, "B", b.type);
+    d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
+    d.emplace_back("LOAD_B(x)", glsl_load(b.type, acc));
+    append_glsl_use_defines(d);
+    return key;
+  });
+  GemmPush push{};
+  push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
+  push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
+  push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
+  // Split-K where the tiles alone give fewer than about 256 workgroups and k is long.
+  uint64_t n = uint64_t(shape.batch) * uint64_t(shape.m) * uint64_t(shape.n);
+  auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, 256, 16);
+  push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : push.k;
+  std::vector<AddressPatch> patches{{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
+                                    {offsetof(GemmPush, c_addr), c}};
+  BufferRef part = c;
+  if (splits > 1) {
+    part = partial_sums(impl, builder, splits, n, acc);
+    patches.push_back({offsetof(GemmPush, part_addr), part});
+  }
+  const auto& max_count = core.info().max_workgroup_count;
+  std::array<uint32_t, 3> grid{
+      uint32_t(std::min<uint64_t>((uint64_t(shape.n) + tile.bn - 1) / tile.bn, max_count[0])),
+      uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tile.bm - 1) / tile.bm, max_count[1])),
+      uint32_t(std::min<uint64_t>(uint64_t(shape.batch) * splits, max_count[2]))};
+  Launch& l = builder.launch(kernel, grid, push, std::move(patches));
+  builder.use(l, a.ref.slot, Access::Read);
+  builder.use(l, b.ref.slot, Access::Read);
+  builder.use(l, part.slot, Access::Write);
+  if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits);
+}
+
+void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
+                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
+  // GPUs: neighbouring invocations read neighbouring matrix elements (outputs across lanes
+  // where the rows are adjacent, else k across lanes). CPU drivers: outputs across lanes
+  // whatever the layout, each invocation the whole k (LY = 1): the vector's loads are then
+  // at the same address in all lanes, no k-split combine.
+  bool cpu = is_cpu(core);
+  bool cols = rows > 1 && (mat.strides[1] == 1 || cpu);
+  uint32_t lx, ly;
+  if (cols) {
+    lx = cpu ? 64 : 32;
+    ly = cpu ? 1 : 256 / lx;
+  } else {
+    lx = k >= 256 ? 64 : k >= 64 ? 32 : 8;
+    ly = 256 / lx;
+  }
+  // Four adjacent outputs per invocation in vector loads where rows, strides and offset allow.
+  uint64_t mat_offset = mat.ref.byte_offset / dtype_size(mat.type);
+  bool vw4 = !cpu && cols && mat.strides[1] == 1 && !acc4.empty() && !glsl_vec4_type(mat.type).empty() &&
+             mat.type != DType::F8 && mat.type != DType::F8E4M3FN && rows % 4 == 0 && mat.strides[2] % 4 == 0 &&
+             mat.strides[0] % 4 == 0 && mat_offset % 4 == 0;
+  uint32_t vw = vw4 ? 4 : 1;
+  uint32_t outs = cols ? lx * vw : ly;
+  uint64_t groups = (uint64_t(rows) + outs - 1) / outs;
+  // Split-K on GPUs: about 512 workgroups in all where the outputs alone give fewer.
+  auto [splits, k_chunk] = split_k(core, groups * batch, k, uint64_t(batch) * rows, 512, 64);
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kMatvec};
+  variant.types = {out, mat.type, vec.type};
+  variant.type_count = 3;
+  variant.layout = uint8_t((cols ? 1 : 0) | (vw4 ? 2 : 0));
+  variant.tile = lx | (ly << 16);
+  const Kernel& kernel = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "matvec";
+    key.workgroup_size = lx * ly;
+    auto& d = key.defines;
+    add_common_defines(d, out, mat.type, vec.type, acc);
+    d.emplace_back("LX", std::to_string(lx) + "u");
+    d.emplace_back("LY", std::to_string(ly) + "u");
+    d.emplace_back("COLS", cols ? "1" : "0");
+    d.emplace_back("VW", vw4 ? "4" : "1");
+    add_buffer_defines(d, "M", mat.type);
+    add_buffer_defines(d, "V", vec.type);
+    d.emplace_back("LOAD_M(x)", glsl_load(mat.type, acc));
+    d.emplace_back("LOAD_V(x)", glsl_load(vec.type, acc));
+    if (vw4) {
+      bool floating = acc == "float" || acc == "double";
+      d.emplace_back("ACC4", acc4);
+      d.emplace_back("ZERO4", acc4 + "(0)");
+      d.emplace_back("MAC4(acc, m, v)", floating ? "fma(m, " + acc4 + "(v), acc)" : "((acc) + (m) * (v))");
+      d.emplace_back("M_VEC", glsl_vec4_type(mat.type));
+      d.emplace_back("M_VALIGN", std::to_string(vec4_alignment(mat.type)));
+      d.emplace_back("LOAD_M4(q)", mat.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+                                                                   "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
+                                                         : acc4 + "(q)");
+    }
+    append_glsl_use_defines(d);
+    return key;
+  });
+  MatvecPush push{};
+  push.batch = batch, push.rows = rows, push.k = k;
+  push.smat_batch = uint32_t(mat.strides[0]), push.smat_row = uint32_t(mat.strides[1]);
+  push.smat_k = uint32_t(mat.strides[2]);
+  push.svec_batch = uint32_t(vec.strides[0]), push.svec_k = uint32_t(vec.strides[2]);
+  push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : k;
+  std::vector<AddressPatch> patches{{offsetof(MatvecPush, mat_addr), mat.ref},
+                                    {offsetof(MatvecPush, vec_addr), vec.ref},
+                                    {offsetof(MatvecPush, out_addr), dst}};
+  BufferRef part{dst.slot, 0};  // unused with one split
+  uint64_t n = uint64_t(batch) * rows;
+  if (splits > 1) {
+    part = partial_sums(impl, builder, splits, n, acc);
+    patches.push_back({offsetof(MatvecPush, part_addr), part});
+  }
+  const auto& max_count = core.info().max_workgroup_count;
+  std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>(groups, max_count[0])),
+                               uint32_t(std::min<uint64_t>(batch, max_count[1])), uint32_t(splits)};
+  Launch& l = builder.launch(kernel, grid, push, std::move(patches));
+  builder.use(l, mat.ref.slot, Access::Read);
+  builder.use(l, vec.ref.slot, Access::Read);
+  builder.use(l, splits > 1 ? part.slot : dst.slot, Access::Write);
+  if (splits == 1) return;
+
+  append_split_sum(impl, builder, out, part, dst, n, splits);
+}
+
+namespace {
+
+void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
+                      uint32_t splits) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out);
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
+  variant.types = {out};
+  variant.type_count = 1;
+  const Kernel& sum = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "dot_split_sum";
+    key.workgroup_size = 256;
+    auto& d = key.defines;
+    fold_features({out}, acc).add_defines(d);
+    d.emplace_back("ACC", acc);
+    d.emplace_back("ZERO", acc + "(0)");
+    add_buffer_defines(d, "OUT", out);
+    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+    append_glsl_use_defines(d);
+    return key;
+  });
+  SplitSumPush push{};
+  push.n = uint32_t(n), push.splits = splits;
+  Launch& l = builder.launch(sum, {workgroups_for(core, n, 256), 1, 1}, push,
+                             {{offsetof(SplitSumPush, part_addr), part}, {offsetof(SplitSumPush, out_addr), dst}});
+  builder.use(l, part.slot, Access::Read);
+  builder.use(l, dst.slot, Access::Write);
+}
+
+}  // namespace
+
+}  // namespace nxv

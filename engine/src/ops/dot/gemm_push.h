@@ -1,0 +1,60 @@
+// Push constants of the dot kernels, declared once for C++ (ops/dot) and GLSL (gemm.comp,
+// matvec.comp). Strides are in elements, non-negative, and every index fits 32 bits (the
+// family's check and lowering see to both).
+#ifndef NXV_GEMM_PUSH_H
+#define NXV_GEMM_PUSH_H
+#include "nxv_shared.h"
+
+// gemm.comp: C[b, m, n] (row-major) = sum_k A[b, m, k] * B[b, k, n]. With splits > 1 (split-K)
+// the workgroups of split s take k in [s * k_chunk, (s + 1) * k_chunk) and write their sums
+// to part[((s * batch + b) * m + i) * n + j] (accumulator type) for dot_split_sum.
+NXV_STRUCT(GemmPush) {
+  NXV_ADDR a_addr;
+  NXV_ADDR b_addr;
+  NXV_ADDR c_addr;
+  NXV_ADDR part_addr;
+  NXV_U32 batch;
+  NXV_U32 m;
+  NXV_U32 n;
+  NXV_U32 k;
+  NXV_U32 sa_batch;
+  NXV_U32 sa_m;
+  NXV_U32 sa_k;
+  NXV_U32 sb_batch;
+  NXV_U32 sb_k;
+  NXV_U32 sb_n;
+  NXV_U32 splits;   // gemm.comp: 1, or the split-K count
+  NXV_U32 k_chunk;  // gemm.comp: k per split
+};
+
+// matvec.comp: out[b, r] = sum_k MAT[b, r, k] * VEC[b, k] (one of M, N is 1: the other
+// operand is the matrix; its rows are the outputs).
+// With splits > 1 workgroups of grid z index s take k in [s * k_chunk, (s + 1) * k_chunk)
+// and write their sums to part[(s * batch + b) * rows + r] (accumulator type); dot_split_sum
+// adds them up.
+NXV_STRUCT(MatvecPush) {
+  NXV_ADDR mat_addr;
+  NXV_ADDR vec_addr;
+  NXV_ADDR out_addr;
+  NXV_ADDR part_addr;
+  NXV_U32 batch;
+  NXV_U32 rows;
+  NXV_U32 k;
+  NXV_U32 smat_batch;
+  NXV_U32 smat_row;
+  NXV_U32 smat_k;
+  NXV_U32 svec_batch;
+  NXV_U32 svec_k;
+  NXV_U32 splits;
+  NXV_U32 k_chunk;
+};
+
+// dot_split_sum.comp: out[i] = sum over s < splits of part[s * n + i], in order of s.
+NXV_STRUCT(SplitSumPush) {
+  NXV_ADDR part_addr;
+  NXV_ADDR out_addr;
+  NXV_U32 n;
+  NXV_U32 splits;
+};
+
+#endif

@@ -1,0 +1,432 @@
+// The dot family on fresh random inputs: shapes that take each path (tiled GEMM with tile
+// edges straddled, matrix-vector both ways, batches, several contracting axes, no
+// contracting axis, K = 0, empty outputs), transposed and broadcast views (read in place) and
+// axis groups that do not collapse (copied first), on every type and some mixed-type pairs,
+// against a host reference. Integers: bit for bit (full-range values, so products and sums
+// wrap). Floats: |got - exact| <= eps_out * |exact| + (K + 2) * eps_acc * sum_k |a| |b|
+// (eps_acc: f32 for f16/bf16/f32 outputs, f64 for f64; bf16 stores truncate: eps_out 2^-7).
+#include <bit>
+#include <complex>
+#include <cstring>
+#include <cstdlib>
+#include <sstream>
+
+#include "ops/dot/dot_attrs.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
+
+uint64_t int_at(DType t, const std::byte* p) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, p, dtype_size(t));
+  size_t width = dtype_size(t) * 8;
+  if (is_signed(t) && width < 64 && (bits >> (width - 1)) & 1) bits |= ~uint64_t(0) << width;
+  return bits;
+}
+
+double real_bits(DType t, const std::byte* p) {
+  switch (t) {
+    case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
+    case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return std::bit_cast<float>(uint32_t(h) << 16); }
+    case DType::F32: case DType::C64: { float f; std::memcpy(&f, p, 4); return f; }
+    default: { double d; std::memcpy(&d, p, 8); return d; }
+  }
+}
+
+// Any value as a complex double (integers by their signed or unsigned value).
+std::complex<double> value_at(DType t, const std::byte* p) {
+  if (is_int(t)) {
+    uint64_t v = int_at(t, p);
+    return is_signed(t) ? double(int64_t(v)) : double(v);
+  }
+  if (t == DType::C64) return {real_bits(t, p), real_bits(t, p + 4)};
+  if (t == DType::C128) return {real_bits(t, p), real_bits(t, p + 8)};
+  return real_bits(t, p);
+}
+
+void put_real(DType t, double v, std::byte* p) {
+  switch (t) {
+    case DType::F16: { uint16_t h = f32_to_f16_bits(float(v)); std::memcpy(p, &h, 2); break; }
+    case DType::BF16: { uint16_t h = uint16_t(std::bit_cast<uint32_t>(float(v)) >> 16); std::memcpy(p, &h, 2); break; }
+    case DType::F32: { float f = float(v); std::memcpy(p, &f, 4); break; }
+    case DType::C64: { float f[2] = {float(v), 0}; std::memcpy(p, f, 8); break; }
+    case DType::C128: { double d[2] = {v, 0}; std::memcpy(p, d, 16); break; }
+    default: std::memcpy(p, &v, 8);
+  }
+}
+
+// Integers over their whole range; floats in [-2, 2) (complex: both parts).
+std::vector<std::byte> random_values(DType t, size_t n, std::mt19937& rng) {
+  size_t size = dtype_size(t);
+  std::vector<std::byte> out(n * size);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  for (size_t i = 0; i < n; ++i) {
+    std::byte* p = out.data() + i * size;
+    if (is_int(t)) {
+      uint64_t v = uint64_t(rng()) << 32 | rng();
+      std::memcpy(p, &v, size);
+    } else if (is_complex(t)) {
+      put_real(t, real(rng), p);
+      if (t == DType::C64) { float im = float(real(rng)); std::memcpy(p + 4, &im, 4); }
+      else { double im = real(rng); std::memcpy(p + 8, &im, 8); }
+    } else {
+      put_real(t, real(rng), p);
+    }
+  }
+  return out;
+}
+
+// Element offsets (row-major over `shape`) of every index of `axes`, in row-major order of them.
+std::vector<int64_t> offsets(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> pitch = row_major_strides(shape);
+  std::vector<int64_t> out{0};
+  for (int64_t a : axes) {
+    std::vector<int64_t> next;
+    for (int64_t o : out)
+      for (int64_t i = 0; i < shape[size_t(a)]; ++i) next.push_back(o + i * pitch[size_t(a)]);
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::vector<int64_t> free_of(size_t rank, const std::vector<int64_t>& c, const std::vector<int64_t>& b) {
+  std::vector<int64_t> f;
+  for (int64_t a = 0; a < int64_t(rank); ++a)
+    if (std::find(c.begin(), c.end(), a) == c.end() && std::find(b.begin(), b.end(), a) == b.end()) f.push_back(a);
+  return f;
+}
+
+// An operand's physical layout: 0 row-major; 1 stored with its last two axes swapped and
+// handed over as a transposed view; 2 a broadcast of its axis 0 (stored with extent 1); 3 rows
+// padded by 2 elements (a slice of a wider tensor: the row pitch is not the row length).
+enum View { kDense = 0, kTransposed = 1, kBroadcast0 = 2, kPaddedRows = 3 };
+
+struct DotCase {
+  std::string name;
+  Shape left, right;
+  DotAttrs attrs;
+  View left_view = kDense, right_view = kDense;
+};
+
+DotAttrs axes(std::vector<int64_t> lc, std::vector<int64_t> lb, std::vector<int64_t> rc, std::vector<int64_t> rb) {
+  return DotAttrs{std::move(lc), std::move(lb), std::move(rc), std::move(rb)};
+}
+
+std::vector<DotCase> dot_cases() {
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  return {
+      {"matmul_1x1x1", {1, 1}, {1, 1}, mm},
+      {"matmul_prime_37x41x43", {37, 41}, {41, 43}, mm},
+      {"matmul_tile_edges_65x17x129", {65, 17}, {17, 129}, mm},
+      {"matmul_tile_edges_65x17x132", {65, 17}, {17, 132}, mm},
+      {"matmul_130x260x72", {130, 260}, {260, 72}, mm},
+      {"vector_dot_1000", {1000}, {1000}, axes({0}, {}, {0}, {})},
+      {"matvec_m1_300x70", {300}, {300, 70}, axes({0}, {}, {0}, {})},
+      {"matvec_n1_70x300", {70, 300}, {300}, axes({1}, {}, {0}, {})},
+      {"vector_times_matrix_300x72", {300}, {300, 72}, axes({0}, {}, {0}, {})},
+      {"matvec_m1_transposed_b", {300}, {300, 70}, axes({0}, {}, {0}, {}), kDense, kTransposed},
+      {"batched_3x5x7x9", {3, 5, 7}, {3, 7, 9}, axes({2}, {0}, {1}, {0})},
+      {"batched_one_1x4x6x5", {1, 4, 6}, {1, 6, 5}, axes({2}, {0}, {1}, {0})},
+      {"batch_axis_in_middle", {4, 2, 5}, {2, 5, 3}, axes({2}, {1}, {1}, {0})},
+      {"two_contract_axes", {2, 3, 4}, {4, 2}, axes({2, 0}, {}, {0, 1}, {})},
+      {"contract_apart_copied", {6, 5, 7}, {6, 7, 3}, axes({0, 2}, {}, {0, 1}, {})},
+      {"outer_3x4", {3}, {4}, axes({}, {}, {}, {})},
+      {"scalar_times_3x2", {}, {3, 2}, axes({}, {}, {}, {})},
+      {"k0_3x0x4", {3, 0}, {0, 4}, mm},
+      {"empty_m_0x5x3", {0, 5}, {5, 3}, mm},
+      {"transposed_a_33x20x18", {33, 20}, {20, 18}, mm, kTransposed},
+      {"transposed_both_24x40x31", {24, 40}, {40, 31}, mm, kTransposed, kTransposed},
+      {"broadcast_a_9x12x10", {9, 12}, {12, 10}, mm, kBroadcast0},
+      {"padded_rows_a_21x6x36", {21, 6}, {6, 36}, mm, kPaddedRows},
+  };
+}
+
+const DType kAllTypes[] = {DType::U8,  DType::S8,  DType::U16,  DType::S16, DType::U32, DType::S32, DType::U64,
+                           DType::S64, DType::F16, DType::BF16, DType::F32, DType::F64, DType::C64, DType::C128};
+
+struct TypeCase {
+  DType left, right, out;
+};
+
+std::string describe(const DotCase& c, const TypeCase& t) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+    return out + "]";
+  };
+  std::ostringstream s;
+  s << c.name << " " << dtype_name(t.left) << list(c.left) << (c.left_view ? "(view)" : "") << " x "
+    << dtype_name(t.right) << list(c.right) << (c.right_view ? "(view)" : "") << " -> " << dtype_name(t.out)
+    << " contract " << list(c.attrs.left_contract) << "/" << list(c.attrs.right_contract) << " batch "
+    << list(c.attrs.left_batch) << "/" << list(c.attrs.right_batch);
+  return s.str();
+}
+
+// Uploads an operand of logical shape `shape` in layout `view`; returns the tensor handed to
+// dot and its logical row-major bytes.
+std::pair<Tensor, std::vector<std::byte>> make_operand(Device& dev, DType t, const Shape& shape, View view,
+                                                       std::mt19937& rng) {
+  Shape stored = shape;
+  if (view == kTransposed && shape.size() >= 2) std::swap(stored[shape.size() - 2], stored[shape.size() - 1]);
+  if (view == kBroadcast0 && !shape.empty()) stored[0] = 1;
+  if (view == kPaddedRows && !shape.empty()) stored.back() += 2;
+  auto bytes = random_values(t, size_t(shape_size(stored)), rng);
+  Tensor x = from_host(dev, t, stored, bytes.data(), bytes.size());
+  if (view == kTransposed && shape.size() >= 2) {
+    std::vector<int64_t> perm(shape.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(i);
+    std::swap(perm[shape.size() - 2], perm[shape.size() - 1]);
+    x = transpose_view(x, perm);
+  }
+  if (view == kBroadcast0 && !shape.empty()) x = broadcast_view(x, shape);
+  if (view == kPaddedRows && !shape.empty())
+    x = slice_view(x, std::vector<int64_t>(shape.size(), 0), shape, std::vector<int64_t>(shape.size(), 1));
+  if (x.size() == 0) return {x, {}};
+  return {x, to_host(dev, x)};
+}
+
+double eps_of(DType t) {
+  switch (t) {
+    case DType::F16: return 0x1p-11;
+    case DType::BF16: return 0x1p-7;
+    case DType::F32: case DType::C64: return 0x1p-24;
+    default: return 0x1p-53;
+  }
+}
+
+void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t seed) {
+  SCOPED_TRACE(describe(c, types));
+  std::mt19937 rng(seed);
+  auto [left, lbytes] = make_operand(dev, types.left, c.left, c.left_view, rng);
+  auto [right, rbytes] = make_operand(dev, types.right, c.right, c.right_view, rng);
+  const DotAttrs& a = c.attrs;
+  std::vector<int64_t> lf = free_of(c.left.size(), a.left_contract, a.left_batch);
+  std::vector<int64_t> rf = free_of(c.right.size(), a.right_contract, a.right_batch);
+  Shape out_shape;
+  for (int64_t x : a.left_batch) out_shape.push_back(c.left[size_t(x)]);
+  for (int64_t x : lf) out_shape.push_back(c.left[size_t(x)]);
+  for (int64_t x : rf) out_shape.push_back(c.right[size_t(x)]);
+  OutSpec out{types.out, out_shape};
+  Tensor result = run_op(dev, "dot", out, {left, right}, Attrs::of(a));
+  ASSERT_EQ(result.shape, out_shape);
+  if (result.size() == 0) return;
+  std::vector<std::byte> got = to_host(dev, result);
+
+  auto lb = offsets(c.left, a.left_batch), lm = offsets(c.left, lf), lk = offsets(c.left, a.left_contract);
+  auto rb = offsets(c.right, a.right_batch), rn = offsets(c.right, rf), rk = offsets(c.right, a.right_contract);
+  size_t lsize = dtype_size(types.left), rsize = dtype_size(types.right), osize = dtype_size(types.out);
+  double eps_acc = types.out == DType::F64 || types.out == DType::C128 ? 0x1p-53 : 0x1p-24;
+  size_t K = lk.size(), failures = 0;
+  for (size_t b = 0; b < lb.size(); ++b)
+    for (size_t m = 0; m < lm.size(); ++m)
+      for (size_t n = 0; n < rn.size(); ++n) {
+        size_t o = (b * lm.size() + m) * rn.size() + n;
+        const std::byte* g = got.data() + o * osize;
+        std::string where = "output " + std::to_string(o);
+        if (is_int(types.out)) {
+          uint64_t acc = 0;
+          for (size_t k = 0; k < K; ++k)
+            acc += int_at(types.left, lbytes.data() + size_t(lb[b] + lm[m] + lk[k]) * lsize) *
+                   int_at(types.right, rbytes.data() + size_t(rb[b] + rn[n] + rk[k]) * rsize);
+          uint64_t want = 0, have = 0;
+          std::memcpy(&want, &acc, osize);
+          std::memcpy(&have, g, osize);
+          if (want != have && failures++ < 5) ADD_FAILURE() << where << ": got " << have << ", expected " << want;
+          continue;
+        }
+        std::complex<double> acc = 0;
+        double mag = 0;
+        for (size_t k = 0; k < K; ++k) {
+          auto x = value_at(types.left, lbytes.data() + size_t(lb[b] + lm[m] + lk[k]) * lsize);
+          auto y = value_at(types.right, rbytes.data() + size_t(rb[b] + rn[n] + rk[k]) * rsize);
+          acc += x * y;
+          mag += std::abs(x) * std::abs(y);
+        }
+        std::complex<double> have = value_at(types.out, g);
+        double slack = is_complex(types.out) ? 2.0 : 1.0;
+        double tol_re = eps_of(types.out) * std::abs(acc.real()) + slack * double(K + 2) * eps_acc * mag;
+        double tol_im = eps_of(types.out) * std::abs(acc.imag()) + slack * double(K + 2) * eps_acc * mag;
+        bool ok = std::abs(have.real() - acc.real()) <= tol_re && std::abs(have.imag() - acc.imag()) <= tol_im;
+        if (!ok && failures++ < 5)
+          ADD_FAILURE() << where << ": got " << have << ", expected " << acc << " (tolerance " << tol_re << ")";
+      }
+  if (failures > 5) ADD_FAILURE() << failures << " outputs differ in all";
+}
+
+class Dot : public DeviceTest {
+ protected:
+  bool supported(const TypeCase& t) {
+    TensorSpec specs[] = {contiguous_spec(t.left, {2, 2}), contiguous_spec(t.right, {2, 2})};
+    return bool(check_op(*device_, *find_op("dot"), {t.out, {2, 2}}, specs, Attrs::of(axes({1}, {}, {0}, {}))));
+  }
+};
+
+// Every layout in f32 and s32 (exact wrap-around).
+TEST_F(Dot, EveryLayoutF32AndS32) {
+  auto cases = dot_cases();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + uint32_t(i));
+    run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + uint32_t(i));
+  }
+}
+
+// Every type through the GEMM kernels (tiled: a transposed operand; on CPU drivers also the
+// row kernel, N a multiple of 4, A read four-wide along k with a remainder); the matrix-vector kernels on four types drawn per run
+// (every type with NXV_TEST_EXHAUSTIVE=1): each type is a kernel compile, slow on lavapipe.
+TEST_F(Dot, EveryType) {
+  std::vector<DotCase> gemm, matvec;
+  for (const auto& c : dot_cases()) {
+    if (c.name == "transposed_a_33x20x18" || c.name == "padded_rows_a_21x6x36") gemm.push_back(c);
+    if (c.name == "matvec_m1_300x70" || c.name == "matvec_n1_70x300") matvec.push_back(c);
+  }
+  std::vector<DType> all(std::begin(kAllTypes), std::end(kAllTypes));
+  std::vector<DType> sampled = sample_cases(all, 4);
+  for (DType t : all) {
+    if (!supported({t, t, t})) {
+      std::printf("dot on %s is not native on this device\n", std::string(dtype_name(t)).c_str());
+      continue;
+    }
+    for (size_t i = 0; i < gemm.size(); ++i) run_case(*device_, gemm[i], {t, t, t}, sample_seed() + 100 + uint32_t(i));
+    if (std::find(sampled.begin(), sampled.end(), t) == sampled.end()) continue;
+    for (size_t i = 0; i < matvec.size(); ++i)
+      run_case(*device_, matvec[i], {t, t, t}, sample_seed() + 110 + uint32_t(i));
+  }
+}
+
+// Inputs of different types (Nx promotes the output; the engine converts on load).
+TEST_F(Dot, MixedTypes) {
+  const TypeCase pairs[] = {{DType::U8, DType::S8, DType::S16},   {DType::S32, DType::F32, DType::F32},
+                            {DType::F16, DType::F32, DType::F32}, {DType::F32, DType::C64, DType::C64},
+                            {DType::BF16, DType::F16, DType::F32}, {DType::U8, DType::U8, DType::U8}};
+  std::vector<DotCase> cases;
+  for (const auto& c : dot_cases())
+    if (c.name == "matmul_tile_edges_65x17x132" || c.name == "matvec_n1_70x300") cases.push_back(c);
+  for (const auto& t : pairs) {
+    if (!supported(t)) continue;
+    for (size_t i = 0; i < cases.size(); ++i) run_case(*device_, cases[i], t, sample_seed() + 200 + uint32_t(i));
+  }
+}
+
+// Random configurations: 0-1 batch axes, 0-2 contracting axes, 0-2 free axes per operand,
+// placed at random positions of each operand, extents 0-70 (mostly small), dense or
+// transposed, f32 / s32 / f64 (drawn with NXV_TEST_SEED; more with NXV_TEST_EXHAUSTIVE=1).
+TEST_F(Dot, RandomShapes) {
+  std::mt19937 rng(sample_seed() + 500);
+  auto extent = [&] {
+    int r = int(rng() % 100);
+    return int64_t(r < 4 ? 0 : r < 80 ? 1 + rng() % 12 : 13 + rng() % 58);
+  };
+  int count = exhaustive_tests() ? 200 : 24;
+  const DType types[] = {DType::F32, DType::S32, DType::F64};
+  for (int n = 0; n < count; ++n) {
+    size_t nb = rng() % 2, nc = rng() % 3, nfl = rng() % 3, nfr = rng() % 3;
+    std::vector<int64_t> batch(nb), contract(nc), free_l(nfl), free_r(nfr);
+    for (auto* v : {&batch, &contract, &free_l, &free_r})
+      for (auto& x : *v) x = extent();
+    // Keep each case small: output elements times K under 300k.
+    auto prod = [](const std::vector<int64_t>& v) { int64_t p = 1; for (auto x : v) p *= x; return p; };
+    if (prod(batch) * prod(contract) * prod(free_l) * prod(free_r) > 300000) { --n; continue; }
+    auto place = [&](const std::vector<int64_t>& free, Shape& shape, std::vector<int64_t>& b_axes,
+                     std::vector<int64_t>& c_axes) {
+      size_t rank = nb + nc + free.size();
+      std::vector<int64_t> pos(rank);
+      for (size_t i = 0; i < rank; ++i) pos[i] = int64_t(i);
+      std::shuffle(pos.begin(), pos.end(), rng);
+      shape.assign(rank, 0);
+      size_t p = 0;
+      for (size_t i = 0; i < nb; ++i) b_axes.push_back(pos[p]), shape[size_t(pos[p++])] = batch[i];
+      for (size_t i = 0; i < nc; ++i) c_axes.push_back(pos[p]), shape[size_t(pos[p++])] = contract[i];
+      // Free axes keep their relative order (the output lists them in axis order).
+      std::vector<int64_t> rest(pos.begin() + std::ptrdiff_t(p), pos.end());
+      std::sort(rest.begin(), rest.end());
+      for (size_t i = 0; i < free.size(); ++i) shape[size_t(rest[i])] = free[i];
+    };
+    DotCase c;
+    c.name = "random_" + std::to_string(n);
+    place(free_l, c.left, c.attrs.left_batch, c.attrs.left_contract);
+    place(free_r, c.right, c.attrs.right_batch, c.attrs.right_contract);
+    c.left_view = c.left.size() >= 2 && rng() % 3 == 0 ? kTransposed : kDense;
+    c.right_view = c.right.size() >= 2 && rng() % 3 == 0 ? kTransposed : kDense;
+    DType t = types[rng() % 3];
+    if (!supported({t, t, t})) t = DType::F32;
+    run_case(*device_, c, {t, t, t}, sample_seed() + 600 + uint32_t(n));
+  }
+}
+
+// Sets an environment variable for one scope (the dot lowering reads its tuning switches per call).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// The tiled kernel with the tiles a GPU gets (NXV_DOT_GPU_PATHS: what a GPU would run, on
+// any device): tile edges, transposed operands (the A tile read along m, the B tile along k),
+// batches, split-K.
+TEST_F(Dot, GpuTiles) {
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  std::vector<DotCase> cases;
+  for (const auto& c : dot_cases())
+    if (c.name == "matmul_130x260x72" || c.name == "transposed_both_24x40x31" || c.name == "batched_3x5x7x9")
+      cases.push_back(c);
+  // Every layout in f32 with the largest tile; one case each for the other tiles and s32.
+  for (const char* tile : {"128,128,16,8,8", "64,64,16,4,4", "32,64,16,4,4", "32,32,16,2,2"}) {
+    ScopedEnv forced("NXV_DOT_TILE", tile);
+    SCOPED_TRACE(std::string("tile ") + tile);
+    bool first = tile[1] == '2';
+    for (size_t i = 0; i < (first ? cases.size() : 1); ++i)
+      run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 300 + uint32_t(i));
+    if (!first) run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 310);
+  }
+  // Split-K (forced: these are short), its sums added by a second pass.
+  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  for (size_t i = 0; i < cases.size(); ++i)
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 320 + uint32_t(i));
+  run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 330);
+  run_case(*device_, cases[0], {DType::F16, DType::F16, DType::F16}, sample_seed() + 340);
+}
+
+// The matrix-vector kernel as a GPU runs it: four outputs per invocation in vector loads,
+// k split across the workgroup's invocations and across workgroups (split-K, a second pass
+// adding the splits), k adjacent (a row per group of invocations), batches.
+TEST_F(Dot, GpuMatvecPaths) {
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  const DotCase cases[] = {
+      {"vector_times_matrix_split_k_3000x64", {3000}, {3000, 64}, axes({0}, {}, {0}, {})},
+      {"matrix_times_vector_split_k_6x2000", {6, 2000}, {2000}, axes({1}, {}, {0}, {})},
+      {"batched_vector_times_matrix_3x1500x8", {3, 1500}, {3, 1500, 8}, axes({1}, {0}, {1}, {0})},
+      {"vector_times_matrix_odd_300x70", {300}, {300, 70}, axes({0}, {}, {0}, {})},
+  };
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 400 + uint32_t(i));
+    if (i < 2) run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + 410 + uint32_t(i));
+  }
+  run_case(*device_, cases[0], {DType::BF16, DType::BF16, DType::BF16}, sample_seed() + 420);
+  ScopedEnv splits("NXV_DOT_SPLITS", "5");
+  run_case(*device_, cases[3], {DType::F32, DType::F32, DType::F32}, sample_seed() + 430);
+}
+
+TEST_F(Dot, RejectsMismatchedShapesAndTypes) {
+  TensorSpec l = contiguous_spec(DType::F32, {3, 4}), r = contiguous_spec(DType::F32, {5, 2});
+  TensorSpec specs[] = {l, r};
+  Attrs mm = Attrs::of(axes({1}, {}, {0}, {}));
+  Support s = check_op(*device_, *find_op("dot"), {DType::F32, {3, 2}}, specs, mm);
+  EXPECT_FALSE(s.native);
+  EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
+  TensorSpec ok[] = {l, contiguous_spec(DType::F32, {4, 2})};
+  EXPECT_TRUE(check_op(*device_, *find_op("dot"), {DType::F32, {3, 2}}, ok, mm));
+  EXPECT_FALSE(check_op(*device_, *find_op("dot"), {DType::F32, {2, 3}}, ok, mm));
+  EXPECT_FALSE(check_op(*device_, *find_op("dot"), {DType::S32, {3, 2}}, ok, mm));
+}
+
+}  // namespace
