@@ -144,9 +144,15 @@ class IndexFamily final : public Family {
     }
     if (expected != c.out.shape) return invalid("the output shape does not match");
     if (!is_scatter(c.op) && c.out.type != t.type) return invalid("the output type must be the tensor's");
-    if (shape_size(c.out.shape) >= (int64_t(1) << 31) || shape_size(t.shape) >= (int64_t(1) << 31) ||
-        shape_size(idx.shape) >= (int64_t(1) << 31))
-      return not_native(name + ": tensors of 2^31 elements or more");
+    // The kernels address each tensor from one base address: each must fit one buffer chunk
+    // (indexed_add's running sums take up to 16 bytes per target element).
+    uint64_t chunk = c.device.impl().core->chunk_bytes();
+    auto too_big = [&](const Shape& s, uint64_t bytes_each) {
+      return shape_size(s) >= (int64_t(1) << 31) || uint64_t(shape_size(s)) * bytes_each > chunk;
+    };
+    bool big = too_big(c.out.shape, c.op == OpId::indexed_add ? 16 : dtype_size(c.out.type));
+    for (const auto& i : c.inputs) big = big || too_big(i.shape, dtype_size(i.type));
+    if (big) return not_native(name + ": tensors over 2^31 elements or one buffer chunk are not indexed natively yet");
     FeatureSet f;
     for (const auto& i : c.inputs) f.add_type(i.type);
     f.add_type(c.out.type);
