@@ -14,18 +14,6 @@ using namespace nxv::test;
 
 namespace {
 
-std::vector<int64_t> coords(int64_t i, const Shape& shape) {
-  std::vector<int64_t> c(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) c[d] = i % shape[d], i /= shape[d];
-  return c;
-}
-
-int64_t linear(const std::vector<int64_t>& c, const Shape& shape) {
-  int64_t i = 0;
-  for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + c[d];
-  return i;
-}
-
 Attrs axes_attrs(std::vector<int64_t> axes) {
   IndexAttrs a;
   a.axes = std::move(axes);

@@ -17,19 +17,6 @@ using namespace nxv::test;
 
 namespace {
 
-// Row-major coordinates of element i.
-std::vector<int64_t> coords(int64_t i, const Shape& shape) {
-  std::vector<int64_t> c(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) c[d] = i % shape[d], i /= shape[d];
-  return c;
-}
-
-int64_t linear(const std::vector<int64_t>& c, const Shape& shape) {
-  int64_t i = 0;
-  for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + c[d];
-  return i;
-}
-
 std::vector<std::byte> random_bytes(std::mt19937& rng, size_t n) {
   std::vector<std::byte> b(n);
   for (auto& x : b) x = std::byte(rng() & 0xff);

@@ -87,6 +87,19 @@ inline uint16_t f32_to_f16_bits(float f) {
 }
 inline float f16_bits_to_f32(uint16_t b) { return static_cast<float>(std::bit_cast<_Float16>(b)); }
 
+// Row-major coordinates of element i of `shape`, and back.
+inline std::vector<int64_t> coords(int64_t i, const Shape& shape) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) c[d] = i % shape[d], i /= shape[d];
+  return c;
+}
+
+inline int64_t linear(const std::vector<int64_t>& c, const Shape& shape) {
+  int64_t i = 0;
+  for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + c[d];
+  return i;
+}
+
 // A test on the shared device; skipped, saying why, where no device opens.
 class DeviceTest : public ::testing::Test {
  protected:

@@ -5,6 +5,7 @@
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_types.hpp"
+#include "kernels/glsl_words.hpp"
 #include "memory/glsl/copy_push.h"
 #include "memory/copy.hpp"
 #include "memory/transfer.hpp"
@@ -14,15 +15,6 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
-const char* word_type(size_t bytes) {
-  switch (bytes) {
-    case 1: return "uint8_t";
-    case 2: return "uint16_t";
-    case 4: return "uint";
-    case 8: return "uvec2";
-    default: return "uvec4";
-  }
-}
 
 const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strided) {
   size_t bytes = dtype_size(type);
@@ -31,7 +23,7 @@ const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strid
   variant.tile = uint32_t(bytes);
   return device.impl().kernels.get(variant, [&] {
     return KernelKey{"strided_copy",
-                     {{"ELEM", word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                     {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
                       {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
                       {"OUT_STRIDED", out_strided ? "1" : "0"}},
                      kWorkgroupSize};

@@ -9,6 +9,7 @@
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_uses.hpp"
+#include "kernels/glsl_words.hpp"
 #include "memory/copy.hpp"
 #include "ops/index/index_attrs.hpp"
 #include "ops/index/scatter_push.h"
@@ -22,15 +23,6 @@ constexpr uint32_t kWorkgroupSize = 256;
 
 bool is_scatter(OpId op) { return op == OpId::indexed_add || op == OpId::indexed_put; }
 
-const char* word_type(size_t bytes) {
-  switch (bytes) {
-    case 1: return "uint8_t";
-    case 2: return "uint16_t";
-    case 4: return "uint";
-    case 8: return "uvec2";
-    default: return "uvec4";
-  }
-}
 
 // Where the indices address the tensor: the permutation that brings the addressed axes
 // together as [outer..., addressed..., inner...], and the three extents.
@@ -221,7 +213,7 @@ class IndexFamily final : public Family {
       if (word == 2) f.add_type(DType::U16);
       add_index_defines(key.defines, f, idx.tensor.type);
       f.add_defines(key.defines);
-      key.defines.emplace_back("ELEM", word_type(word));
+      key.defines.emplace_back("ELEM", glsl_word_type(word));
       key.defines.emplace_back("ELEM_BYTES", std::to_string(word));
       key.defines.emplace_back("ELEM_ALIGN", std::to_string(word));
       return key;

@@ -4,6 +4,7 @@
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
+#include "kernels/glsl_words.hpp"
 #include "ops/shape/pad_push.h"
 #include "ops/shape/shape_lowering.hpp"
 
@@ -12,15 +13,6 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
-const char* word_type(size_t bytes) {
-  switch (bytes) {
-    case 1: return "uint8_t";
-    case 2: return "uint16_t";
-    case 4: return "uint";
-    case 8: return "uvec2";
-    default: return "uvec4";
-  }
-}
 
 void check_reach(const Tensor& t) {
   int64_t last = t.offset;
@@ -39,7 +31,7 @@ void emit_gather(const LowerArgs& a, const BoundTensor& in, const BoundTensor& v
   variant.tile = uint32_t(bytes);
   const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
     return KernelKey{"pad",
-                     {{"ELEM", word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                     {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
                       {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
                      kWorkgroupSize};
   });

@@ -6,6 +6,7 @@
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
+#include "kernels/glsl_words.hpp"
 #include "memory/copy.hpp"
 #include "ops/elementwise/elementwise.hpp"
 #include "ops/shape/shape_lowering.hpp"
@@ -14,15 +15,6 @@
 namespace nxv {
 namespace {
 
-const char* word_type(size_t bytes) {
-  switch (bytes) {
-    case 1: return "uint8_t";
-    case 2: return "uint16_t";
-    case 4: return "uint";
-    case 8: return "uvec2";
-    default: return "uvec4";
-  }
-}
 
 struct Axis {
   int64_t size, in_stride, out_stride;
@@ -83,7 +75,7 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
   variant.tile = uint32_t(bytes) | (tile << 8) | (rows << 16);
   const Kernel& kernel = device.impl().kernels.get(variant, [&] {
     KernelKey key{"transpose",
-                  {{"ELEM", word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                  {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
                    {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
                    {"TILE", std::to_string(tile)}, {"ROWS", std::to_string(rows)}},
                   tile};
