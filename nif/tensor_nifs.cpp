@@ -1,6 +1,8 @@
 // Tensors: upload, download, deallocate, copy, and the op entry point.
 #include <algorithm>
+#include <exception>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -142,8 +144,21 @@ ERL_NIF_TERM run_op_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_blo
     inputs.push_back(std::move(input.tensor));
   }
   if (may_block) {
-    nxv::Tensor result = nxv::run_op(*device, op, out, inputs, attrs);
-    return make_ok(env, make_tensor_term(env, std::move(result), index));
+    // Compiling a large kernel recurses deeply in glslang: a dirty scheduler's stack (320 KiB
+    // by default) overflows on dot's templates, so the engine runs on a thread with the
+    // default stack; terms stay on this one.
+    std::optional<nxv::Tensor> result;
+    std::exception_ptr error;
+    std::thread worker([&] {
+      try {
+        result = nxv::run_op(*device, op, out, inputs, attrs);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    worker.join();
+    if (error) std::rethrow_exception(error);
+    return make_ok(env, make_tensor_term(env, std::move(*result), index));
   }
   std::optional<nxv::Tensor> result = nxv::run_op_if_compiled(*device, op, out, inputs, attrs);
   if (!result) return blocked = true, atoms.ok;

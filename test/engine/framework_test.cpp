@@ -12,6 +12,7 @@
 #include "exec/glsl/param_block_probe.h"
 #include "exec/launch.hpp"
 #include "graph/graph.hpp"
+#include "ops/dot/dot_attrs.hpp"
 #include "nxv/ops.hpp"
 #include "test_util.hpp"
 
@@ -203,4 +204,27 @@ TEST(Eager, RunIfCompiledDeclinesUntilItsKernelIsBuilt) {
   std::vector<float> got(4);
   to_host(*dev, *again, got.data(), 16);
   EXPECT_EQ(got, (std::vector<float>{1, 4, 9, 16}));
+}
+
+TEST(Eager, DotDeclinesThenRuns) {
+  std::shared_ptr<Device> dev;
+  try {
+    dev = Device::open();
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no Vulkan device: " << e.what();
+  }
+  std::vector<float> x(64), w(32);
+  for (int i = 0; i < 64; ++i) x[i] = float(i);
+  for (int i = 0; i < 32; ++i) w[i] = float(i);
+  Tensor a = from_host(*dev, DType::F32, {64, 1}, x.data(), 256), b = from_host(*dev, DType::F32, {1, 32}, w.data(), 128);
+  DotAttrs d;
+  d.left_contract = {1};
+  d.right_contract = {0};
+  Attrs attrs = Attrs::of(d);
+  OutSpec out{DType::F32, {64, 32}};
+  EXPECT_FALSE(run_op_if_compiled(*dev, OpId::dot, out, {a, b}, attrs).has_value());
+  Tensor r = run_op(*dev, OpId::dot, out, {a, b}, attrs);
+  std::vector<float> got(64 * 32);
+  to_host(*dev, r, got.data(), got.size() * 4);
+  EXPECT_EQ(got[2 * 32 + 1], x[2] * w[1]);
 }
