@@ -19,16 +19,6 @@ using namespace nxv::test;
 
 namespace {
 
-bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
-
-uint64_t int_at(DType t, const std::byte* p) {
-  uint64_t bits = 0;
-  std::memcpy(&bits, p, dtype_size(t));
-  size_t width = dtype_size(t) * 8;
-  if (is_signed(t) && width < 64 && (bits >> (width - 1)) & 1) bits |= ~uint64_t(0) << width;
-  return bits;
-}
-
 double real_bits(DType t, const std::byte* p) {
   switch (t) {
     case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
@@ -40,7 +30,7 @@ double real_bits(DType t, const std::byte* p) {
 
 // Any value as a complex double (integers by their signed or unsigned value).
 std::complex<double> value_at(DType t, const std::byte* p) {
-  if (is_int(t)) {
+  if (is_integer(t)) {
     uint64_t v = int_at(t, p);
     return is_signed(t) ? double(int64_t(v)) : double(v);
   }
@@ -67,7 +57,7 @@ std::vector<std::byte> random_values(DType t, size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<double> real(-2.0, 2.0);
   for (size_t i = 0; i < n; ++i) {
     std::byte* p = out.data() + i * size;
-    if (is_int(t)) {
+    if (is_integer(t)) {
       uint64_t v = uint64_t(rng()) << 32 | rng();
       std::memcpy(p, &v, size);
     } else if (is_complex(t)) {
@@ -228,7 +218,7 @@ void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t see
         size_t o = (b * lm.size() + m) * rn.size() + n;
         const std::byte* g = got.data() + o * osize;
         std::string where = "output " + std::to_string(o);
-        if (is_int(types.out)) {
+        if (is_integer(types.out)) {
           uint64_t acc = 0;
           for (size_t k = 0; k < K; ++k)
             acc += int_at(types.left, lbytes.data() + size_t(lb[b] + lm[m] + lk[k]) * lsize) *

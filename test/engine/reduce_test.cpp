@@ -17,17 +17,6 @@ using namespace nxv::test;
 
 namespace {
 
-bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
-
-// The value at `p` of an integer type, sign- or zero-extended, as 64 bits.
-uint64_t int_at(DType t, const std::byte* p) {
-  uint64_t bits = 0;
-  std::memcpy(&bits, p, dtype_size(t));
-  size_t width = dtype_size(t) * 8;
-  if (is_signed(t) && width < 64 && (bits >> (width - 1)) & 1) bits |= ~uint64_t(0) << width;
-  return bits;
-}
-
 double real_at(DType t, const std::byte* p) {
   switch (t) {
     case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
@@ -82,7 +71,7 @@ DType out_type(OpId op, DType in) {
   if (op == OpId::argmax || op == OpId::argmin) return DType::S64;
   if (op == OpId::sum || op == OpId::product) {
     if (in == DType::U64 || in == DType::S64) return in;
-    if (is_int(in)) return is_signed(in) ? DType::S32 : DType::U32;
+    if (is_integer(in)) return is_signed(in) ? DType::S32 : DType::U32;
   }
   return in;
 }
@@ -100,7 +89,7 @@ std::vector<std::byte> random_input(OpId op, DType t, size_t n, std::mt19937& rn
     std::byte* p = out.data() + i * dtype_size(t);
     int k = pick(rng);
     if (op == OpId::product && n > 1000 && k < 2) k = 2;
-    if (is_int(t)) {
+    if (is_integer(t)) {
       uint64_t v = extreme && k < 6     ? (uint64_t(rng()) << 32 | rng())
                    : op == OpId::product ? uint64_t(int64_t(k < 2 ? 2 : k < 9 ? 1 : -1))
                    : logical            ? uint64_t(k < 14 ? 1 : 0)
@@ -126,7 +115,7 @@ void reference_row(OpId op, DType in, DType out, const std::vector<const std::by
   if (op == OpId::all || op == OpId::any) {
     bool all = true, any = false;
     for (auto* p : row) {
-      bool nz = is_int(in) ? int_at(in, p) != 0 : real_at(in, p) != 0.0;
+      bool nz = is_integer(in) ? int_at(in, p) != 0 : real_at(in, p) != 0.0;
       all = all && nz, any = any || nz;
     }
     uint8_t v = op == OpId::all ? all : any;
@@ -138,7 +127,7 @@ void reference_row(OpId op, DType in, DType out, const std::vector<const std::by
     int64_t best = -1;
     for (size_t i = 0; i < n; ++i) {
       if (best < 0) { best = int64_t(i); continue; }
-      if (is_int(in)) {
+      if (is_integer(in)) {
         uint64_t a = int_at(in, row[i]), b = int_at(in, row[size_t(best)]);
         bool better = is_signed(in) ? (max ? int64_t(a) > int64_t(b) : int64_t(a) < int64_t(b)) : (max ? a > b : a < b);
         if (better) best = int64_t(i);
@@ -151,7 +140,7 @@ void reference_row(OpId op, DType in, DType out, const std::vector<const std::by
     std::memcpy(dst, &v, 8);
     return;
   }
-  if (is_int(out)) {
+  if (is_integer(out)) {
     bool max = op == OpId::reduce_max;
     uint64_t acc = op == OpId::product ? 1 : 0;
     for (size_t i = 0; i < n; ++i) {

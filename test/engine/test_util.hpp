@@ -87,6 +87,15 @@ inline uint16_t f32_to_f16_bits(float f) {
 }
 inline float f16_bits_to_f32(uint16_t b) { return static_cast<float>(std::bit_cast<_Float16>(b)); }
 
+// The value at `p` of an integer type, sign- or zero-extended, as 64 bits.
+inline uint64_t int_at(DType t, const std::byte* p) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, p, dtype_size(t));
+  size_t width = dtype_size(t) * 8;
+  if (is_signed(t) && width < 64 && (bits >> (width - 1)) & 1) bits |= ~uint64_t(0) << width;
+  return bits;
+}
+
 // Row-major coordinates of element i of `shape`, and back.
 inline std::vector<int64_t> coords(int64_t i, const Shape& shape) {
   std::vector<int64_t> c(shape.size());
