@@ -173,7 +173,7 @@ defmodule NxVulkan.MixProject do
   defp deps do
     case System.get_env("NX_PATH") do
       nil ->
-        [{:nx, "~> 0.10"}, {:telemetry, "~> 0.4.0 or ~> 1.0"}]
+        [{:nx, "~> 0.10 or ~> 1.0"}, {:telemetry, "~> 0.4.0 or ~> 1.0"}]
 
       nx_path ->
         [{:nx, path: nx_path}] ++

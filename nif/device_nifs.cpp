@@ -153,6 +153,42 @@ ERL_NIF_TERM reset_peak_memory_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[
   });
 }
 
+// kernel_cache_stats(index) -> {:ok, map}: kernels compiled and found, pipelines created and
+// how many of them came from the persisted pipeline cache.
+ERL_NIF_TERM kernel_cache_stats_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    nxv::KernelCacheStats s = device_at(get_int64(env, argv[0], "device"))->kernel_cache_stats();
+    nlohmann::json json = {{"compiled", s.compiled},
+                           {"disk_hits", s.disk_hits},
+                           {"memory_hits", s.memory_hits},
+                           {"pipelines", s.pipelines},
+                           {"pipeline_cache_hits", s.pipeline_cache_hits},
+                           {"pipeline_cache_loaded_bytes", s.pipeline_cache_loaded},
+                           {"pipeline_cache_saves", s.pipeline_cache_saves}};
+    return make_ok(env, json_to_term(env, json));
+  });
+}
+
+// save_pipeline_cache(index) -> :ok: writes the device's pipeline cache if it has new
+// pipelines; a device never opened has nothing to save (and is not opened).
+ERL_NIF_TERM save_pipeline_cache_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    if (auto device = device_if_open(get_int64(env, argv[0], "device"))) device->save_pipeline_cache();
+    return atoms.ok;
+  });
+}
+
+// fail_submission(index, n) -> :ok: fault injection for tests (the n-th submission from now
+// fails as a driver failure would).
+ERL_NIF_TERM fail_submission_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    int64_t n = get_int64(env, argv[1], "n");
+    if (n < 0) throw nxv::Error(nxv::ErrorKind::InvalidArgument, "fail_submission: n must be >= 0");
+    device_at(get_int64(env, argv[0], "device"))->fail_submission(uint64_t(n));
+    return atoms.ok;
+  });
+}
+
 // synchronize(index) -> :ok: waits for all work recorded so far on the device.
 ERL_NIF_TERM synchronize_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {

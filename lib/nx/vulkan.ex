@@ -60,6 +60,25 @@ defmodule Nx.Vulkan do
     index |> device_index() |> NIF.reset_peak_memory() |> Error.unwrap!()
   end
 
+  @doc """
+  Kernel statistics of the device: `%{compiled: n, disk_hits: n, memory_hits: n, pipelines: n,
+  pipeline_cache_hits: n, pipeline_cache_loaded_bytes: n, pipeline_cache_saves: n}`.
+
+  Compiled kernels (SPIR-V) and the driver's pipeline cache persist in `NX_VULKAN_CACHE_DIR`
+  (default `~/.cache/nx_vulkan`; `off` disables both). The pipeline cache is written in the
+  background after each batch of new pipelines and when the application stops; a process
+  started later creates its pipelines from it (`pipeline_cache_hits`, where the driver reports
+  them).
+  """
+  def kernel_cache_statistics(index \\ nil) do
+    index |> device_index() |> NIF.kernel_cache_stats() |> Error.unwrap!()
+  end
+
+  @doc "Writes the device's pipeline cache now if it has pipelines not saved yet."
+  def save_pipeline_cache(index \\ nil) do
+    index |> device_index() |> NIF.save_pipeline_cache() |> Error.unwrap!()
+  end
+
   @doc "Waits until all the work recorded so far on the device has finished."
   def synchronize(index \\ nil) do
     index |> device_index() |> NIF.synchronize() |> Error.unwrap!()

@@ -6,11 +6,18 @@
 // decodes Erlang terms.
 // At the end: "fixtures: native N / total M (ops native: ...)".
 //
+// Lost native coverage fails: test/engine/native_coverage.txt holds, per device profile (the
+// driver's name, plus NX_VULKAN_DISABLE's list when set), the native case count each op must
+// reach. NXV_WRITE_COVERAGE=<file> writes this run's counts in that format.
+//
 // Fixture directory: env NXV_FIXTURES_DIR, else the compile definition NXV_FIXTURES_DIR.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,11 +67,44 @@ struct Tally {
   std::mutex mu;
   size_t total = 0, native = 0, failed = 0;
   std::map<std::string, std::pair<size_t, size_t>> per_op;  // op -> {native, total}
+  std::string profile;
 };
 
 Tally& tally() {
   static Tally t;
   return t;
+}
+
+// "llvmpipe", or "llvmpipe disable=f16,f64,int64" under a capability mask (names sorted).
+std::string coverage_profile(const nxv::Device& device) {
+  std::string profile = device.info().driver_name;
+  std::replace(profile.begin(), profile.end(), ' ', '_');
+  const char* env = std::getenv("NX_VULKAN_DISABLE");
+  if (!env || !*env) return profile;
+  std::vector<std::string> names;
+  std::stringstream list(env);
+  for (std::string name; std::getline(list, name, ',');)
+    if (!name.empty()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  return profile + " disable=" + joined;
+}
+
+// profile -> op -> native cases expected at least. Lines: "<profile>|<op>|<count>".
+const std::map<std::string, std::map<std::string, size_t>>& coverage_expectations() {
+  static const auto expected = [] {
+    std::map<std::string, std::map<std::string, size_t>> table;
+    std::ifstream in(std::string(NXV_COVERAGE_FILE));
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      auto a = line.find('|'), b = line.rfind('|');
+      if (a == std::string::npos || a == b) continue;
+      table[line.substr(0, a)][line.substr(a + 1, b - a - 1)] = std::stoul(line.substr(b + 1));
+    }
+    return table;
+  }();
+  return expected;
 }
 
 class SummaryEnvironment : public ::testing::Environment {
@@ -85,6 +125,10 @@ class SummaryEnvironment : public ::testing::Environment {
                 native_ops.empty() ? "none" : native_ops.c_str(),
                 t.failed ? (", " + std::to_string(t.failed) + " native cases FAILED").c_str() : "");
     std::fflush(stdout);
+    if (const char* out = std::getenv("NXV_WRITE_COVERAGE"); out && *out && !t.profile.empty()) {
+      std::ofstream file(out, std::ios::app);
+      for (const auto& [op, counts] : t.per_op) file << t.profile << "|" << op << "|" << counts.first << "\n";
+    }
   }
 };
 
@@ -177,6 +221,15 @@ TEST_P(Op, Replay) {
     t.native += native;
     t.failed += failed;
     t.per_op[op] = {native, cases.size()};
+    t.profile = coverage_profile(*device_);
+  }
+  const auto& expected = coverage_expectations();
+  if (auto profile = expected.find(coverage_profile(*device_)); profile != expected.end()) {
+    auto want = profile->second.find(op);
+    size_t floor = want == profile->second.end() ? 0 : want->second;
+    EXPECT_GE(native, floor) << op << ": native coverage lost on '" << profile->first << "': " << native
+                             << " of " << cases.size() << " cases run natively, " << floor
+                             << " expected (test/engine/native_coverage.txt)";
   }
   RecordProperty("native", static_cast<int>(native));
   RecordProperty("total", static_cast<int>(cases.size()));

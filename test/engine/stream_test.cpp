@@ -84,3 +84,40 @@ TEST(Stream, SeveralDevicesAtOnceFromOneProcess) {
   // A tensor of one device handed to another is refused, not misread.
   EXPECT_THROW(run_op(*a, "add", {DType::F32, {2}}, {ta, tb}), Error);
 }
+
+// A submission the driver refuses (here injected) must not leave a timeline value that is never
+// signalled: waits return, what the batch would have written raises when read, and the device
+// goes on computing.
+TEST(Stream, AFailedSubmissionLosesItsOutputsAndNeverHangs) {
+  auto dev = Device::open();
+  auto& stream = dev->impl().stream;
+  auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
+  dev->synchronize();
+  auto lost = std::make_shared<Buffer>(dev->impl().core, 4000, BufferKind::Device);
+  stream.record([&](Recorder& r) { r.use(lost, Access::Write); });  // no command: stays open
+  dev->fail_submission(1);
+  try {
+    stream.flush();
+    ADD_FAILURE() << "the injected failure did not raise";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vkQueueSubmit2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(stream.stats().failed_submits, 1u);
+  try {
+    stream.wait_for_writes(*lost);
+    ADD_FAILURE() << "reading a lost buffer did not raise";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lost"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(stream.record([&](Recorder& r) { r.use(lost, Access::Read); }), Error);
+  dev->synchronize();
+  EXPECT_EQ(download<float>(*dev, run_op(*dev, "add", {DType::F32, {1000}}, {t, t}))[999], 2.f);
+
+  // An op whose own submission fails raises; the next one computes.
+  dev->synchronize();
+  dev->fail_submission(1);
+  EXPECT_THROW(run_op(*dev, "negate", {DType::F32, {1000}}, {t}), Error);
+  dev->synchronize();
+  EXPECT_EQ(download<float>(*dev, run_op(*dev, "negate", {DType::F32, {1000}}, {t}))[0], -1.f);
+  EXPECT_EQ(stream.stats().failed_submits, 2u);
+}

@@ -182,6 +182,95 @@ defmodule Nx.Vulkan.BeamTest do
     assert output =~ "after=[2.0]"
   end
 
+  defp run_vm(script, env) do
+    paths = Enum.flat_map(:code.get_path(), &["-pa", List.to_string(&1)])
+    System.cmd("elixir", paths ++ ["-e", script], env: env, stderr_to_stdout: true)
+  end
+
+  test "the pipeline cache is written at application stop and a second VM creates its pipelines from it" do
+    dir = Path.join(System.tmp_dir!(), "nxv-pipelines-#{System.unique_integer([:positive])}")
+    File.rm_rf!(dir)
+
+    script = """
+    {:ok, _} = Application.ensure_all_started(:nx_vulkan)
+    t = Nx.tensor([1.0, -2.0, 3.0], backend: Nx.Vulkan.Backend)
+    [4.0, 1.0, 6.0] = t |> Nx.abs() |> Nx.add(1.0) |> Nx.multiply(Nx.tensor([2.0, 0.5, 1.5])) |> Nx.to_flat_list()
+    :ok = Application.stop(:nx_vulkan)
+    s = Nx.Vulkan.kernel_cache_statistics()
+    IO.puts("stats compiled=\#{s.compiled} pipelines=\#{s.pipelines} loaded=\#{s.pipeline_cache_loaded_bytes} saves=\#{s.pipeline_cache_saves} hits=\#{s.pipeline_cache_hits}")
+    """
+
+    # No background save within the test: the first VM's pipelines reach the disk at stop.
+    env = [{"NX_VULKAN_CACHE_DIR", dir}, {"NX_VULKAN_PIPELINE_SAVE_MS", "600000"}]
+    {first, 0} = run_vm(script, env)
+    [compiled, pipelines, loaded, saves, _] = stats_of(first)
+    assert compiled >= 1 and pipelines >= 1 and loaded == 0 and saves == 1, first
+    assert [_] = Path.wildcard(Path.join(dir, "pipelines-*.bin"))
+
+    {second, 0} = run_vm(script, env)
+    [compiled, pipelines, loaded, _, hits] = stats_of(second)
+    # SPIR-V and pipelines both come from the cache the first VM left.
+    assert compiled == 0 and pipelines >= 1 and loaded >= 32, second
+    # Drivers that report pipeline-cache hits (creation feedback) say all of them were hits.
+    assert hits == 0 or hits == pipelines, second
+    File.rm_rf!(dir)
+  end
+
+  defp stats_of(output) do
+    regex = ~r/stats compiled=(\d+) pipelines=(\d+) loaded=(\d+) saves=(\d+) hits=(\d+)/
+    [_ | values] = Regex.run(regex, output) || flunk("no statistics in:\n" <> output)
+    Enum.map(values, &String.to_integer/1)
+  end
+
+  test "a script that never starts the application gets it started by its first op" do
+    script = """
+    t = Nx.tensor([1.0, 2.0], backend: Nx.Vulkan.Backend)
+    IO.puts("sum=\#{inspect(Nx.to_flat_list(Nx.add(t, t)))}")
+    IO.puts("started=\#{Enum.any?(Application.started_applications(), &(elem(&1, 0) == :nx_vulkan))}")
+    """
+
+    {output, status} = run_vm(script, [])
+    assert status == 0, output
+    assert output =~ "sum=[2.0, 4.0]"
+    assert output =~ "started=true"
+  end
+
+  test "a failed submission raises, loses only what it would have computed, and the device goes on" do
+    device = Nx.Vulkan.default_device()
+    x = Nx.iota({1000}, type: :f32, backend: Nx.Vulkan.Backend)
+    Nx.Vulkan.synchronize()
+
+    # The op's own submission fails (the device is idle, so it submits at once).
+    :ok = Nx.Vulkan.NIF.fail_submission(device, 1)
+    assert_raise Nx.Vulkan.Error, ~r/vkQueueSubmit2/, fn -> Nx.add(x, x) end
+    Nx.Vulkan.synchronize()
+    assert Nx.to_flat_list(Nx.add(x, 1.0)) |> Enum.take(2) == [1.0, 2.0]
+
+    # A pipelined op whose batch fails later: its result raises when read, every time.
+    big = Nx.iota({4_000_000}, type: :f32, backend: Nx.Vulkan.Backend)
+    Nx.Vulkan.synchronize()
+    :ok = Nx.Vulkan.NIF.fail_submission(device, 2)
+    _busy = Nx.multiply(big, big)
+
+    case (try do
+            {:ok, Nx.add(x, 2.0)}
+          rescue
+            e in Nx.Vulkan.Error -> {:raised, e}
+          end) do
+      {:ok, pending} ->
+        assert_raise Nx.Vulkan.Error, ~r/vkQueueSubmit2/, fn -> Nx.to_binary(pending) end
+        assert_raise Nx.Vulkan.Error, ~r/lost/, fn -> Nx.to_binary(pending) end
+        assert_raise Nx.Vulkan.Error, ~r/lost/, fn -> Nx.add(pending, 1.0) end
+
+      {:raised, e} ->
+        # The first op finished before the second was recorded: the second submitted alone.
+        assert e.message =~ "vkQueueSubmit2"
+    end
+
+    Nx.Vulkan.synchronize()
+    assert Nx.to_flat_list(Nx.add(x, 3.0)) |> Enum.take(2) == [3.0, 4.0]
+  end
+
   @tag :large
   @tag timeout: 900_000
   test "a 2 GiB tensor goes to the device and back" do

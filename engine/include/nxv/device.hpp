@@ -102,6 +102,17 @@ struct MemoryStats {
   uint64_t cached_bytes = 0;  // freed buffers kept for reuse (not in use)
 };
 
+// Kernels and pipelines of one device.
+struct KernelCacheStats {
+  uint64_t compiled = 0;     // SPIR-V compiled by shaderc in this process
+  uint64_t disk_hits = 0;    // SPIR-V read from the disk cache
+  uint64_t memory_hits = 0;  // kernels found already built
+  uint64_t pipelines = 0;    // pipelines created
+  uint64_t pipeline_cache_hits = 0;    // of those, created from the persisted pipeline cache
+  uint64_t pipeline_cache_loaded = 0;  // bytes of pipeline cache read from disk at start
+  uint64_t pipeline_cache_saves = 0;   // times the pipeline cache was written to disk
+};
+
 // All physical devices, features before any mask.
 std::vector<DeviceInfo> list_devices();
 
@@ -121,6 +132,12 @@ class Device : public std::enable_shared_from_this<Device> {
   bool has(Capability c) const;
   MemoryStats memory_stats() const;
   void reset_peak_memory();
+  KernelCacheStats kernel_cache_stats() const;
+  // Writes the pipeline cache to the cache directory now if it has new pipelines.
+  void save_pipeline_cache();
+  // Fault injection for tests: the n-th submission from now fails as a driver failure would
+  // (see Stream::fail_submission).
+  void fail_submission(uint64_t n);
   // Waits until all work recorded so far has finished.
   void synchronize();
 

@@ -1,6 +1,7 @@
 #include "exec/stream.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "common/errors.hpp"
 
@@ -17,6 +18,10 @@ const vk::MemoryBarrier2 kFullBarrier{
     .dstAccessMask = vk::AccessFlagBits2::eShaderRead | vk::AccessFlagBits2::eShaderWrite |
                      vk::AccessFlagBits2::eTransferRead | vk::AccessFlagBits2::eTransferWrite};
 
+constexpr const char* kContentsLost =
+    "this tensor's contents were lost: the GPU submission that was to compute it failed "
+    "(see the error raised then); compute it again";
+
 }  // namespace
 
 const vk::raii::Device& Recorder::device() const { return stream_.core_->device(); }
@@ -24,6 +29,7 @@ const vk::raii::Device& Recorder::device() const { return stream_.core_->device(
 void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
   auto& batch = *stream_.open_;
   Buffer& b = *buffer;
+  if (b.contents_lost && access == Access::Read) throw Error(ErrorKind::Driver, kContentsLost);
   // Outputs are always fresh buffers and inputs are never written, so the only hazard is a
   // read (or write) of a buffer written earlier in this batch since the last barrier.
   bool written = b.last_write_batch == batch.value && b.last_write_epoch == stream_.epoch_;
@@ -33,6 +39,7 @@ void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
     b.last_write_batch = batch.value;
     b.last_write_epoch = stream_.epoch_;
     b.last_write_disjoint = access == Access::WriteDisjoint;
+    batch.written.push_back(buffer);
   }
   batch.keep.push_back(buffer);
 }
@@ -69,6 +76,13 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
     vk::SemaphoreTypeCreateInfo type{.semaphoreType = vk::SemaphoreType::eTimeline, .initialValue = 0};
     timeline_.emplace(core_->device(), vk::SemaphoreCreateInfo{.pNext = &type});
   });
+  if (const char* env = std::getenv("NX_VULKAN_FAIL_SUBMIT"); env && *env)
+    fail_at_ = std::strtoull(env, nullptr, 10);
+}
+
+void Stream::fail_submission(uint64_t n) {
+  std::lock_guard lock(mutex_);
+  fail_at_ = n == 0 ? 0 : submissions_ + n;
 }
 
 Stream::~Stream() {
@@ -147,16 +161,41 @@ void Stream::submit_locked() {
                          .pCommandBufferInfos = &cmd_info,
                          .signalSemaphoreInfoCount = 1,
                          .pSignalSemaphoreInfos = &signal};
+  bool injected = ++submissions_ == fail_at_;
   // vkQueueSubmit is externally synchronised: the stream's mutex serialises it.
-  VkResult r = core_->device().getDispatcher()->vkQueueSubmit2(
-      static_cast<VkQueue>(core_->queue()), 1, reinterpret_cast<const VkSubmitInfo2*>(&submit),
-      VK_NULL_HANDLE);
+  VkResult r = injected ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                        : core_->device().getDispatcher()->vkQueueSubmit2(
+                              static_cast<VkQueue>(core_->queue()), 1,
+                              reinterpret_cast<const VkSubmitInfo2*>(&submit), VK_NULL_HANDLE);
   if (r != VK_SUCCESS) {
-    // The batch never ran: release what it held, keep the command buffer out of the free list.
-    throw_vk(static_cast<vk::Result>(r), "vkQueueSubmit2");
+    abandon_locked(batch);
+    throw_vk(static_cast<vk::Result>(r),
+             injected ? "vkQueueSubmit2 (failure injected by NX_VULKAN_FAIL_SUBMIT / fail_submission)"
+                      : "vkQueueSubmit2");
   }
   ++stats_.submits;
   in_flight_.push_back(std::move(batch));
+}
+
+// The batch never ran. Its timeline value is completed from the host, so that no wait for it
+// (or for a later value) can hang; what it would have written is marked lost, so that reading
+// it raises instead of returning data never computed.
+void Stream::abandon_locked(Batch& batch) {
+  for (auto& buffer : batch.written) buffer->contents_lost = true;
+  try {
+    // A host signal must stay below every pending signal: let earlier batches finish first.
+    if (!in_flight_.empty()) wait_value(in_flight_.back().value);
+    retire_locked(true);
+    if (completed_value() < batch.value) {
+      vk::SemaphoreSignalInfo signal{.semaphore = **timeline_, .value = batch.value};
+      core_->device().signalSemaphore(signal);
+    }
+    batch.cmd->reset();
+    free_cmds_.push_back(std::move(*batch.cmd));
+  } catch (...) {
+    // The device is lost: nothing more will run, and every later wait reports it.
+  }
+  ++stats_.failed_submits;
 }
 
 uint64_t Stream::completed_value() const {
@@ -194,6 +233,7 @@ void Stream::wait_for_writes(const Buffer& buffer) {
   uint64_t value;
   {
     std::lock_guard lock(mutex_);
+    if (buffer.contents_lost) throw Error(ErrorKind::Driver, kContentsLost);
     value = buffer.last_write_batch;
     if (value == 0) return;
     if (open_ && open_->value == value) translate_vk("submitting", [&] { submit_locked(); });
@@ -202,6 +242,7 @@ void Stream::wait_for_writes(const Buffer& buffer) {
   wait_value(value);
   std::lock_guard lock(mutex_);
   translate_vk("retiring", [&] { retire_locked(false); });
+  if (buffer.contents_lost) throw Error(ErrorKind::Driver, kContentsLost);
 }
 
 void Stream::flush() {

@@ -25,7 +25,7 @@ namespace nxv {
 enum class Access { Read, Write, WriteDisjoint };
 
 struct StreamStats {
-  uint64_t submits = 0, commands = 0, barriers = 0, waits = 0;
+  uint64_t submits = 0, commands = 0, barriers = 0, waits = 0, failed_submits = 0;
 };
 
 class Stream;
@@ -72,6 +72,9 @@ class Stream {
   // Submits the open batch without waiting.
   void flush();
   StreamStats stats() const;
+  // Fault injection for tests: the `n`-th submission from now fails as if the driver had
+  // refused it (n >= 1; 0 disarms). NX_VULKAN_FAIL_SUBMIT=n arms it when the stream is created.
+  void fail_submission(uint64_t n);
 
  private:
   friend class Recorder;
@@ -80,12 +83,14 @@ class Stream {
     std::optional<vk::raii::CommandBuffer> cmd;
     std::vector<std::shared_ptr<const void>> keep;
     std::vector<std::shared_ptr<Buffer>> param_blocks;  // the last one is being filled
+    std::vector<std::shared_ptr<Buffer>> written;       // lost if the submission fails
     uint64_t param_used = 0;
     uint32_t commands = 0;
   };
 
   void open_batch_locked();
   void submit_locked();
+  void abandon_locked(Batch& batch);
   void retire_locked(bool block_until_all);
   void barrier_locked();
   void wait_value(uint64_t value);
@@ -102,6 +107,8 @@ class Stream {
   uint64_t next_value_ = 1;
   uint64_t epoch_ = 1;  // barrier epoch inside the open batch
   StreamStats stats_;
+  uint64_t submissions_ = 0;    // attempted, failed ones included
+  uint64_t fail_at_ = 0;        // injected failure: the attempt with this number fails
 };
 
 }  // namespace nxv

@@ -59,28 +59,6 @@ class EmbeddedIncluder : public shaderc::CompileOptions::IncluderInterface {
   std::string generated_;
 };
 
-std::string pipeline_cache_file_name(const DeviceCore& core) {
-  std::string uuid;
-  char buf[3];
-  for (uint8_t b : core.pipeline_cache_uuid()) {
-    std::snprintf(buf, sizeof buf, "%02x", b);
-    uuid += buf;
-  }
-  return "pipelines-" + hex64((uint64_t(core.info().vendor_id) << 32) | core.info().device_id) + "-" + uuid +
-         ".bin";
-}
-
-// VkPipelineCacheHeaderVersionOne: a cache written for another device or driver is ignored.
-bool pipeline_cache_matches(const std::vector<char>& data, const DeviceCore& core) {
-  if (data.size() < 32) return false;
-  uint32_t header[4];
-  std::memcpy(header, data.data(), sizeof header);
-  if (header[0] < 32 || header[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE) return false;
-  if (header[2] != core.info().vendor_id || header[3] != core.info().device_id) return false;
-  auto uuid = core.pipeline_cache_uuid();
-  return std::memcmp(data.data() + 16, uuid.data(), VK_UUID_SIZE) == 0;
-}
-
 }  // namespace
 
 const std::string& kernel_template(const std::string& name) {
@@ -143,39 +121,16 @@ struct KernelCache::Entry {
   std::unique_ptr<Kernel> owned;  // set for entries keyed by source
 };
 
-KernelCache::KernelCache(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
+KernelCache::KernelCache(std::shared_ptr<DeviceCore> core) : core_(std::move(core)), pipelines_store_(core_) {
   translate_vk("creating the pipeline layout", [&] {
     vk::PushConstantRange range{.stageFlags = vk::ShaderStageFlagBits::eCompute, .offset = 0,
                                 .size = kPushConstantBytes};
     layout_.emplace(core_->device(),
                     vk::PipelineLayoutCreateInfo{.pushConstantRangeCount = 1, .pPushConstantRanges = &range});
-    std::vector<char> initial;
-    if (auto dir = cache_directory())
-      if (auto data = read_file(*dir / pipeline_cache_file_name(*core_)))
-        if (pipeline_cache_matches(*data, *core_)) initial = std::move(*data);
-    pipeline_cache_.emplace(core_->device(),
-                            vk::PipelineCacheCreateInfo{.initialDataSize = initial.size(),
-                                                        .pInitialData = initial.data()});
   });
 }
 
-KernelCache::~KernelCache() {
-  try {
-    save_pipeline_cache();
-  } catch (...) {
-    // Persisting is an optimisation; a failure here must not escape a destructor.
-  }
-}
-
-void KernelCache::save_pipeline_cache() {
-  auto dir = cache_directory();
-  if (!dir) return;
-  std::lock_guard lock(save_mutex_);
-  if (pipelines_ == 0) return;  // nothing new to persist
-  auto data = pipeline_cache_->getData();
-  write_file_atomically(*dir / pipeline_cache_file_name(*core_),
-                        std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
-}
+void KernelCache::save_pipeline_cache() { pipelines_store_.save(); }
 
 std::vector<uint32_t> KernelCache::spirv_for(const KernelKey& key, const std::string& text) {
   auto dir = cache_directory();
@@ -264,7 +219,7 @@ const Kernel* KernelCache::build(const KernelKey& key) {
         stage.flags = vk::PipelineShaderStageCreateFlagBits::eRequireFullSubgroups;
     }
     vk::ComputePipelineCreateInfo info{.stage = stage, .layout = **layout_};
-    auto kernel = std::make_unique<Kernel>(Kernel{vk::raii::Pipeline(core_->device(), *pipeline_cache_, info),
+    auto kernel = std::make_unique<Kernel>(Kernel{pipelines_store_.create(info),
                                                   key.workgroup_size, key.max_workgroups,
                                                   {key.workgroup_size, key.workgroup_y, key.workgroup_z}});
     ++pipelines_;
@@ -345,7 +300,9 @@ const Kernel& KernelCache::get(const VariantKey& variant, const std::function<Ke
 }
 
 KernelCacheStats KernelCache::stats() const {
-  return {compiled_.load(), disk_hits_.load(), memory_hits_.load(), pipelines_.load()};
+  auto store = pipelines_store_.stats();
+  return {compiled_.load(), disk_hits_.load(), memory_hits_.load(), pipelines_.load(),
+          store.cache_hits, store.loaded_bytes, store.saves};
 }
 
 }  // namespace nxv

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/vk.hpp"
+#include "kernels/pipeline_store.hpp"
 #include "device/device_core.hpp"
 #include "nxv/dtype.hpp"
 
@@ -77,12 +78,6 @@ struct Kernel {
   std::array<uint32_t, 3> workgroup{};
 };
 
-struct KernelCacheStats {
-  uint64_t compiled = 0;     // SPIR-V compiled by shaderc in this process
-  uint64_t disk_hits = 0;    // SPIR-V read from the disk cache
-  uint64_t memory_hits = 0;  // kernels found already built
-  uint64_t pipelines = 0;    // pipelines created
-};
 
 // Thrown instead of compiling (or waiting for another thread's compile) while a
 // CompileFreeScope is active on this thread: its caller may not block (a normal BEAM
@@ -113,7 +108,6 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key);
 class KernelCache {
  public:
   explicit KernelCache(std::shared_ptr<DeviceCore> core);
-  ~KernelCache();  // persists the pipeline cache
   // A kernel by its full source key (probes, tests).
   const Kernel& get(const KernelKey& key);
   // Hot path: a kernel by its typed variant; `source` builds its KernelKey, called only the
@@ -123,6 +117,8 @@ class KernelCache {
   const Kernel& get(const VariantKey& variant, const std::function<KernelKey()>& source);
   vk::PipelineLayout layout() const { return **layout_; }
   KernelCacheStats stats() const;
+  // Writes the pipeline cache now if it has new pipelines (it is also saved in the background
+  // after each batch of new pipelines, and when the device closes).
   void save_pipeline_cache();
 
  private:
@@ -134,11 +130,10 @@ class KernelCache {
 
   std::shared_ptr<DeviceCore> core_;
   std::optional<vk::raii::PipelineLayout> layout_;
-  std::optional<vk::raii::PipelineCache> pipeline_cache_;  // internally synchronised
+  PipelineStore pipelines_store_;
   mutable std::mutex mutex_;  // guards the two maps (never held during a compile)
   std::unordered_map<std::string, std::shared_ptr<Entry>> by_source_;
   std::unordered_map<VariantKey, std::shared_ptr<Entry>, VariantKeyHash> by_variant_;
-  std::mutex save_mutex_;
   std::atomic<uint64_t> compiled_{0}, disk_hits_{0}, memory_hits_{0}, pipelines_{0};
 };
 

@@ -50,6 +50,9 @@ class Buffer {
   uint64_t last_write_batch = 0;
   uint64_t last_write_epoch = 0;
   bool last_write_disjoint = false;
+  // Set (under the same lock) when a submission that would have written this buffer failed:
+  // its contents were never computed, and reading it is an error.
+  bool contents_lost = false;
 
  private:
   std::shared_ptr<DeviceCore> core_;

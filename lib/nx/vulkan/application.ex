@@ -6,6 +6,19 @@ defmodule Nx.Vulkan.Application do
   def start(_type, _args) do
     Supervisor.start_link([Nx.Vulkan.Tables], strategy: :one_for_one, name: Nx.Vulkan.Supervisor)
   end
+
+  # Pipelines created since the last background save reach the disk cache (devices never
+  # opened are not opened for this).
+  @impl true
+  def prep_stop(state) do
+    with {:ok, devices} <- Nx.Vulkan.NIF.devices() do
+      Enum.each(devices, &Nx.Vulkan.NIF.save_pipeline_cache(&1.index))
+    end
+
+    state
+  rescue
+    _ -> state
+  end
 end
 
 defmodule Nx.Vulkan.Tables do
@@ -21,6 +34,36 @@ defmodule Nx.Vulkan.Tables do
   def support, do: @support
 
   def start_link(_), do: GenServer.start_link(__MODULE__, [], name: __MODULE__)
+
+  @doc """
+  Runs `fun`, which reads or writes the tables. When they do not exist because the
+  application was never started (a script, a release or a stale build whose `.app` leaves
+  `:nx_vulkan` out), starts it and runs `fun` again, or raises saying what to do.
+  """
+  def with_tables(fun) do
+    fun.()
+  rescue
+    error in ArgumentError ->
+      if :ets.whereis(@support) != :undefined, do: reraise(error, __STACKTRACE__)
+      start_application!()
+      fun.()
+  end
+
+  defp start_application! do
+    case Application.ensure_all_started(:nx_vulkan) do
+      {:ok, _} ->
+        :ok
+
+      {:error, reason} ->
+        raise Nx.Vulkan.Error,
+          kind: :not_started,
+          message:
+            "the :nx_vulkan application is not running and could not be started " <>
+              "(#{inspect(reason)}): list :nx_vulkan in your project's dependencies (or " <>
+              "extra_applications), or call Application.ensure_all_started(:nx_vulkan) " <>
+              "before using Nx.Vulkan.Backend"
+    end
+  end
 
   @impl true
   def init([]) do

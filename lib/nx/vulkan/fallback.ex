@@ -41,7 +41,7 @@ defmodule Nx.Vulkan.Fallback do
       :warn ->
         count(op)
 
-        if :ets.insert_new(Tables.fallbacks(), {{:warned, op}, true}) do
+        if Tables.with_tables(fn -> :ets.insert_new(Tables.fallbacks(), {{:warned, op}, true}) end) do
           Logger.warning(
             "Nx.Vulkan.Backend: #{op} runs on the host through Nx.BinaryBackend (#{reason}). " <>
               "This warning is shown once per op; set config :nx_vulkan, host_fallback: :allow " <>
@@ -57,20 +57,22 @@ defmodule Nx.Vulkan.Fallback do
   end
 
   defp count(op) do
-    :ets.update_counter(Tables.fallbacks(), {:count, op}, 1, {{:count, op}, 0})
+    Tables.with_tables(fn ->
+      :ets.update_counter(Tables.fallbacks(), {:count, op}, 1, {{:count, op}, 0})
+    end)
+
     :telemetry.execute([:nx_vulkan, :host_fallback], %{count: 1}, %{op: op})
   end
 
   @doc "Fallback counts per op since start (or the last reset)."
   def counts do
-    Tables.fallbacks()
-    |> :ets.match({{:count, :"$1"}, :"$2"})
+    Tables.with_tables(fn -> :ets.match(Tables.fallbacks(), {{:count, :"$1"}, :"$2"}) end)
     |> Map.new(fn [op, n] -> {op, n} end)
   end
 
   @doc "Clears the counters and the once-per-op warnings."
   def reset do
-    :ets.delete_all_objects(Tables.fallbacks())
+    Tables.with_tables(fn -> :ets.delete_all_objects(Tables.fallbacks()) end)
     :ok
   end
 end

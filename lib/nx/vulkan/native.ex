@@ -98,7 +98,7 @@ defmodule Nx.Vulkan.Native do
           {:error, kind, message} -> Error.raise_error!(kind, message)
         end
 
-      :ets.insert(Tables.support(), {key, answer})
+      Tables.with_tables(fn -> :ets.insert(Tables.support(), {key, answer}) end)
       answer
     else
       {:host, _} = no -> no
@@ -134,12 +134,13 @@ defmodule Nx.Vulkan.Native do
 
   @doc "A cached answer for `key`, or nil."
   def cached(key) do
-    case :ets.lookup(Tables.support(), key) do
+    case Tables.with_tables(fn -> :ets.lookup(Tables.support(), key) end) do
       [{_, answer}] -> answer
       [] -> nil
     end
   end
 
   @doc "Records that the engine refused a call with `key` (so the next one goes to the host)."
-  def refuse(key, reason), do: :ets.insert(Tables.support(), {key, {:host, reason}})
+  def refuse(key, reason),
+    do: Tables.with_tables(fn -> :ets.insert(Tables.support(), {key, {:host, reason}}) end)
 end

@@ -53,6 +53,8 @@ class ElementwiseFamily final : public Family {
       std::string rounding = chain_rounding_error(a.attrs.as<ElementwiseChain>(), in, has_f64, &features);
       if (!rounding.empty()) return not_native(rounding);
     } else {
+      if (!has_f64)
+        if (std::string needs = f64_required_error(a.op, a.out.type, in); !needs.empty()) return not_native(needs);
       features = scalar_expr(a.op, a.out.type, in, has_f64).features;
     }
     try {

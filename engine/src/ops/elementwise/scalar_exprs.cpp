@@ -142,6 +142,19 @@ std::string elementwise_typing_error(OpId op, DType out, const std::vector<DType
   return "";
 }
 
+std::string f64_required_error(OpId op, DType out, const std::vector<DType>& in) {
+  using enum OpId;
+  std::string name(op_info(op).name);
+  bool trig = op == sin || op == cos || op == tan;
+  bool wide_int = std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
+  if (trig && is_float(out) && wide_int)
+    return name + " of a 32- or 64-bit integer needs f64 for Nx's exact argument, which the device lacks";
+  if (out == DType::C64)
+    for (OpId o : {acos, acosh, asin, asinh, atan, atanh, cosh, sinh, tan, tanh, expm1, log1p, divide, pow})
+      if (o == op) return name + " of c64 computes in f64 to give Nx's results, and the device lacks f64";
+  return "";
+}
+
 ScalarExpr scalar_expr(OpId op, DType out, const std::vector<DType>& in, bool has_f64) {
   ScalarExpr s;
   std::string c = glsl_compute_type(out);

@@ -73,6 +73,12 @@ struct ScalarExpr {
 // not. `invalid` is set when the typing is one Nx itself never produces.
 std::string elementwise_typing_error(OpId op, DType out, const std::vector<DType>& in, bool& invalid);
 
+// On a device without f64: "" when the f32 form of `op` for this typing still gives Nx's
+// results, else why not (the op then runs on the host). sin, cos and tan of 32- and 64-bit
+// integers need the exact argument; c64 inverse trigonometric and hyperbolic functions,
+// expm1, log1p, tan, division and pow lose their accuracy at extreme arguments in f32.
+std::string f64_required_error(OpId op, DType out, const std::vector<DType>& in);
+
 // The expression of `op` (after elementwise_typing_error said yes). `has_f64`: the device
 // computes in double where Nx's f64 rounding needs it.
 ScalarExpr scalar_expr(OpId op, DType out, const std::vector<DType>& in, bool has_f64);

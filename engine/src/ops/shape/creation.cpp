@@ -2,6 +2,9 @@
 // the output type with the elementwise as_type kernel; a constant's value travels in a
 // parameter block, in the type it came in, through the same conversion: every type gets
 // exactly Nx's conversion, and a compiled graph carries its constants with it.
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "device/device_impl.hpp"
@@ -44,20 +47,24 @@ void emit_index_fill(const LowerArgs& a, const ShapeAttrs& attrs, const Tensor& 
   }
 }
 
-// The constant's value as bytes of its source type.
-std::array<std::byte, 16> value_bytes(const AttrNumber& v) {
+// The constant's value as bytes of its source type (constant_source_type).
+std::array<std::byte, 16> value_bytes(const AttrNumber& v, DType type) {
   std::array<std::byte, 16> bytes{};
-  switch (v.kind) {
-    case AttrNumber::Kind::Int: std::memcpy(bytes.data(), &v.i, 8); break;
-    case AttrNumber::Kind::UInt: std::memcpy(bytes.data(), &v.u, 8); break;
-    case AttrNumber::Kind::Float: std::memcpy(bytes.data(), &v.re, 8); break;
-    case AttrNumber::Kind::Complex:
-      std::memcpy(bytes.data(), &v.re, 8);
-      std::memcpy(bytes.data() + 8, &v.im, 8);
-      break;
+  auto put = [&](auto x, size_t at) { std::memcpy(bytes.data() + at, &x, sizeof x); };
+  switch (type) {
+    case DType::S32: put(int32_t(v.i), 0); break;
+    case DType::S64: put(v.i, 0); break;
+    case DType::U32: put(uint32_t(v.u), 0); break;
+    case DType::U64: put(v.u, 0); break;
+    case DType::F32: put(float(v.re), 0); break;
+    case DType::F64: put(v.re, 0); break;
+    case DType::C64: put(float(v.re), 0), put(float(v.im), 4); break;
+    default: put(v.re, 0), put(v.im, 8); break;
   }
   return bytes;
 }
+
+bool exact_in_f32(double x) { return std::isnan(x) || double(float(x)) == x; }
 
 }  // namespace
 
@@ -65,7 +72,7 @@ void append_constant(Device& device, LaunchBuilder& builder, const Tensor& out, 
                      const AttrNumber& value) {
   DType from = constant_source_type(value);
   const Kernel& kernel = as_type_kernel(device, out.type, from);
-  std::array<std::byte, 16> bytes = value_bytes(value);
+  std::array<std::byte, 16> bytes = value_bytes(value, from);
   Tensor scalar = out;  // any slot will do: the value's address replaces it
   scalar.type = from;
   scalar.shape = {};
@@ -82,12 +89,15 @@ void append_constant(Device& device, LaunchBuilder& builder, const Tensor& out, 
   });
 }
 
+// The narrowest type that holds the value exactly, so that a device without int64 or f64
+// still fills most constants; converting an exact value gives the same bits from any type.
 DType constant_source_type(const AttrNumber& value) {
   switch (value.kind) {
-    case AttrNumber::Kind::Int: return DType::S64;
-    case AttrNumber::Kind::UInt: return DType::U64;
-    case AttrNumber::Kind::Float: return DType::F64;
-    default: return DType::C128;
+    case AttrNumber::Kind::Int:
+      return value.i >= INT32_MIN && value.i <= INT32_MAX ? DType::S32 : DType::S64;
+    case AttrNumber::Kind::UInt: return value.u <= UINT32_MAX ? DType::U32 : DType::U64;
+    case AttrNumber::Kind::Float: return exact_in_f32(value.re) ? DType::F32 : DType::F64;
+    default: return exact_in_f32(value.re) && exact_in_f32(value.im) ? DType::C64 : DType::C128;
   }
 }
 
