@@ -6,6 +6,7 @@
 
 #include "devices.hpp"
 #include "nxv/diagnostics.hpp"
+#include "nxv/error.hpp"
 #include "guard.hpp"
 #include "nifs.hpp"
 #include "terms.hpp"

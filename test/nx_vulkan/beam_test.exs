@@ -194,7 +194,7 @@ defmodule Nx.Vulkan.BeamTest do
     script = """
     {:ok, _} = Application.ensure_all_started(:nx_vulkan)
     t = Nx.tensor([1.0, -2.0, 3.0], backend: Nx.Vulkan.Backend)
-    [4.0, 1.0, 6.0] = t |> Nx.abs() |> Nx.add(1.0) |> Nx.multiply(Nx.tensor([2.0, 0.5, 1.5])) |> Nx.to_flat_list()
+    [4.0, 1.5, 6.0] = t |> Nx.abs() |> Nx.add(1.0) |> Nx.multiply(Nx.tensor([2.0, 0.5, 1.5])) |> Nx.to_flat_list()
     :ok = Application.stop(:nx_vulkan)
     s = Nx.Vulkan.kernel_cache_statistics()
     IO.puts("stats compiled=\#{s.compiled} pipelines=\#{s.pipelines} loaded=\#{s.pipeline_cache_loaded_bytes} saves=\#{s.pipeline_cache_saves} hits=\#{s.pipeline_cache_hits}")

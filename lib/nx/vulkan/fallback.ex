@@ -41,7 +41,9 @@ defmodule Nx.Vulkan.Fallback do
       :warn ->
         count(op)
 
-        if Tables.with_tables(fn -> :ets.insert_new(Tables.fallbacks(), {{:warned, op}, true}) end) do
+        if Tables.with_tables(fn ->
+             :ets.insert_new(Tables.fallbacks(), {{:warned, op}, true})
+           end) do
           Logger.warning(
             "Nx.Vulkan.Backend: #{op} runs on the host through Nx.BinaryBackend (#{reason}). " <>
               "This warning is shown once per op; set config :nx_vulkan, host_fallback: :allow " <>
