@@ -1,6 +1,7 @@
 #include "ops/conv/conv_kernels.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/fast_division.hpp"
@@ -70,6 +71,13 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   std::string acc = dot_acc_type(out_type);
   GemmShape shape{g.groups, g.m(), g.group_filters, g.k()};
   GemmTile tile = choose_gemm_tile(core, shape, acc);
+  // CPU drivers: dot's CPU tile (8 x 32, one row block) ran 8x64x28x28 * 64x64x3x3 at 1.3
+  // GFLOP/s on lavapipe (2 busy cores); 32 x 64 with 4 x 4 per invocation at 2.4-4.7 (fewer
+  // barriers per product), 64 x 64 with 8 x 8 at 3.5-5.9 but compiling 2.5x slower (each
+  // layout, type and rank is a compile). NXV_DOT_TILE still overrides.
+  if (gemm_cpu_paths(core) && !std::getenv("NXV_DOT_TILE") && glsl_type_bytes(acc) <= 8 && shape.m >= 32 &&
+      shape.n >= 16)
+    tile = {32, 64, 16, 4, 4};
   bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
                           [](int64_t x) { return x > 1; });
   // The A tile along k where the input's channels are adjacent (channels last), else along m.
