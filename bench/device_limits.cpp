@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "device/device_impl.hpp"
 #include "memory/transfer.hpp"
 #include "exec/linear_plan.hpp"
+#include "nxv/ops.hpp"
 #include "nxv/tensor.hpp"
 
 namespace nxv::bench {
@@ -120,6 +123,63 @@ const Limits& limits() {
     return m;
   }();
   return l;
+}
+
+double fma_peak(DType type) {
+  static double peaks[2] = {0, 0};
+  double& peak = peaks[type == DType::F64 ? 1 : 0];
+  if (peak > 0) return peak;
+  auto& impl = device().impl();
+  bool f64 = type == DType::F64;
+  if (f64 && !device().info().features.float64) return peak = 1e30;
+  KernelKey key{"fma_probe", {{"T", f64 ? "double" : "float"}}, 256};
+  const Kernel& kernel = impl.kernels.get(key);
+  bool cpu = device().info().type == "cpu";
+  uint32_t groups = cpu ? 16 : 8192, iterations = cpu ? 256 : 1024;
+  auto dst = impl.allocate(uint64_t(groups) * 256 * (f64 ? 8 : 4));
+  struct {
+    uint64_t dst;
+    uint32_t iterations;
+    float scale;
+  } push{dst->address_at(0), iterations, 0.999f};
+  auto run = [&](int n) {
+    for (int i = 0; i < n; ++i)
+      impl.stream.record([&](Recorder& rec) {
+        rec.use(dst, Access::Write);
+        rec.cmd().bindPipeline(vk::PipelineBindPoint::eCompute, *kernel.pipeline);
+        rec.cmd().pushConstants<decltype(push)>(impl.kernels.layout(), vk::ShaderStageFlagBits::eCompute, 0, push);
+        rec.cmd().dispatch(groups, 1, 1);
+        rec.count_command();
+      });
+    impl.stream.synchronize();
+  };
+  warm_up([&] { run(1); });
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    run(5);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5);
+  }
+  peak = 32.0 * double(iterations) * double(groups) * 256 / best;
+  std::fprintf(stderr, "device limits: %s fma rate %.2f TFLOP/s\n", f64 ? "f64" : "f32", peak / 1e12);
+  return peak;
+}
+
+double max_flop() {
+  static const double limit = [] {
+    const char* env = std::getenv("NXV_BENCH_MAX_FLOP");
+    if (env && *env) return std::strtod(env, nullptr);
+    return device().info().type == "cpu" ? 5e9 : 1e16;
+  }();
+  return limit;
+}
+
+Tensor bench_values(Device& dev, DType type, const Shape& shape) {
+  int64_t n = shape_size(shape);
+  std::vector<float> host(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) host[size_t(i)] = std::sin(float(i % 65521) * 0.618034f);
+  Tensor x = from_host(dev, DType::F32, shape, host.data(), host.size() * sizeof(float));
+  return type == DType::F32 ? x : run_op(dev, "as_type", {type, shape}, {x});
 }
 
 }  // namespace nxv::bench

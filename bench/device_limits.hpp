@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "nxv/device.hpp"
+#include "nxv/dtype.hpp"
+#include "nxv/tensor.hpp"
 
 namespace nxv::bench {
 
@@ -26,6 +28,17 @@ const Limits& limits();
 // ~250 ms after 3 s idle), and a benchmark's host-side set-up idles the device: without this,
 // a timing averages the two clock states.
 void warm_up(const std::function<void()>& one, double seconds = 0.5);
+
+// The device's fma rate in flop/s (2 per fma), f32 or f64 (`type`), measured once with the
+// probe kernel (kernels/glsl/fma_probe.comp): dot's and conv's figures are reported against it.
+double fma_peak(DType type);
+
+// Most flop a compute benchmark may take (NXV_BENCH_MAX_FLOP; default 5e9 on CPU drivers,
+// where the large products would take minutes); larger ones are skipped.
+double max_flop();
+
+// A tensor of `type` and `shape` holding sin(i * 0.618) (through f32), for compute benchmarks.
+Tensor bench_values(Device& dev, DType type, const Shape& shape);
 
 // Runs `iterations` copies of `bytes` between two buffers and waits; returns seconds per copy.
 double time_copies(uint64_t bytes, int iterations);

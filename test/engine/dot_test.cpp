@@ -19,58 +19,6 @@ using namespace nxv::test;
 
 namespace {
 
-double real_bits(DType t, const std::byte* p) {
-  switch (t) {
-    case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
-    case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return std::bit_cast<float>(uint32_t(h) << 16); }
-    case DType::F32: case DType::C64: { float f; std::memcpy(&f, p, 4); return f; }
-    default: { double d; std::memcpy(&d, p, 8); return d; }
-  }
-}
-
-// Any value as a complex double (integers by their signed or unsigned value).
-std::complex<double> value_at(DType t, const std::byte* p) {
-  if (is_integer(t)) {
-    uint64_t v = int_at(t, p);
-    return is_signed(t) ? double(int64_t(v)) : double(v);
-  }
-  if (t == DType::C64) return {real_bits(t, p), real_bits(t, p + 4)};
-  if (t == DType::C128) return {real_bits(t, p), real_bits(t, p + 8)};
-  return real_bits(t, p);
-}
-
-void put_real(DType t, double v, std::byte* p) {
-  switch (t) {
-    case DType::F16: { uint16_t h = f32_to_f16_bits(float(v)); std::memcpy(p, &h, 2); break; }
-    case DType::BF16: { uint16_t h = uint16_t(std::bit_cast<uint32_t>(float(v)) >> 16); std::memcpy(p, &h, 2); break; }
-    case DType::F32: { float f = float(v); std::memcpy(p, &f, 4); break; }
-    case DType::C64: { float f[2] = {float(v), 0}; std::memcpy(p, f, 8); break; }
-    case DType::C128: { double d[2] = {v, 0}; std::memcpy(p, d, 16); break; }
-    default: std::memcpy(p, &v, 8);
-  }
-}
-
-// Integers over their whole range; floats in [-2, 2) (complex: both parts).
-std::vector<std::byte> random_values(DType t, size_t n, std::mt19937& rng) {
-  size_t size = dtype_size(t);
-  std::vector<std::byte> out(n * size);
-  std::uniform_real_distribution<double> real(-2.0, 2.0);
-  for (size_t i = 0; i < n; ++i) {
-    std::byte* p = out.data() + i * size;
-    if (is_integer(t)) {
-      uint64_t v = uint64_t(rng()) << 32 | rng();
-      std::memcpy(p, &v, size);
-    } else if (is_complex(t)) {
-      put_real(t, real(rng), p);
-      if (t == DType::C64) { float im = float(real(rng)); std::memcpy(p + 4, &im, 4); }
-      else { double im = real(rng); std::memcpy(p + 8, &im, 8); }
-    } else {
-      put_real(t, real(rng), p);
-    }
-  }
-  return out;
-}
-
 // Element offsets (row-major over `shape`) of every index of `axes`, in row-major order of them.
 std::vector<int64_t> offsets(const Shape& shape, const std::vector<int64_t>& axes) {
   std::vector<int64_t> pitch = row_major_strides(shape);
@@ -165,7 +113,7 @@ std::pair<Tensor, std::vector<std::byte>> make_operand(Device& dev, DType t, con
   if (view == kTransposed && shape.size() >= 2) std::swap(stored[shape.size() - 2], stored[shape.size() - 1]);
   if (view == kBroadcast0 && !shape.empty()) stored[0] = 1;
   if (view == kPaddedRows && !shape.empty()) stored.back() += 2;
-  auto bytes = random_values(t, size_t(shape_size(stored)), rng);
+  auto bytes = random_typed_values(t, size_t(shape_size(stored)), rng);
   Tensor x = from_host(dev, t, stored, bytes.data(), bytes.size());
   if (view == kTransposed && shape.size() >= 2) {
     std::vector<int64_t> perm(shape.size());
@@ -178,15 +126,6 @@ std::pair<Tensor, std::vector<std::byte>> make_operand(Device& dev, DType t, con
     x = slice_view(x, std::vector<int64_t>(shape.size(), 0), shape, std::vector<int64_t>(shape.size(), 1));
   if (x.size() == 0) return {x, {}};
   return {x, to_host(dev, x)};
-}
-
-double eps_of(DType t) {
-  switch (t) {
-    case DType::F16: return 0x1p-11;
-    case DType::BF16: return 0x1p-7;
-    case DType::F32: case DType::C64: return 0x1p-24;
-    default: return 0x1p-53;
-  }
 }
 
 void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t seed) {
@@ -232,15 +171,15 @@ void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t see
         std::complex<double> acc = 0;
         double mag = 0;
         for (size_t k = 0; k < K; ++k) {
-          auto x = value_at(types.left, lbytes.data() + size_t(lb[b] + lm[m] + lk[k]) * lsize);
-          auto y = value_at(types.right, rbytes.data() + size_t(rb[b] + rn[n] + rk[k]) * rsize);
+          auto x = typed_value_at(types.left, lbytes.data() + size_t(lb[b] + lm[m] + lk[k]) * lsize);
+          auto y = typed_value_at(types.right, rbytes.data() + size_t(rb[b] + rn[n] + rk[k]) * rsize);
           acc += x * y;
           mag += std::abs(x) * std::abs(y);
         }
-        std::complex<double> have = value_at(types.out, g);
+        std::complex<double> have = typed_value_at(types.out, g);
         double slack = is_complex(types.out) ? 2.0 : 1.0;
-        double tol_re = eps_of(types.out) * std::abs(acc.real()) + slack * double(K + 2) * eps_acc * mag;
-        double tol_im = eps_of(types.out) * std::abs(acc.imag()) + slack * double(K + 2) * eps_acc * mag;
+        double tol_re = type_epsilon(types.out) * std::abs(acc.real()) + slack * double(K + 2) * eps_acc * mag;
+        double tol_im = type_epsilon(types.out) * std::abs(acc.imag()) + slack * double(K + 2) * eps_acc * mag;
         bool ok = std::abs(have.real() - acc.real()) <= tol_re && std::abs(have.imag() - acc.imag()) <= tol_im;
         if (!ok && failures++ < 5)
           ADD_FAILURE() << where << ": got " << have << ", expected " << acc << " (tolerance " << tol_re << ")";

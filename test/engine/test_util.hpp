@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -127,6 +128,69 @@ inline int64_t linear(const std::vector<int64_t>& c, const Shape& shape) {
   int64_t i = 0;
   for (size_t d = 0; d < shape.size(); ++d) i = i * shape[d] + c[d];
   return i;
+}
+
+// Typed values as the engine stores them, for host references (complex doubles hold any type).
+inline double real_bits_at(DType t, const std::byte* p) {
+  switch (t) {
+    case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
+    case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return std::bit_cast<float>(uint32_t(h) << 16); }
+    case DType::F32: case DType::C64: { float f; std::memcpy(&f, p, 4); return f; }
+    default: { double d; std::memcpy(&d, p, 8); return d; }
+  }
+}
+
+// Any value as a complex double (integers by their signed or unsigned value).
+inline std::complex<double> typed_value_at(DType t, const std::byte* p) {
+  if (is_integer(t)) {
+    uint64_t v = int_at(t, p);
+    return is_signed(t) ? double(int64_t(v)) : double(v);
+  }
+  if (t == DType::C64) return {real_bits_at(t, p), real_bits_at(t, p + 4)};
+  if (t == DType::C128) return {real_bits_at(t, p), real_bits_at(t, p + 8)};
+  return real_bits_at(t, p);
+}
+
+inline void store_real(DType t, double v, std::byte* p) {
+  switch (t) {
+    case DType::F16: { uint16_t h = f32_to_f16_bits(float(v)); std::memcpy(p, &h, 2); break; }
+    case DType::BF16: { uint16_t h = uint16_t(std::bit_cast<uint32_t>(float(v)) >> 16); std::memcpy(p, &h, 2); break; }
+    case DType::F32: { float f = float(v); std::memcpy(p, &f, 4); break; }
+    case DType::C64: { float f[2] = {float(v), 0}; std::memcpy(p, f, 8); break; }
+    case DType::C128: { double d[2] = {v, 0}; std::memcpy(p, d, 16); break; }
+    default: std::memcpy(p, &v, 8);
+  }
+}
+
+// Integers over their whole range; floats in [-2, 2) (complex: both parts).
+inline std::vector<std::byte> random_typed_values(DType t, size_t n, std::mt19937& rng) {
+  size_t size = dtype_size(t);
+  std::vector<std::byte> out(n * size);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  for (size_t i = 0; i < n; ++i) {
+    std::byte* p = out.data() + i * size;
+    if (is_integer(t)) {
+      uint64_t v = uint64_t(rng()) << 32 | rng();
+      std::memcpy(p, &v, size);
+    } else if (is_complex(t)) {
+      store_real(t, real(rng), p);
+      if (t == DType::C64) { float im = float(real(rng)); std::memcpy(p + 4, &im, 4); }
+      else { double im = real(rng); std::memcpy(p + 8, &im, 8); }
+    } else {
+      store_real(t, real(rng), p);
+    }
+  }
+  return out;
+}
+
+// The unit roundoff of a float type (f32 for c64, f64 for c128 and the others).
+inline double type_epsilon(DType t) {
+  switch (t) {
+    case DType::F16: return 0x1p-11;
+    case DType::BF16: return 0x1p-7;
+    case DType::F32: case DType::C64: return 0x1p-24;
+    default: return 0x1p-53;
+  }
 }
 
 // A test on the shared device; skipped, saying why, where no device opens.

@@ -193,6 +193,89 @@ defmodule Nx.Vulkan.BackendTest do
     end
   end
 
+  describe "conv" do
+    # Host fallback refused: a silent fallback would compare Nx.BinaryBackend with itself.
+    defp conv_inputs(input_shape, kernel_shape) do
+      x = Nx.iota(input_shape, type: :f32, backend: Nx.BinaryBackend) |> Nx.sin()
+      k = Nx.iota(kernel_shape, type: :f32, backend: Nx.BinaryBackend) |> Nx.cos()
+      {x, k}
+    end
+
+    defp assert_close(expected, actual) do
+      assert Nx.shape(expected) == Nx.shape(actual)
+      actual = Nx.backend_transfer(actual, Nx.BinaryBackend)
+      assert Nx.all_close(expected, actual, atol: 1.0e-4, rtol: 1.0e-4) |> Nx.to_number() == 1
+    end
+
+    test "every option, natively, against Nx.BinaryBackend" do
+      {x, k} = conv_inputs({4, 6, 7, 5}, {6, 3, 3, 2})
+
+      opts = [
+        strides: [2, 1],
+        padding: [{1, 2}, {0, -1}],
+        input_dilation: [2, 1],
+        kernel_dilation: [1, 2],
+        feature_group_size: 2
+      ]
+
+      expected = Nx.with_default_backend(Nx.BinaryBackend, fn -> Nx.conv(x, k, opts) end)
+
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        actual =
+          Nx.conv(
+            Nx.backend_copy(x, Nx.Vulkan.Backend),
+            Nx.backend_copy(k, Nx.Vulkan.Backend),
+            opts
+          )
+
+        assert_close(expected, actual)
+      end)
+    end
+
+    test "channels last with permutations and batch groups" do
+      {x, k} = conv_inputs({4, 6, 6, 3}, {2, 2, 3, 4})
+
+      opts = [
+        padding: :same,
+        batch_group_size: 2,
+        input_permutation: [0, 3, 1, 2],
+        kernel_permutation: [3, 2, 0, 1],
+        output_permutation: [0, 3, 1, 2]
+      ]
+
+      expected = Nx.with_default_backend(Nx.BinaryBackend, fn -> Nx.conv(x, k, opts) end)
+
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        actual =
+          Nx.conv(
+            Nx.backend_copy(x, Nx.Vulkan.Backend),
+            Nx.backend_copy(k, Nx.Vulkan.Backend),
+            opts
+          )
+
+        assert_close(expected, actual)
+      end)
+    end
+
+    test "gradients (batch groups and input dilation in Nx's conv gradient)" do
+      {x, k} = conv_inputs({2, 3, 7, 6}, {4, 3, 3, 3})
+      loss = fn x, k -> Nx.sum(Nx.pow(Nx.conv(x, k, strides: [2, 1], padding: :same), 2)) end
+
+      {dx, dk} =
+        Nx.with_default_backend(Nx.BinaryBackend, fn ->
+          Nx.Defn.grad({x, k}, fn {x, k} -> loss.(x, k) end)
+        end)
+
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        vx = Nx.backend_copy(x, Nx.Vulkan.Backend)
+        vk = Nx.backend_copy(k, Nx.Vulkan.Backend)
+        {vdx, vdk} = Nx.Defn.grad({vx, vk}, fn {x, k} -> loss.(x, k) end)
+        assert_close(dx, vdx)
+        assert_close(dk, vdk)
+      end)
+    end
+  end
+
   describe "fallbacks" do
     test "run on the host, are counted and emit telemetry" do
       ref = make_ref()

@@ -16,13 +16,6 @@ namespace {
 
 enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };
 
-// CPU drivers get kernels shaped for llvmpipe; NXV_DOT_GPU_PATHS=1 gives them the GPU
-// choices (tests run those paths on lavapipe). Read per call.
-bool is_cpu(const DeviceCore& core) {
-  const char* gpu = std::getenv("NXV_DOT_GPU_PATHS");
-  return core.info().type == "cpu" && !(gpu && std::string(gpu) == "1");
-}
-
 // Multiply-accumulate in the accumulator: fma for floats (one rounding per product, full
 // precision), wrap-around for integers, (re, im) products for complex.
 std::string mac(const std::string& acc) {
@@ -31,7 +24,9 @@ std::string mac(const std::string& acc) {
   return "((acc) + (a) * (b))";
 }
 
-void add_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc) {
+}  // namespace
+
+void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc) {
   fold_features({out, x, y}, acc).add_defines(d);
   d.emplace_back("ACC", acc);
   d.emplace_back("ZERO", acc + "(0)");
@@ -40,6 +35,8 @@ void add_common_defines(Defines& d, DType out, DType x, DType y, const std::stri
   add_buffer_defines(d, "OUT", out);
   d.emplace_back("STORE_OUT(v)", glsl_store(out));
 }
+
+namespace {
 
 uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) { return t.bk * (t.bm + t.bn + 8) * acc_bytes; }
 
@@ -52,11 +49,6 @@ std::optional<GemmTile> tile_from_env() {
       t.invocations() > 1024)
     return std::nullopt;
   return t;
-}
-
-// Packs a tile into VariantKey::tile (bm, bn: 1..1024; tm, tn, bk: 1..16).
-uint32_t pack(const GemmTile& t) {
-  return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
 }
 
 uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
@@ -74,14 +66,40 @@ std::string acc4_type(const std::string& acc) {
   return "";
 }
 
-// Split-K count for `workgroups` workgroups over `k`: about 256 workgroups in all on GPUs
-// where there are fewer, each split at least 256 long, at most `most`; NXV_DOT_SPLITS
-// overrides on any device (tests). Returns {splits, k per split}.
+}  // namespace
+
+bool gemm_cpu_paths(const DeviceCore& core) {
+  const char* gpu = std::getenv("NXV_DOT_GPU_PATHS");
+  return core.info().type == "cpu" && !(gpu && std::string(gpu) == "1");
+}
+
+uint32_t pack_gemm_tile(const GemmTile& t) {
+  return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
+}
+
+bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc) {
+  return glsl_type_bytes(acc) == 4 && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
+         std::getenv("NXV_DOT_NO_VEC4") == nullptr;
+}
+
+void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, bool a_k_unit, bool b_n_unit,
+                           bool vec4_shared) {
+  d.emplace_back("BM", std::to_string(tile.bm) + "u");
+  d.emplace_back("BN", std::to_string(tile.bn) + "u");
+  d.emplace_back("BK", std::to_string(tile.bk) + "u");
+  d.emplace_back("TM", std::to_string(tile.tm) + "u");
+  d.emplace_back("TN", std::to_string(tile.tn) + "u");
+  d.emplace_back("A_K_UNIT", a_k_unit ? "1" : "0");
+  d.emplace_back("B_N_UNIT", b_n_unit ? "1" : "0");
+  d.emplace_back("VEC4_SHARED", vec4_shared ? "1" : "0");
+  if (vec4_shared) d.emplace_back("ACC4", acc4_type(acc));
+}
+
 std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
-                                      uint64_t target, uint64_t most) {
+                                      uint64_t target, uint64_t most, uint64_t align) {
   uint64_t splits = 1;
   workgroups = std::max<uint64_t>(workgroups, 1);
-  if (!is_cpu(core) && workgroups < target && k >= 512)
+  if (!gemm_cpu_paths(core) && workgroups < target && k >= 512)
     splits = std::min<uint64_t>({(target + workgroups - 1) / workgroups, k / 256, most});
   if (const char* env = std::getenv("NXV_DOT_SPLITS"); env && *env)
     splits = std::clamp<uint64_t>(std::strtoull(env, nullptr, 10), 1, std::max<uint64_t>(k, 1));
@@ -89,28 +107,22 @@ std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroup
   // The partial sums are indexed in 32 bits.
   splits = std::min<uint64_t>(splits, std::max<uint64_t>(((uint64_t(1) << 31) - 1) / std::max<uint64_t>(outputs, 1), 1));
   uint64_t chunk = std::max<uint64_t>((k + splits - 1) / splits, 1);
+  chunk = (chunk + align - 1) / align * align;
   splits = std::max<uint64_t>((k + chunk - 1) / chunk, 1);
   return {uint32_t(splits), uint32_t(chunk)};
 }
 
-// Partial sums of `splits` x `n` accumulators, bound to a new slot.
 BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc) {
   auto partials = impl.allocate(std::max<uint64_t>(splits * n * glsl_type_bytes(acc), 16));
   return {builder.bind(partials), 0};
 }
-
-// The second pass of split-K: dst[i] = the splits' sums of element i, added in order.
-void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
-                      uint32_t splits);
-
-}  // namespace
 
 // gemm_rows.comp on CPU drivers, where B is read along n in aligned vectors of four.
 bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOperand& b, DType out) {
   std::string acc = dot_acc_type(out);
   bool off = std::getenv("NXV_DOT_NO_ROWS") != nullptr;  // read per call: tests switch it
   uint64_t offset = b.ref.byte_offset / dtype_size(b.type);
-  return is_cpu(core) && !off && !acc4_type(acc).empty() && !glsl_vec4_type(b.type).empty() &&
+  return gemm_cpu_paths(core) && !off && !acc4_type(acc).empty() && !glsl_vec4_type(b.type).empty() &&
          b.type != DType::F8 && b.type != DType::F8E4M3FN && b.strides[2] == 1 && s.n >= 4 && s.n % 4 == 0 &&
          b.strides[1] % 4 == 0 && b.strides[0] % 4 == 0 && offset % 4 == 0;
 }
@@ -150,7 +162,7 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
     key.name = "gemm_rows";
     key.workgroup_size = wg;
     auto& d = key.defines;
-    add_common_defines(d, out, a.type, b.type, acc);
+    add_gemm_common_defines(d, out, a.type, b.type, acc);
     d.emplace_back("TM", std::to_string(tm) + "u");
     d.emplace_back("TN4", std::to_string(tn4) + "u");
     d.emplace_back("ACC4", acc4);
@@ -205,7 +217,7 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
   GemmTile t;
   if (forced) {
     t = *forced;
-  } else if (is_cpu(core)) {
+  } else if (gemm_cpu_paths(core)) {
     // CPU drivers take gemm_rows.comp where they can; this serves the rest (N not a
     // multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
     // read at the same address in all lanes; small unrolled loops keep its compile short.
@@ -234,29 +246,19 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the accumulators are 32-bit and the register tile
   // is in groups of four (NXV_DOT_NO_VEC4 turns it off).
-  std::string acc4 = acc4_type(acc);
-  bool vec4_shared = glsl_type_bytes(acc) == 4 && !acc4.empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
-                     std::getenv("NXV_DOT_NO_VEC4") == nullptr;
+  bool vec4_shared = gemm_vec4_shared(tile, acc);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
   variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0) | (vec4_shared ? 4 : 0));
-  variant.tile = pack(tile);
+  variant.tile = pack_gemm_tile(tile);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "gemm";
     key.workgroup_size = tile.invocations();
     auto& d = key.defines;
-    add_common_defines(d, out, a.type, b.type, acc);
-    d.emplace_back("BM", std::to_string(tile.bm) + "u");
-    d.emplace_back("BN", std::to_string(tile.bn) + "u");
-    d.emplace_back("BK", std::to_string(tile.bk) + "u");
-    d.emplace_back("TM", std::to_string(tile.tm) + "u");
-    d.emplace_back("TN", std::to_string(tile.tn) + "u");
-    d.emplace_back("A_K_UNIT", a_k_unit ? "1" : "0");
-    d.emplace_back("B_N_UNIT", b_n_unit ? "1" : "0");
-    d.emplace_back("VEC4_SHARED", vec4_shared ? "1" : "0");
-    if (vec4_shared) d.emplace_back("ACC4", acc4);
+    add_gemm_common_defines(d, out, a.type, b.type, acc);
+    add_gemm_tile_defines(d, tile, acc, a_k_unit, b_n_unit, vec4_shared);
     add_buffer_defines(d, "A", a.type);
     add_buffer_defines(d, "B", b.type);
     d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
@@ -299,7 +301,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   // where the rows are adjacent, else k across lanes). CPU drivers: outputs across lanes
   // whatever the layout, each invocation the whole k (LY = 1): the vector's loads are then
   // at the same address in all lanes, no k-split combine.
-  bool cpu = is_cpu(core);
+  bool cpu = gemm_cpu_paths(core);
   bool cols = rows > 1 && (mat.strides[1] == 1 || cpu);
   uint32_t lx, ly;
   if (cols) {
@@ -329,7 +331,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
     key.name = "matvec";
     key.workgroup_size = lx * ly;
     auto& d = key.defines;
-    add_common_defines(d, out, mat.type, vec.type, acc);
+    add_gemm_common_defines(d, out, mat.type, vec.type, acc);
     d.emplace_back("LX", std::to_string(lx) + "u");
     d.emplace_back("LY", std::to_string(ly) + "u");
     d.emplace_back("COLS", cols ? "1" : "0");
@@ -379,8 +381,6 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   append_split_sum(impl, builder, out, part, dst, n, splits);
 }
 
-namespace {
-
 void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
                       uint32_t splits) {
   const DeviceCore& core = *impl.core;
@@ -408,7 +408,5 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
   builder.use(l, part.slot, Access::Read);
   builder.use(l, dst.slot, Access::Write);
 }
-
-}  // namespace
 
 }  // namespace nxv

@@ -42,11 +42,7 @@ const int WIN[NR] = int[NR](WINS);
 #define WINDOW_LOOP [[dont_unroll]]
 #endif
 
-uint nxv_fastdiv(uint n, uint magic, uint shift) {
-  uint hi, lo;
-  umulExtended(n, magic, hi, lo);
-  return (hi + n) >> shift;
-}
+#include "nxv_fastdiv.glsl"
 
 // The k-th element of the window (row-major) along axis d, a compile-time constant once the
 // window loop is unrolled.

@@ -7,6 +7,7 @@
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
+#include "kernels/fast_division.hpp"
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
@@ -67,15 +68,6 @@ std::vector<Axis> window_axes(const WindowAttrs& w, const Tensor& in, const Shap
   }
   if (axes.empty()) axes.push_back(Axis{});
   return axes;
-}
-
-// n / d = (umulHi(n, magic) + n) >> shift for every n < 2^31.
-void fast_division(uint32_t d, uint32_t& magic, uint32_t& shift) {
-  d = std::max<uint32_t>(d, 1);
-  uint32_t l = 0;
-  while ((uint64_t(1) << l) < d) ++l;
-  magic = uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << l) - d)) / d + 1);
-  shift = l;
 }
 
 class WindowFamily final : public Family {

@@ -46,11 +46,7 @@ const int WIN[NR] = int[NR](WINS);
 #define WINDOW_LOOP [[dont_unroll]]
 #endif
 
-uint nxv_fastdiv(uint n, uint magic, uint shift) {
-  uint hi, lo;
-  umulExtended(n, magic, hi, lo);
-  return (hi + n) >> shift;
-}
+#include "nxv_fastdiv.glsl"
 
 int window_coord(uint k, int d) {
   uint pitch = 1u;

@@ -1,0 +1,147 @@
+#include "ops/conv/conv_kernels.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/fast_division.hpp"
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "nxv/ops.hpp"
+#include "ops/conv/conv_push.h"
+#include "ops/reduce/folds.hpp"
+
+namespace nxv {
+namespace {
+
+// The parameter block: ConvParams, then the kernel-position table (conv_push.h).
+std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& in, const std::vector<int64_t>& os) {
+  const ConvGeometry& g = plan.geometry;
+  const ConvAttrs& a = plan.attrs;
+  size_t r = g.spatial;
+  ConvParams p{};
+  p.in_n = int32_t(in.strides[0]);
+  p.in_c = int32_t(in.strides[1]);
+  // Group g reads batch items g * out_batch.. (batch groups) or channels g * ci.. (feature groups).
+  p.in_group = int32_t(a.batch_group_size > 1 ? g.out_batch * in.strides[0] : g.ci * in.strides[1]);
+  p.ci = uint32_t(g.ci);
+  fast_division(p.ci, p.ci_magic, p.ci_shift);
+  p.positions = uint32_t(g.positions);
+  fast_division(p.positions, p.pos_magic, p.pos_shift);
+  p.out_n = uint32_t(os[0]);
+  p.out_o = uint32_t(os[1]);
+  for (size_t d = 0; d < r; ++d) {
+    p.out_ext[d] = uint32_t(g.out_spatial[d]);
+    fast_division(p.out_ext[d], p.out_magic[d], p.out_shift[d]);
+    p.out_sp[d] = uint32_t(os[2 + d]);
+    p.in_ext[d] = int32_t(dilated_extent(g.in_spatial[d], a.input_dilation[d]));
+    p.in_sp[d] = int32_t(in.strides[2 + d]);
+    p.stride[d] = int32_t(a.strides[d]);
+    p.pad_lo[d] = int32_t(a.padding[d].first);
+    p.idil[d] = uint32_t(a.input_dilation[d]);
+    fast_division(p.idil[d], p.idil_magic[d], p.idil_shift[d]);
+  }
+  // One row per kernel position, row-major over the kernel's spatial extents.
+  size_t row = NXV_CONV_TABLE_ROW(r);
+  std::vector<int32_t> table(size_t(g.kernel_positions) * row);
+  for (int64_t q = 0; q < g.kernel_positions; ++q) {
+    int64_t rest = q, offset = 0;
+    for (size_t d = r; d-- > 0;) {
+      int64_t step = (rest % g.kernel_spatial[d]) * a.kernel_dilation[d];
+      rest /= g.kernel_spatial[d];
+      table[size_t(q) * row + 1 + d] = int32_t(step);
+      offset += step * in.strides[2 + d];
+    }
+    // Used only where the position is inside the input: then it fits 31 bits.
+    table[size_t(q) * row] = int32_t(uint32_t(uint64_t(offset)));
+  }
+  std::vector<std::byte> bytes(sizeof p + table.size() * sizeof(int32_t));
+  std::memcpy(bytes.data(), &p, sizeof p);
+  if (!table.empty()) std::memcpy(bytes.data() + sizeof p, table.data(), table.size() * sizeof(int32_t));
+  return bytes;
+}
+
+}  // namespace
+
+void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, const ConvPlan& plan,
+                      const ConvInput& input, const GemmOperand& kernel, BufferRef out,
+                      const std::vector<int64_t>& out_strides) {
+  const DeviceCore& core = *impl.core;
+  const ConvGeometry& g = plan.geometry;
+  std::string acc = dot_acc_type(out_type);
+  GemmShape shape{g.groups, g.m(), g.group_filters, g.k()};
+  GemmTile tile = choose_gemm_tile(core, shape, acc);
+  // CPU drivers: dot's CPU tile (8 x 32, one row block) ran 8x64x28x28 * 64x64x3x3 at 1.3
+  // GFLOP/s on lavapipe (2 busy cores); 32 x 64 with 4 x 4 per invocation at 2.4-4.7 (fewer
+  // barriers per product), 64 x 64 with 8 x 8 at 3.5-5.9 but compiling 2.5x slower (each
+  // layout, type and rank is a compile). NXV_DOT_TILE still overrides.
+  if (gemm_cpu_paths(core) && !std::getenv("NXV_DOT_TILE") && glsl_type_bytes(acc) <= 8 && shape.m >= 32 &&
+      shape.n >= 16)
+    tile = {32, 64, 16, 4, 4};
+  bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
+                          [](int64_t x) { return x > 1; });
+  // The A tile along k where the input's channels are adjacent (channels last), else along m.
+  bool a_k_unit = input.strides[1] == 1 && g.ci > 1;
+  bool b_n_unit = kernel.strides[2] == 1;
+  bool vec4_shared = gemm_vec4_shared(tile, acc);
+  // A step of BK never straddles two kernel positions where BK divides the channels (and the
+  // splits, which split_k aligns to BK then).
+  bool kalign = g.ci % tile.bk == 0;
+  uint64_t total = uint64_t(shape_size(g.canonical_out()));
+  uint64_t tiles = uint64_t(g.groups) * uint64_t((g.m() + tile.bm - 1) / tile.bm) *
+                   uint64_t((g.group_filters + tile.bn - 1) / tile.bn);
+  auto [splits, k_chunk] = split_k(core, tiles, uint64_t(g.k()), total, 256, 16, kalign ? tile.bk : 1);
+  VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 0};
+  variant.types = {out_type, input.type, kernel.type};
+  variant.type_count = 3;
+  variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0) | (vec4_shared ? 4 : 0) | (idil ? 8 : 0) |
+                           (kalign ? 16 : 0));
+  variant.tile = pack_gemm_tile(tile);
+  variant.switches = uint32_t(g.spatial);
+  const Kernel& k = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "conv_gemm";
+    key.workgroup_size = tile.invocations();
+    auto& d = key.defines;
+    add_gemm_common_defines(d, out_type, input.type, kernel.type, acc);
+    add_gemm_tile_defines(d, tile, acc, a_k_unit, b_n_unit, vec4_shared);
+    add_buffer_defines(d, "A", input.type);
+    add_buffer_defines(d, "B", kernel.type);
+    d.emplace_back("LOAD_A(x)", glsl_load(input.type, acc));
+    d.emplace_back("LOAD_B(x)", glsl_load(kernel.type, acc));
+    d.emplace_back("NR", std::to_string(g.spatial));
+    d.emplace_back("IDIL", idil ? "1" : "0");
+    d.emplace_back("KALIGN", kalign ? "1" : "0");
+    append_glsl_use_defines(d);
+    return key;
+  });
+  ConvPush push{};
+  push.m = uint32_t(g.m()), push.n = uint32_t(g.group_filters), push.k = uint32_t(g.k());
+  push.groups = uint32_t(g.groups);
+  push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : push.k;
+  push.sb_group = uint32_t(kernel.strides[0]), push.sb_k = uint32_t(kernel.strides[1]);
+  push.sb_n = uint32_t(kernel.strides[2]);
+  push.total = uint32_t(total);
+  std::vector<AddressPatch> patches{{offsetof(ConvPush, in_addr), input.ref},
+                                    {offsetof(ConvPush, b_addr), kernel.ref},
+                                    {offsetof(ConvPush, c_addr), out}};
+  BufferRef part = out;
+  if (splits > 1) {
+    part = partial_sums(impl, builder, splits, total, acc);
+    patches.push_back({offsetof(ConvPush, part_addr), part});
+  }
+  const auto& max_count = core.info().max_workgroup_count;
+  std::array<uint32_t, 3> grid{
+      uint32_t(std::min<uint64_t>((uint64_t(g.group_filters) + tile.bn - 1) / tile.bn, max_count[0])),
+      uint32_t(std::min<uint64_t>((uint64_t(g.m()) + tile.bm - 1) / tile.bm, max_count[1])),
+      uint32_t(std::min<uint64_t>(uint64_t(g.groups) * splits, max_count[2]))};
+  Launch& l = builder.launch(k, grid, push, std::move(patches));
+  builder.params(l, ConvParams{}, offsetof(ConvPush, params_addr), {});
+  l.params = conv_params(plan, input, out_strides);  // ConvParams and the table after it
+  builder.use(l, input.ref.slot, Access::Read);
+  builder.use(l, kernel.ref.slot, Access::Read);
+  builder.use(l, part.slot, Access::Write);
+  if (splits > 1) append_split_sum(impl, builder, out_type, part, out, total, splits);
+}
+
+}  // namespace nxv

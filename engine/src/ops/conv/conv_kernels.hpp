@@ -1,0 +1,29 @@
+// conv's implicit GEMM as launches (conv_gemm.comp): tile, split-K and kernel variant chosen
+// per device and problem, the geometry in a parameter block with the kernel-position table.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "device/device_impl.hpp"
+#include "exec/launch.hpp"
+#include "ops/conv/conv_plan.hpp"
+#include "ops/dot/dot_kernels.hpp"
+
+namespace nxv {
+
+// The input as the kernel gathers it: where its canonical view [batch, channels, spatial...]
+// starts and that view's element strides (non-negative, every reachable index below 2^31).
+struct ConvInput {
+  BufferRef ref;
+  DType type = DType::F32;
+  std::vector<int64_t> strides;
+};
+
+// Writes the result (contiguous, at `out`, `out_strides`: the canonical axes' strides in it).
+// `kernel` is B: strides {per group, along k, along n}, k = (kernel position, channel).
+void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, const ConvPlan& plan,
+                      const ConvInput& input, const GemmOperand& kernel, BufferRef out,
+                      const std::vector<int64_t>& out_strides);
+
+}  // namespace nxv
