@@ -309,17 +309,6 @@ TEST_F(Conv, Refusals) {
   EXPECT_NE(s.reason.find("permutation"), std::string::npos) << s.reason;
 }
 
-// Sets an environment variable for one scope (the lowering reads its tuning switches per call).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-};
 
 // The tiles a GPU gets (four-wide shared-memory reads with the larger ones), and split-K (its
 // partial sums in the output's layout, added by a second pass), on any device.
