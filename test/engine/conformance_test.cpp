@@ -182,7 +182,11 @@ TEST_P(Op, Replay) {
   size_t native = 0, failed = 0;
   std::string failures;
 
+  const char* every_env = std::getenv("NXV_CONFORMANCE_EVERY");
+  const size_t every = every_env && *every_env ? std::max<size_t>(1, std::strtoul(every_env, nullptr, 10)) : 1;
+  size_t index = 0;
   for (const Case* c : cases) {
+    if (index++ % every != 0) continue;
     bool supported = false;
     auto op_id = nxv::find_op(c->op);
     nxv::Attrs attrs;
@@ -224,7 +228,7 @@ TEST_P(Op, Replay) {
     t.profile = coverage_profile(*device_);
   }
   const auto& expected = coverage_expectations();
-  if (auto profile = expected.find(coverage_profile(*device_)); profile != expected.end()) {
+  if (auto profile = expected.find(coverage_profile(*device_)); every == 1 && profile != expected.end()) {
     auto want = profile->second.find(op);
     size_t floor = want == profile->second.end() ? 0 : want->second;
     EXPECT_GE(native, floor) << op << ": native coverage lost on '" << profile->first << "': " << native
