@@ -348,18 +348,6 @@ TEST_F(Dot, RandomShapes) {
   }
 }
 
-// Sets an environment variable for one scope (the dot lowering reads its tuning switches per call).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-};
-
 // The tiled kernel with the tiles a GPU gets (NXV_DOT_GPU_PATHS: what a GPU would run, on
 // any device): tile edges, transposed operands (the A tile read along m, the B tile along k),
 // batches, split-K.

@@ -53,6 +53,19 @@ uint64_t ulp_distance(F a, F b) {
   return ka > kb ? uint64_t(ka) - uint64_t(kb) : uint64_t(kb) - uint64_t(ka);
 }
 
+// Sets an environment variable for one scope (lowerings read their switches per call: the dot
+// family's NXV_DOT_GPU_PATHS, the elementwise family's NXV_EW_GPU_LOOPS).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 // The seed of this run's samples: NXV_TEST_SEED, else a fresh one, printed so that a failure
 // can be replayed.
 inline uint32_t sample_seed() {

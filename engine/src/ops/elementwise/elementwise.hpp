@@ -10,9 +10,17 @@
 namespace nxv {
 
 // The elementwise template specialised for one expression over inputs of types `in`;
-// `generated`: GLSL the expression calls (a fused chain's functions).
+// `one_wide`: dense operands one element per loop trip with the op inlined once (CPU
+// drivers, see elementwise_one_wide); `generated`: GLSL the expression calls (a fused chain's
+// functions).
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
-                                 std::string generated = {});
+                                 bool one_wide, std::string generated = {});
+
+// Whether dense elementwise kernels on `device` loop one element per trip: on CPU drivers,
+// which vectorize across invocations themselves, the GPU's four-wide loop (the op inlined four
+// times) only lengthens the driver's compile. NXV_EW_GPU_LOOPS=1 gives CPU devices the GPU's
+// loops (tests run those on lavapipe); read per call.
+bool elementwise_one_wide(Device& device);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
 // out's shape) bound to `slots`.
