@@ -374,8 +374,8 @@ TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
   }
 }
 
-// Dense kernels on CPU drivers loop one element per trip with the op inlined once
-// (elementwise_one_wide); the GPU's loops (four-wide trips, four elements a trip, the tail,
+// Dense kernels on CPU drivers may loop one element per trip with the op inlined once
+// (elementwise_one_wide: short ops, or all with NXV_EW_ONE_WIDE=1); the GPU's loops (four-wide trips, four elements a trip, the tail,
 // sin/cos/tan's fast forms with the full op after them) must give the same bits. Random bit
 // patterns: NaN, infinities, subnormals and huge trig arguments among them.
 TEST(Elementwise, OneWideLoopAgreesWithTheGpuLoops) {
@@ -422,7 +422,11 @@ TEST(Elementwise, OneWideLoopAgreesWithTheGpuLoops) {
     if (is_float(t)) cases.push_back({"pow", {x, y}});
     for (const auto& [op, operands] : cases) {
       std::string what = std::string(op) + " " + std::string(dtype_name(t));
-      Tensor one = run_op(*dev, op, {t, {n}}, operands);
+      Tensor one;
+      {
+        ScopedEnv one_wide("NXV_EW_ONE_WIDE", "1");  // every op one element a trip on CPU devices
+        one = run_op(*dev, op, {t, {n}}, operands);
+      }
       ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", "1");
       same(t, run_op(*dev, op, {t, {n}}, operands), one, what);
     }

@@ -90,7 +90,7 @@ class ElementwiseFamily final : public Family {
     bool dense = all_dense(views);
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
-    bool one_wide = dense && elementwise_one_wide(a.device);
+    bool one_wide = dense && elementwise_one_wide(a.device, a.op, a.out.type);
     bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4 && !one_wide;
     for (const auto& v : views) {
       if (glsl_vec4_type(v.type).empty()) vec4 = false;
@@ -143,9 +143,35 @@ class ElementwiseFamily final : public Family {
 
 }  // namespace
 
-bool elementwise_one_wide(Device& device) {
-  const char* gpu = std::getenv("NXV_EW_GPU_LOOPS");
-  return device.impl().core->info().type == "cpu" && !(gpu && std::string(gpu) == "1");
+namespace {
+
+// Ops of a few instructions an element: memory-bound on any device, so that one element a
+// trip costs them nothing on lavapipe (multiply f32, add f16: same speed) and halves their
+// compile there. Long math keeps the GPU's four elements a trip: their independent chains are
+// what lavapipe overlaps (one element a trip: sin 1.8x, exp 1.5x, sqrt 1.45x slower).
+bool short_expression(OpId op, DType out) {
+  using enum OpId;
+  switch (op) {
+    case as_type: case add: case subtract: case negate: case max: case min: case select: case equal:
+    case not_equal: case greater: case less: case greater_equal: case less_equal: case logical_and:
+    case logical_or: case logical_xor: case logical_not: case bitwise_and: case bitwise_or: case bitwise_xor:
+    case bitwise_not: case is_nan: case is_infinity: case conjugate: case real: case imag:
+      return true;
+    case multiply: return !is_complex(out);
+    default: return false;
+  }
+}
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
+
+}  // namespace
+
+bool elementwise_one_wide(Device& device, OpId op, DType out) {
+  if (device.impl().core->info().type != "cpu" || env_is("NXV_EW_GPU_LOOPS", "1")) return false;
+  return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out);
 }
 
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
@@ -248,7 +274,7 @@ const Kernel& as_type_kernel(Device& device, DType to, DType from) {
   variant.types[0] = to;
   variant.types[1] = from;
   variant.type_count = 2;
-  bool one_wide = elementwise_one_wide(device);
+  bool one_wide = elementwise_one_wide(device, OpId::as_type, to);
   variant.layout = one_wide ? kDenseOneWide : kDense;
   variant.switches = has_f64 ? 1 : 0;
   return device.impl().kernels.get(variant, [&] {

@@ -16,11 +16,14 @@ namespace nxv {
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
                                  bool one_wide, std::string generated = {});
 
-// Whether dense elementwise kernels on `device` loop one element per trip: on CPU drivers,
-// which vectorize across invocations themselves, the GPU's four-wide loop (the op inlined four
-// times) only lengthens the driver's compile. NXV_EW_GPU_LOOPS=1 gives CPU devices the GPU's
-// loops (tests run those on lavapipe); read per call.
-bool elementwise_one_wide(Device& device);
+// Whether a dense kernel of `op` on `device` loops one element a trip: on CPU drivers, which
+// vectorize across invocations themselves, for ops of a few instructions (the GPU's loops
+// inline the op four times and more, which only lengthens the driver's compile); long math
+// keeps the GPU's loops, whose independent elements lavapipe overlaps. Read per call:
+// NXV_EW_ONE_WIDE=1 gives every dense kernel on a CPU device one element a trip (the first
+// call of sin on lavapipe in about half the CPU time, its throughput 1.8x lower);
+// NXV_EW_GPU_LOOPS=1 gives CPU devices the GPU's loops (tests run those on lavapipe).
+bool elementwise_one_wide(Device& device, OpId op, DType out);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
 // out's shape) bound to `slots`.
