@@ -9,7 +9,8 @@
 // first run_op (compile, pipeline creation, dispatch, wait) less a second one; for the
 // driver's part to be cold too, run with MESA_SHADER_CACHE_DISABLE=true on Mesa drivers.
 // Reported per variant: compile_ms and compile_cpu_ms (medians of the iterations' wall and
-// thread CPU times), spirv_words, first_call_ms; at exit, the median, minimum and maximum of
+// thread CPU times), spirv_words, first_call_ms and first_call_cpu_ms (the process's CPU
+// time, steadier on a loaded machine; lavapipe compiles on its queue thread); at exit, the median, minimum and maximum of
 // both over the variants run.
 #include <benchmark/benchmark.h>
 #include <time.h>
@@ -73,7 +74,14 @@ std::optional<KernelKey> key_from_cache_entry(const fs::path& path) {
 struct Captured {
   KernelKey key;
   double first_call_ms = 0;
+  double first_call_cpu_ms = 0;  // the process's CPU time: the driver may compile on threads of its own
 };
+
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
 
 // Runs the variant once on a device of its own with a fresh cache directory and reads the
 // key back. Empty when the device lacks the variant's types.
@@ -104,13 +112,17 @@ std::optional<Captured> capture(const Variant& v, std::string& error) {
   setenv("NX_VULKAN_CACHE_DIR", dir.c_str(), 1);
   std::vector<Tensor> inputs;
   for (DType t : v.in) inputs.push_back(empty(*dev, t, {4096}));
+  double cpu = 0;
   auto timed_call = [&] {
     auto t0 = std::chrono::steady_clock::now();
+    double c0 = process_cpu_ms();
     run_op(*dev, v.op, {v.out, {4096}}, inputs);
     dev->synchronize();
+    cpu = process_cpu_ms() - c0;
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
   double first = timed_call();
+  double first_cpu = cpu;
   double second = timed_call();
   if (old) setenv("NX_VULKAN_CACHE_DIR", saved.c_str(), 1);
   else unsetenv("NX_VULKAN_CACHE_DIR");
@@ -120,7 +132,7 @@ std::optional<Captured> capture(const Variant& v, std::string& error) {
     if (e.path().extension() == ".spv") entries.push_back(e.path());
   std::optional<Captured> out;
   if (entries.size() != 1) error = "expected one new kernel in the cache, found " + std::to_string(entries.size());
-  else if (auto key = key_from_cache_entry(entries[0])) out = Captured{*key, first - second};
+  else if (auto key = key_from_cache_entry(entries[0])) out = Captured{*key, first - second, first_cpu - cpu};
   else error = "could not read the kernel key from " + entries[0].string();
   fs::remove_all(dir, ec);
   return out;
@@ -198,6 +210,7 @@ void BM_CompileElementwise(benchmark::State& state, const Variant& v) {
   state.counters["compile_cpu_ms"] = cpu_median;
   state.counters["spirv_words"] = double(words);
   state.counters["first_call_ms"] = captured->first_call_ms;
+  state.counters["first_call_cpu_ms"] = captured->first_call_cpu_ms;
 }
 
 std::vector<Variant> variants() {

@@ -10,9 +10,15 @@
 x = Nx.iota({4096}, type: :f32, backend: Nx.Vulkan.Backend)
 _ = Nx.add(Nx.tensor(1, backend: Nx.Vulkan.Backend), 1) |> Nx.to_number()
 
+# Wall time, and the process's CPU time over the same call (:erlang.statistics(:runtime), in
+# ms: every thread of the OS process, lavapipe's own included). On a loaded machine the CPU
+# time is the steadier figure; run with ERL_FLAGS="+sbwt none +sbwtdcpu none +sbwtdio none"
+# so that idle schedulers do not spin into it.
 timed = fn fun ->
+  {c0, _} = :erlang.statistics(:runtime)
   {us, _} = :timer.tc(fn -> fun.() && Nx.Vulkan.synchronize() end)
-  us / 1000
+  {c1, _} = :erlang.statistics(:runtime)
+  {us / 1000, c1 - c0}
 end
 
 IO.puts("device: #{inspect(Nx.Vulkan.device_info().name)}")
@@ -24,7 +30,10 @@ for {name, fun} <- [
       pow: fn -> Nx.pow(x, x) end,
       as_type: fn -> Nx.as_type(x, :s32) end
     ] do
-  first = timed.(fun)
-  warm = timed.(fun)
-  IO.puts("#{name} f32[4096]: first call #{Float.round(first, 1)} ms, warm #{Float.round(warm, 2)} ms")
+  {first, first_cpu} = timed.(fun)
+  {warm, _} = timed.(fun)
+
+  IO.puts(
+    "#{name} f32[4096]: first call #{Float.round(first, 1)} ms (CPU #{first_cpu} ms), warm #{Float.round(warm, 2)} ms"
+  )
 end

@@ -346,6 +346,7 @@ TEST(Elementwise, F16AndBF16ComputeInF32) {
 // scalar operand splatted, and with a tail that is not a multiple of four.
 TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
   auto dev = shared_device();
+  ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", "1");  // the four-wide loop on CPU drivers too
   const int64_t n = 1031;
   std::mt19937 rng(7);
   for (DType type : {DType::F16, DType::BF16}) {
@@ -370,6 +371,65 @@ TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
     for (const char* op : {"exp", "tanh", "negate", "sqrt"})
       same(download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {a4})),
            download<uint16_t>(*dev, run_op(*dev, op, {type, {n}}, {a1})), op);
+  }
+}
+
+// Dense kernels on CPU drivers may loop one element per trip with the op inlined once
+// (elementwise_one_wide: short ops, or all with NXV_EW_ONE_WIDE=1); the GPU's loops (four-wide trips, four elements a trip, the tail,
+// sin/cos/tan's fast forms with the full op after them) must give the same bits. Random bit
+// patterns: NaN, infinities, subnormals and huge trig arguments among them.
+TEST(Elementwise, OneWideLoopAgreesWithTheGpuLoops) {
+  auto dev = shared_device();
+  const int64_t n = 1031;
+  std::mt19937 rng(11);
+  auto random_tensor = [&](DType t, const Shape& shape) {
+    std::vector<std::byte> bytes(size_t(shape_size(shape)) * dtype_size(t));
+    for (auto& b : bytes) b = std::byte(rng());
+    return from_host(*dev, t, shape, bytes.data(), bytes.size());
+  };
+  // Bit for bit, but any NaN for a NaN (the two kernels may make NaNs differently).
+  auto same = [&](DType t, const Tensor& x, const Tensor& y, const std::string& what) {
+    auto a = to_host(*dev, x), b = to_host(*dev, y);
+    size_t size = dtype_size(t), part = t == DType::C64 ? 4 : size;
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); i += part) {
+      if (std::memcmp(&a[i], &b[i], part) == 0) continue;
+      bool nans = false;
+      if (part == 4 && (t == DType::F32 || t == DType::C64)) {
+        float fa, fb;
+        std::memcpy(&fa, &a[i], 4), std::memcpy(&fb, &b[i], 4);
+        nans = std::isnan(fa) && std::isnan(fb);
+      } else if (t == DType::F64) {
+        double da, db;
+        std::memcpy(&da, &a[i], 8), std::memcpy(&db, &b[i], 8);
+        nans = std::isnan(da) && std::isnan(db);
+      } else if (t == DType::F16 || t == DType::BF16) {
+        uint16_t ha, hb;
+        std::memcpy(&ha, &a[i], 2), std::memcpy(&hb, &b[i], 2);
+        uint16_t e = t == DType::F16 ? 0x7c00 : 0x7f80;
+        nans = (ha & e) == e && (ha & ~e & 0x7fff) && (hb & e) == e && (hb & ~e & 0x7fff);
+      }
+      ASSERT_TRUE(nans) << what << " at element " << i / size;
+    }
+  };
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::C64, DType::S32, DType::U8}) {
+    if (!supports_op(*dev, "add", {t, {n}}, {t, t})) continue;
+    Tensor x = random_tensor(t, {n}), y = random_tensor(t, {n}), s = random_tensor(t, {});
+    std::vector<std::pair<const char*, std::vector<Tensor>>> cases = {
+        {"add", {x, y}}, {"multiply", {x, s}}, {"subtract", {s, y}}, {"negate", {x}}};
+    if (is_float(t) || is_complex(t))
+      for (const char* op : {"sin", "cos", "tan", "exp", "sqrt"}) cases.push_back({op, {x}});
+    if (is_float(t)) cases.push_back({"pow", {x, y}});
+    for (const auto& [op, operands] : cases) {
+      std::string what = std::string(op) + " " + std::string(dtype_name(t));
+      Tensor one;
+      {
+        ScopedEnv one_wide("NXV_EW_ONE_WIDE", "1");  // every op one element a trip on CPU devices
+        one = run_op(*dev, op, {t, {n}}, operands);
+      }
+      ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", "1");
+      same(t, run_op(*dev, op, {t, {n}}, operands), one, what);
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 #include "kernels/kernel_cache.hpp"
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <deque>
@@ -83,7 +85,11 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key) {
   shaderc::CompileOptions options;
   options.SetTargetEnvironment(shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_3);
   options.SetTargetSpirv(shaderc_spirv_version_1_6);
-  options.SetOptimizationLevel(shaderc_optimization_level_performance);
+  // NXV_SPIRV_AS_IS (with_device_switches): the driver optimises anyway (CPU drivers, whose
+  // compilers run LLVM on it), so spirv-opt's passes only add to a cold compile.
+  bool as_is = std::any_of(key.defines.begin(), key.defines.end(),
+                           [](const auto& d) { return d.first == "NXV_SPIRV_AS_IS" && d.second == "1"; });
+  options.SetOptimizationLevel(as_is ? shaderc_optimization_level_zero : shaderc_optimization_level_performance);
   for (const auto& [k, v] : key.defines) options.AddMacroDefinition(k, v);
   options.SetIncluder(std::make_unique<EmbeddedIncluder>(key.generated));
   const std::string& source = kernel_template(key.name);
@@ -176,6 +182,12 @@ KernelKey with_device_switches(const KernelKey& requested, const DeviceCore& cor
   key.defines.emplace_back("NXV_FC_DENORM64", fc.denorm_preserve64 ? "1" : "0");
   key.defines.emplace_back("NXV_FC_SZINP32", fc.signed_zero_inf_nan32 ? "1" : "0");
   key.defines.emplace_back("NXV_FC_SZINP64", fc.signed_zero_inf_nan64 ? "1" : "0");
+  // SPIR-V as glslang writes it, unoptimised, for CPU drivers (NXV_SPIRV_OPTIMIZE=1 optimises
+  // it there too, =0 nowhere); read per kernel. Defined only where set, so that the keys of
+  // the other devices' kernels stay as they were.
+  const char* opt = std::getenv("NXV_SPIRV_OPTIMIZE");
+  bool as_is = opt && *opt ? std::string(opt) == "0" : core.info().type == "cpu";
+  if (as_is) key.defines.emplace_back("NXV_SPIRV_AS_IS", "1");
   return key;
 }
 

@@ -21,30 +21,6 @@ float nxv_f8_load(uint8_t x) {
 }
 #endif
 
-// The f16 bits of x rounded to nearest even (overflow to infinity, f16 subnormals kept).
-#if !NXV_SELECT || defined(NXV_USE_nxv_f16_bits)
-uint nxv_f16_bits(float x) {
-  uint u = floatBitsToUint(x);
-  uint s = (u >> 16) & 0x8000u;
-  uint a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return 0x7E00u;           // NaN
-  if (a >= 0x477FF000u) return s | 0x7C00u;      // from 65520 on: infinity
-  if (a >= 0x38800000u) {                         // normal f16: rebias, round off 13 bits
-    uint r = a - 0x38000000u;
-    return s | ((r + 0xFFFu + ((r >> 13) & 1u)) >> 13);
-  }
-  uint e = a >> 23;
-  if (e < 102u) return s;                         // below 2^-25: rounds to zero
-  uint mant = (a & 0x7FFFFFu) | 0x800000u;        // |x| 2^24 = mant 2^(e - 126)
-  uint shift = 126u - e;                          // 14..24
-  uint q = mant >> shift;
-  uint rest = mant & ((1u << shift) - 1u);
-  uint midway = 1u << (shift - 1u);
-  if (rest > midway || (rest == midway && (q & 1u) == 1u)) q += 1u;
-  return s | q;
-}
-#endif
-
 #if !NXV_SELECT || defined(NXV_USE_nxv_f8_store)
 uint8_t nxv_f8_store(float x) { return uint8_t(nxv_f16_bits(x) >> 8); }
 #endif

@@ -23,6 +23,9 @@ float nxv_bf16_load(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }
 uint16_t nxv_bf16_store(float x) { return uint16_t(floatBitsToUint(x) >> 16); }
 #endif
 #endif
+#if NXV_STORAGE8 || NXV_STORAGE16
+#include "nxv_f16_bits.glsl"
+#endif
 #if NXV_STORAGE8
 #include "nxv_f8.glsl"
 #endif

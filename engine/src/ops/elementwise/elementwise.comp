@@ -1,7 +1,8 @@
 // Elementwise kernel: out[i] = OP(LOAD_A(a[...]), LOAD_B(b[...]), LOAD_CC(c[...])).
 // Buffers are reached by device address (push constants), so one pipeline layout serves all.
 // Defines (from ops/elementwise/elementwise.cpp): NIN (1|2|3), LINEAR (1: operands are dense or scalar;
-// 0: strided with up to 6 collapsed axes, 4 with three inputs; push constants in elementwise_push.h), A_STORE/B_STORE/OUT_STORE (storage types), C
+// 0: strided with up to 6 collapsed axes, 4 with three inputs; push constants in elementwise_push.h),
+// ONE_WIDE (defined on CPU drivers: dense operands one element per trip), A_STORE/B_STORE/OUT_STORE (storage types), C
 // (compute type), LOAD_A(x)/LOAD_B(x)/STORE_OUT(v), OP(a[,b]), and NXV_* feature switches.
 // An op's include may define NXV_KERNEL_INIT, run by every invocation before any element
 // (nxv_pow_f32.glsl fills its shared-memory tables there).
@@ -77,7 +78,20 @@ void main() {
   CBuf cb = CBuf(pc.c_addr);
 #endif
   uint threads = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-#if LINEAR
+#if LINEAR && defined(ONE_WIDE)
+  // CPU drivers vectorize across invocations themselves: one element per trip, OP inlined once
+  // (the loops below inline it four times and more, which only lengthens their compile).
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
+#if NIN >= 3
+    precise C r = OP(LOAD_A(a.v[i * pc.a_stride[0]]), LOAD_B(b.v[i * pc.b_stride[0]]), LOAD_CC(cb.v[i * pc.c_stride[0]]));
+#elif NIN >= 2
+    precise C r = OP(LOAD_A(a.v[i * pc.a_stride[0]]), LOAD_B(b.v[i * pc.b_stride[0]]));
+#else
+    precise C r = OP(LOAD_A(a.v[i * pc.a_stride[0]]));
+#endif
+    o.v[i] = STORE_OUT(r);
+  }
+#elif LINEAR
 #if NIN >= 3
 #define ELEM_OF(F, j) F(LOAD_A(a.v[(j) * pc.a_stride[0]]), LOAD_B(b.v[(j) * pc.b_stride[0]]), LOAD_CC(cb.v[(j) * pc.c_stride[0]]))
 #elif NIN >= 2

@@ -18,7 +18,7 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
-enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2 };
+enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2, kDenseOneWide = 3 };
 
 bool broadcastable(const Shape& in, const Shape& out) {
   if (in.size() > out.size()) return false;
@@ -50,8 +50,7 @@ class ElementwiseFamily final : public Family {
     bool has_f64 = a.device.has(kCapFloat64);
     FeatureSet features;
     if (chain) {
-      std::string rounding = chain_rounding_error(a.attrs.as<ElementwiseChain>(), in, has_f64, &features);
-      if (!rounding.empty()) return not_native(rounding);
+      chain_rounding(a.attrs.as<ElementwiseChain>(), in, has_f64, &features);  // split or not, native
     } else {
       if (!has_f64)
         if (std::string needs = f64_required_error(a.op, a.out.type, in); !needs.empty()) return not_native(needs);
@@ -75,6 +74,13 @@ class ElementwiseFamily final : public Family {
   }
 
   void lower(const LowerArgs& a) const override {
+    if (a.op == OpId::elementwise_chain) {
+      std::vector<DType> types;
+      for (const auto& in : a.inputs) types.push_back(in.tensor.type);
+      const auto& chain = a.attrs.as<ElementwiseChain>();
+      if (chain_rounding(chain, types, a.device.has(kCapFloat64)).reason != ChainSplit::None)
+        return lower_steps(a, chain);
+    }
     std::vector<Tensor> views;
     std::vector<uint32_t> slots;
     std::vector<DType> types;
@@ -86,7 +92,8 @@ class ElementwiseFamily final : public Family {
     bool dense = all_dense(views);
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
-    bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4;
+    bool one_wide = dense && elementwise_one_wide(a.device, a.op, a.out.type);
+    bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4 && !one_wide;
     for (const auto& v : views) {
       if (glsl_vec4_type(v.type).empty()) vec4 = false;
       bool scalar = v.size() == 1 || std::all_of(v.strides.begin(), v.strides.end(), [](int64_t x) { return x == 0; });
@@ -98,7 +105,7 @@ class ElementwiseFamily final : public Family {
       std::string generated;
       ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, has_f64, generated);
       const Kernel& kernel =
-          a.device.impl().kernels.get(elementwise_kernel_key(s, a.out.type, types, dense, vec4, std::move(generated)));
+          a.device.impl().kernels.get(elementwise_kernel_key(s, a.out.type, types, dense, vec4, one_wide, std::move(generated)));
       emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
       return;
     }
@@ -106,19 +113,71 @@ class ElementwiseFamily final : public Family {
     variant.types[0] = a.out.type;
     for (size_t i = 0; i < types.size() && i < 3; ++i) variant.types[i + 1] = types[i];
     variant.type_count = uint8_t(types.size() + 1);
-    variant.layout = vec4 ? kDenseVec4 : dense ? kDense : kStrided;
+    variant.layout = vec4 ? kDenseVec4 : one_wide ? kDenseOneWide : dense ? kDense : kStrided;
     variant.switches = has_f64 ? 1 : 0;
     const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      return elementwise_kernel_key(scalar_expr(a.op, a.out.type, types, has_f64), a.out.type, types, dense, vec4);
+      return elementwise_kernel_key(scalar_expr(a.op, a.out.type, types, has_f64), a.out.type, types, dense, vec4,
+                                    one_wide);
     });
     emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
+  }
+
+ private:
+  // A chain that cannot be one kernel with its steps' bits (chain_rounding): each step as its
+  // own kernel, its result in a buffer of its own, as the ops run one by one.
+  void lower_steps(const LowerArgs& a, const ElementwiseChain& chain) const {
+    std::vector<LowerInput> results;
+    for (size_t s = 0; s < chain.steps.size(); ++s) {
+      const ChainStep& step = chain.steps[s];
+      bool last = s + 1 == chain.steps.size();
+      Tensor out = last ? a.output : empty(a.device, step.out, a.out.shape);
+      uint32_t slot = last ? a.output_slot : a.builder.bind(out.buffer);
+      std::vector<LowerInput> operands;
+      for (const auto& o : step.operands)
+        operands.push_back(o.from == ChainOperand::From::Input ? a.inputs[o.index] : results[o.index]);
+      OutSpec spec{step.out, a.out.shape};
+      Attrs none;
+      lower(LowerArgs{a.device, step.op, spec, operands, out, slot, none, a.builder});
+      results.push_back({out, slot});
+    }
   }
 };
 
 }  // namespace
 
+namespace {
+
+// Ops of a few instructions an element: memory-bound on any device, so that one element a
+// trip costs them nothing on lavapipe (multiply f32, add f16: same speed) and halves their
+// compile there. Long math keeps the GPU's four elements a trip: their independent chains are
+// what lavapipe overlaps (one element a trip: sin 1.8x, exp 1.5x, sqrt 1.45x slower).
+bool short_expression(OpId op, DType out) {
+  using enum OpId;
+  switch (op) {
+    case as_type: case add: case subtract: case negate: case max: case min: case select: case equal:
+    case not_equal: case greater: case less: case greater_equal: case less_equal: case logical_and:
+    case logical_or: case logical_xor: case logical_not: case bitwise_and: case bitwise_or: case bitwise_xor:
+    case bitwise_not: case is_nan: case is_infinity: case conjugate: case real: case imag:
+      return true;
+    case multiply: return !is_complex(out);
+    default: return false;
+  }
+}
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
+
+}  // namespace
+
+bool elementwise_one_wide(Device& device, OpId op, DType out) {
+  if (device.impl().core->info().type != "cpu" || env_is("NXV_EW_GPU_LOOPS", "1")) return false;
+  return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out);
+}
+
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
-                                 std::string generated) {
+                                 bool one_wide, std::string generated) {
   KernelKey key{.name = "elementwise", .workgroup_size = kWorkgroupSize};
   key.generated = std::move(generated);
   key.max_workgroups = s.max_workgroups;
@@ -141,7 +200,11 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
                                                              : glsl_load(in[i], s.load_types[i]));
   }
   d.emplace_back(in.size() == 3 ? "OP(a,b,c)" : in.size() == 2 ? "OP(a,b)" : "OP(a)", s.expr);
-  if (!s.fast_expr.empty() && linear)  // strided kernels have one call site of OP already
+  one_wide = one_wide && linear;
+  // Defined only where set: the keys (and SPIR-V) of the GPU's kernels stay as they were.
+  if (one_wide) d.emplace_back("ONE_WIDE", "1");
+  // Strided and one-wide kernels have one call site of OP already.
+  if (!s.fast_expr.empty() && linear && !one_wide)
     d.emplace_back(in.size() == 3 ? "OP_FAST(a,b,c,exact)" : in.size() == 2 ? "OP_FAST(a,b,exact)" : "OP_FAST(a,exact)",
                    s.fast_expr);
   d.emplace_back("VEC4", vec4 ? "1" : "0");
@@ -213,10 +276,11 @@ const Kernel& as_type_kernel(Device& device, DType to, DType from) {
   variant.types[0] = to;
   variant.types[1] = from;
   variant.type_count = 2;
-  variant.layout = kDense;
+  bool one_wide = elementwise_one_wide(device, OpId::as_type, to);
+  variant.layout = one_wide ? kDenseOneWide : kDense;
   variant.switches = has_f64 ? 1 : 0;
   return device.impl().kernels.get(variant, [&] {
-    return elementwise_kernel_key(scalar_expr(OpId::as_type, to, {from}, has_f64), to, {from}, true, false);
+    return elementwise_kernel_key(scalar_expr(OpId::as_type, to, {from}, has_f64), to, {from}, true, false, one_wide);
   });
 }
 
@@ -237,7 +301,7 @@ void append_as_type(Device& device, LaunchBuilder& builder, const Tensor& in, ui
     variant.switches = has_f64 ? 1 : 0;
     kernel = &device.impl().kernels.get(variant, [&] {
       return elementwise_kernel_key(scalar_expr(OpId::as_type, out.type, {in.type}, has_f64), out.type, {in.type},
-                                    false, false);
+                                    false, false, false);
     });
   }
   emit_elementwise_launches(device, builder, *kernel, out, out_slot, views, {in_slot}, dense);

@@ -10,9 +10,20 @@
 namespace nxv {
 
 // The elementwise template specialised for one expression over inputs of types `in`;
-// `generated`: GLSL the expression calls (a fused chain's functions).
+// `one_wide`: dense operands one element per loop trip with the op inlined once (CPU
+// drivers, see elementwise_one_wide); `generated`: GLSL the expression calls (a fused chain's
+// functions).
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
-                                 std::string generated = {});
+                                 bool one_wide, std::string generated = {});
+
+// Whether a dense kernel of `op` on `device` loops one element a trip: on CPU drivers, which
+// vectorize across invocations themselves, for ops of a few instructions (the GPU's loops
+// inline the op four times and more, which only lengthens the driver's compile); long math
+// keeps the GPU's loops, whose independent elements lavapipe overlaps. Read per call:
+// NXV_EW_ONE_WIDE=1 gives every dense kernel on a CPU device one element a trip (the first
+// call of sin on lavapipe in about half the CPU time, its throughput 1.8x lower);
+// NXV_EW_GPU_LOOPS=1 gives CPU devices the GPU's loops (tests run those on lavapipe).
+bool elementwise_one_wide(Device& device, OpId op, DType out);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
 // out's shape) bound to `slots`.

@@ -4,6 +4,7 @@
 // step loads an input of that type.
 #include "ops/elementwise/fusion.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace nxv {
@@ -75,33 +76,55 @@ std::string chain_typing_error(const ElementwiseChain& chain, DType out, const s
   return "";
 }
 
-std::string chain_rounding_error(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
-                                 FeatureSet* features) {
-  std::vector<std::string> computes;
+bool several_float_roundings(OpId op, const ScalarExpr& e) {
+  using enum OpId;
+  auto uses = [&](const char* type) {
+    return e.compute == type || std::find(e.load_types.begin(), e.load_types.end(), type) != e.load_types.end();
+  };
+  bool in_float = uses("float"), in_vec2 = uses("vec2");
+  if (!in_float && !in_vec2) return false;
+  // Exact, or one IEEE operation, on float and vec2 alike (conversions included).
+  static const OpId exact[] = {as_type, add, subtract, negate, select, conjugate, real, imag, equal, not_equal,
+                               greater, less, greater_equal, less_equal, logical_and, logical_or, logical_xor,
+                               logical_not, is_nan, is_infinity};
+  // The same on float only (complex products and magnitudes take several).
+  static const OpId exact_real[] = {multiply, abs, phase, max, min, clip, ceil, floor, round, sign, remainder, sqrt};
+  if (std::find(std::begin(exact), std::end(exact), op) != std::end(exact)) return false;
+  return in_vec2 || std::find(std::begin(exact_real), std::end(exact_real), op) == std::end(exact_real);
+}
+
+bool uses_f64(const ScalarExpr& e) {
+  Defines d;
+  e.features.add_defines(d);
+  return std::find(d.begin(), d.end(), std::pair<std::string, std::string>("NXV_F64", "1")) != d.end();
+}
+
+ChainRounding chain_rounding(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
+                             FeatureSet* features) {
+  bool kernel_f64 = std::any_of(in.begin(), in.end(), [](DType t) { return t == DType::F64 || t == DType::C128; });
+  std::vector<size_t> sensitive;
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const ChainStep& step = chain.steps[s];
     std::vector<DType> types;
     for (const auto& o : step.operands) types.push_back(operand_type(chain, in, o));
     ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
     if (features) features->merge(e.features), features->add_type(step.out);
-    computes.push_back(e.compute);
-    for (size_t k = 0; k < types.size(); ++k) {
-      const ChainOperand& o = step.operands[k];
-      if (o.from != ChainOperand::From::Step) continue;
-      const ChainStep& producer = chain.steps[o.index];
-      bool wide = computes[o.index] == "double" || computes[o.index] == "dvec2" || e.load_types[k] == "double" ||
-                  e.load_types[k] == "dvec2";
-      bool narrowed = producer.out != DType::F64 && producer.out != DType::C128 &&
-                      (computes[o.index] == "double" || computes[o.index] == "dvec2");
-      if (producer.out == DType::F16 || narrowed || ((producer.out == DType::F32 || producer.out == DType::C64) && wide))
-        return "elementwise_chain step " + std::to_string(s) + ": its operand t" + std::to_string(o.index) + " (" +
-               std::string(dtype_name(producer.out)) +
-               ") would be rounded by a conversion the driver may drop in one kernel; run the steps apart";
-    }
+    bool own_f64 = uses_f64(e);
+    kernel_f64 = kernel_f64 || own_f64;
+    if (!own_f64 && several_float_roundings(step.op, e)) sensitive.push_back(s);
   }
   if (features)
     for (DType t : in) features->add_type(t);
-  return "";
+  ChainRounding r;
+  if (kernel_f64 && !sensitive.empty()) {
+    r.reason = ChainSplit::FloatMathUnderF64Controls;
+    r.step = sensitive[0];
+    r.message = "elementwise_chain step " + std::to_string(r.step) + " (" +
+                std::string(op_info(chain.steps[r.step].op).name) +
+                ") computes in float without f64, but the chain's kernel uses f64, whose float controls may change "
+                "how the driver compiles float arithmetic";
+  }
+  return r;
 }
 
 ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
@@ -145,8 +168,15 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     // The result, rounded to its type, passes through an exclusive or with a zero the compiler
     // cannot see (the grid has one row): no step's arithmetic is folded into its neighbour's.
     DType kept = widened(step.out);
-    g += "#define NXV_CHAIN_STORE" + n + "(v) " + glsl_store(step.out) + "\n";
-    g += "#define NXV_CHAIN_KEEP" + n + "(x) " + opaque(kept, glsl_load(step.out, glsl_storage_type(kept))) + "\n";
+    if (step.out == DType::F16) {
+      // f16 rounds in integer code (nxv_f16_bits.glsl) from the float a store converts: a
+      // float16_t conversion would be folded away with its widening.
+      g += "#define NXV_CHAIN_STORE" + n + "(v) nxv_f16_bits(float(v))\n";
+      g += "#define NXV_CHAIN_KEEP" + n + "(x) " + opaque(kept, "nxv_f16_value(x)") + "\n";
+    } else {
+      g += "#define NXV_CHAIN_STORE" + n + "(v) " + glsl_store(step.out) + "\n";
+      g += "#define NXV_CHAIN_KEEP" + n + "(x) " + opaque(kept, glsl_load(step.out, glsl_storage_type(kept))) + "\n";
+    }
     body += "  precise " + glsl_storage_type(kept) + " kept" + n + " = NXV_CHAIN_KEEP" + n + "(NXV_CHAIN_STORE" + n + "(t" + n +
             "));\n";
   }

@@ -1,8 +1,8 @@
 // Fused elementwise chains: several elementwise ops evaluated per element in one kernel, each
 // step's scalar expression and precision policy exactly as its own kernel has them, and every
 // intermediate rounded through its Nx type's storage, so that a chain gives the bits of the
-// same ops run one by one (intermediates whose rounding a driver may drop are refused:
-// chain_rounding_error). The op `elementwise_chain` carries an ElementwiseChain as its
+// same ops run one by one (chains a driver would compile differently in one kernel are run
+// step by step: chain_rounding). The op `elementwise_chain` carries an ElementwiseChain as its
 // attributes; a reduction's or matmul's prologue and epilogue use the same generated code.
 #pragma once
 #include <cstdint>
@@ -34,13 +34,36 @@ struct ElementwiseChain {
 // is not), operands refer to inputs or earlier steps, and the last step gives `out`; else why.
 std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid);
 
-// "" when every intermediate keeps its type's rounding in one kernel; else why not. Drivers
-// may drop a float conversion round trip (f16 -> f32 -> f16, f32 -> f64 -> f32) inside a
-// kernel, so f16 intermediates, those computed in double into a narrower type, and f32/c64
-// ones consumed in double are refused.
-// `features`, when given, gains what the chain's kernel needs.
-std::string chain_rounding_error(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
-                                 FeatureSet* features = nullptr);
+// Why a chain cannot run as one kernel with the bits of its steps run one by one. Each
+// intermediate is rounded to its type in code no compiler folds (f16 in integer code, the
+// others through their storage type and an exclusive or with a zero the compiler cannot see),
+// so what is left is what a kernel declares for all its code: a kernel that uses f64
+// declares the f64 float controls (nxv_float_controls.glsl), under which a driver may compile
+// float arithmetic differently (lavapipe: asinh, exp, sin... 1 ulp apart).
+enum class ChainSplit : uint8_t {
+  None,
+  // Step `step` computes in float (or vec2) through several roundings and its own kernel
+  // has no f64, but the chain's kernel uses f64 (an f64/c128 input or another step's).
+  FloatMathUnderF64Controls,
+};
+
+struct ChainRounding {
+  ChainSplit reason = ChainSplit::None;
+  size_t step = 0;
+  std::string message;  // "" when reason is None
+};
+
+// Whether the chain fuses; `features`, when given, gains what the chain's kernel needs.
+ChainRounding chain_rounding(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
+                             FeatureSet* features = nullptr);
+
+// Whether `op`'s expression `e` computes in float or vec2 through more than one rounding
+// (so that how a driver compiles it matters): every float op but those whose result is exact
+// or one IEEE operation.
+bool several_float_roundings(OpId op, const ScalarExpr& e);
+
+// Whether the kernel of `e` alone (one op, or one step) uses f64.
+bool uses_f64(const ScalarExpr& e);
 
 // The chain as one scalar expression over the op's inputs (loaded as stored): the GLSL of
 // its functions goes to `generated`, served to the template as nxv_generated.glsl.
