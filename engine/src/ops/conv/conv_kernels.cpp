@@ -105,10 +105,7 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
     auto& d = key.defines;
     add_gemm_common_defines(d, out_type, input.type, kernel.type, acc);
     add_gemm_tile_defines(d, tile, acc, a_k_unit, b_n_unit, vec4_shared);
-    add_buffer_defines(d, "A", input.type);
-    add_buffer_defines(d, "B", kernel.type);
-    d.emplace_back("LOAD_A(x)", glsl_load(input.type, acc));
-    d.emplace_back("LOAD_B(x)", glsl_load(kernel.type, acc));
+    add_gemm_operand_defines(d, input.type, kernel.type, acc);
     d.emplace_back("NR", std::to_string(g.spatial));
     d.emplace_back("IDIL", idil ? "1" : "0");
     d.emplace_back("KALIGN", kalign ? "1" : "0");

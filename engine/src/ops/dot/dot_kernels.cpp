@@ -82,6 +82,13 @@ bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc) {
          std::getenv("NXV_DOT_NO_VEC4") == nullptr;
 }
 
+void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& acc) {
+  add_buffer_defines(d, "A", a);
+  add_buffer_defines(d, "B", b);
+  d.emplace_back("LOAD_A(x)", glsl_load(a, acc));
+  d.emplace_back("LOAD_B(x)", glsl_load(b, acc));
+}
+
 void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, bool a_k_unit, bool b_n_unit,
                            bool vec4_shared) {
   d.emplace_back("BM", std::to_string(tile.bm) + "u");
@@ -259,10 +266,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     auto& d = key.defines;
     add_gemm_common_defines(d, out, a.type, b.type, acc);
     add_gemm_tile_defines(d, tile, acc, a_k_unit, b_n_unit, vec4_shared);
-    add_buffer_defines(d, "A", a.type);
-    add_buffer_defines(d, "B", b.type);
-    d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
-    d.emplace_back("LOAD_B(x)", glsl_load(b.type, acc));
+    add_gemm_operand_defines(d, a.type, b.type, acc);
     append_glsl_use_defines(d);
     return key;
   });

@@ -49,6 +49,8 @@ bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc);
 // The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4.
 void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, bool a_k_unit, bool b_n_unit,
                            bool vec4_shared);
+// The A and B buffers of a GEMM-shaped kernel and their loads into the accumulator type.
+void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& acc);
 
 // Accumulator, MAC, C/OUT buffer and STORE_OUT defines of a GEMM into `out` from `x` and `y`.
 void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc);
