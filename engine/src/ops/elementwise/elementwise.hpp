@@ -19,11 +19,14 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
 // Whether a dense kernel of `op` on `device` loops one element a trip: on CPU drivers, which
 // vectorize across invocations themselves, for ops of a few instructions (the GPU's loops
 // inline the op four times and more, which only lengthens the driver's compile); long math
-// keeps the GPU's loops, whose independent elements lavapipe overlaps. Read per call:
+// keeps the GPU's loops, whose independent elements lavapipe overlaps, for outputs of more than
+// kOneWideMaxElements (smaller ones, where its 1.5-1.9x slower loop costs microseconds, take
+// the variant that compiles in half the time: a first call is usually small). Read per call:
 // NXV_EW_ONE_WIDE=1 gives every dense kernel on a CPU device one element a trip (the first
 // call of sin on lavapipe in about half the CPU time, its throughput 1.8x lower);
 // NXV_EW_GPU_LOOPS=1 gives CPU devices the GPU's loops (tests run those on lavapipe).
-bool elementwise_one_wide(Device& device, OpId op, DType out);
+inline constexpr int64_t kOneWideMaxElements = 1 << 16;
+bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements = 0);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
 // out's shape) bound to `slots`.
