@@ -127,11 +127,8 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
     part = partial_sums(impl, builder, splits, total, acc);
     patches.push_back({offsetof(ConvPush, part_addr), part});
   }
-  const auto& max_count = core.info().max_workgroup_count;
-  std::array<uint32_t, 3> grid{
-      uint32_t(std::min<uint64_t>((uint64_t(g.group_filters) + tile.bn - 1) / tile.bn, max_count[0])),
-      uint32_t(std::min<uint64_t>((uint64_t(g.m()) + tile.bm - 1) / tile.bm, max_count[1])),
-      uint32_t(std::min<uint64_t>(uint64_t(g.groups) * splits, max_count[2]))};
+  std::array<uint32_t, 3> grid =
+      gemm_grid(core, tile, uint64_t(g.group_filters), uint64_t(g.m()), uint64_t(g.groups) * splits);
   Launch& l = builder.launch(k, grid, push, std::move(patches));
   builder.params(l, ConvParams{}, offsetof(ConvPush, params_addr), {});
   l.params = conv_params(plan, input, out_strides);  // ConvParams and the table after it

@@ -82,6 +82,13 @@ bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc) {
          std::getenv("NXV_DOT_NO_VEC4") == nullptr;
 }
 
+std::array<uint32_t, 3> gemm_grid(const DeviceCore& core, const GemmTile& tile, uint64_t n, uint64_t m, uint64_t z) {
+  const auto& max_count = core.info().max_workgroup_count;
+  return {uint32_t(std::min<uint64_t>((n + tile.bn - 1) / tile.bn, max_count[0])),
+          uint32_t(std::min<uint64_t>((m + tile.bm - 1) / tile.bm, max_count[1])),
+          uint32_t(std::min<uint64_t>(z, max_count[2]))};
+}
+
 void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& acc) {
   add_buffer_defines(d, "A", a);
   add_buffer_defines(d, "B", b);
@@ -285,11 +292,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     part = partial_sums(impl, builder, splits, n, acc);
     patches.push_back({offsetof(GemmPush, part_addr), part});
   }
-  const auto& max_count = core.info().max_workgroup_count;
-  std::array<uint32_t, 3> grid{
-      uint32_t(std::min<uint64_t>((uint64_t(shape.n) + tile.bn - 1) / tile.bn, max_count[0])),
-      uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tile.bm - 1) / tile.bm, max_count[1])),
-      uint32_t(std::min<uint64_t>(uint64_t(shape.batch) * splits, max_count[2]))};
+  std::array<uint32_t, 3> grid = gemm_grid(core, tile, uint64_t(shape.n), uint64_t(shape.m), uint64_t(shape.batch) * splits);
   Launch& l = builder.launch(kernel, grid, push, std::move(patches));
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);

@@ -49,6 +49,10 @@ bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc);
 // The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4.
 void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, bool a_k_unit, bool b_n_unit,
                            bool vec4_shared);
+// Workgroups of a GEMM-shaped kernel: n / bn by m / bm tiles, `z` batches (times splits),
+// each within the device's limits (the kernels loop over what exceeds them).
+std::array<uint32_t, 3> gemm_grid(const DeviceCore& core, const GemmTile& tile, uint64_t n, uint64_t m, uint64_t z);
+
 // The A and B buffers of a GEMM-shaped kernel and their loads into the accumulator type.
 void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& acc);
 
