@@ -179,13 +179,22 @@ ERL_NIF_TERM save_pipeline_cache_nif(ErlNifEnv* env, int, const ERL_NIF_TERM arg
   });
 }
 
-// fail_submission(index, n) -> :ok: fault injection for tests (the n-th submission from now
-// fails as a driver failure would).
+// fail_submission(index, n, lose_device) -> :ok: fault injection for tests (the n-th
+// submission from now fails as a driver failure would; with lose_device, as a lost device).
 ERL_NIF_TERM fail_submission_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     int64_t n = get_int64(env, argv[1], "n");
     if (n < 0) throw nxv::Error(nxv::ErrorKind::InvalidArgument, "fail_submission: n must be >= 0");
-    device_at(get_int64(env, argv[0], "device"))->fail_submission(uint64_t(n));
+    bool lose = enif_is_identical(argv[2], atoms.true_);
+    device_at(get_int64(env, argv[0], "device"))->fail_submission(uint64_t(n), lose);
+    return atoms.ok;
+  });
+}
+
+// reopen_device(index) -> :ok: a new logical device replaces the one at `index` (after loss).
+ERL_NIF_TERM reopen_device_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    reopen_device(get_int64(env, argv[0], "device"));
     return atoms.ok;
   });
 }

@@ -19,8 +19,8 @@ struct Cache {
   std::mutex mutex;
   std::map<int64_t, std::shared_ptr<nxv::Device>> devices;
   std::optional<int64_t> default_index;
-  // Lock-free lookups of open devices (entries of `devices`, which never go away).
-  std::array<std::atomic<const std::shared_ptr<nxv::Device>*>, kFastIndices> open{};
+  // Lock-free lookups of open devices (copies of `devices`' entries).
+  std::array<std::atomic<std::shared_ptr<nxv::Device>>, kFastIndices> open{};
 };
 
 // Deliberately leaked: tensors still referenced when the VM halts must never see their device
@@ -30,26 +30,34 @@ Cache& cache() {
   return *instance;
 }
 
+void publish_locked(Cache& c, int64_t index, const std::shared_ptr<nxv::Device>& device) {
+  c.devices[index] = device;
+  if (index >= 0 && index < kFastIndices) c.open[size_t(index)].store(device, std::memory_order_release);
+}
+
+std::shared_ptr<nxv::Device> open_index(int64_t index) {
+  nxv::DeviceOptions options;
+  options.selector = std::to_string(index);
+  return nxv::Device::open(options);
+}
+
 }  // namespace
 
 std::shared_ptr<nxv::Device> device_at(int64_t index) {
   if (index < 0) throw nxv::Error(nxv::ErrorKind::InvalidArgument, "device index must be >= 0");
+  if (auto device = device_if_open(index)) return device;
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.devices.find(index);
   if (it != c.devices.end()) return it->second;
-  nxv::DeviceOptions options;
-  options.selector = std::to_string(index);
-  auto device = nxv::Device::open(options);
-  auto [entry, _] = c.devices.emplace(index, device);
-  if (index < kFastIndices) c.open[size_t(index)].store(&entry->second, std::memory_order_release);
+  auto device = open_index(index);
+  publish_locked(c, index, device);
   return device;
 }
 
 std::shared_ptr<nxv::Device> device_if_open(int64_t index) {
   if (index < 0 || index >= kFastIndices) return nullptr;
-  const auto* entry = cache().open[size_t(index)].load(std::memory_order_acquire);
-  return entry ? *entry : nullptr;
+  return cache().open[size_t(index)].load(std::memory_order_acquire);
 }
 
 int64_t default_device_index() {
@@ -60,10 +68,18 @@ int64_t default_device_index() {
   int64_t index = device->info().index;
   // If that physical device was already opened by index, keep the first logical device:
   // tensors of one index must all live on one logical device.
-  auto [entry, _] = c.devices.emplace(index, device);
-  if (index >= 0 && index < kFastIndices) c.open[size_t(index)].store(&entry->second, std::memory_order_release);
+  if (!c.devices.contains(index)) publish_locked(c, index, device);
   c.default_index = index;
   return index;
+}
+
+std::shared_ptr<nxv::Device> reopen_device(int64_t index) {
+  if (index < 0) throw nxv::Error(nxv::ErrorKind::InvalidArgument, "device index must be >= 0");
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto device = open_index(index);
+  publish_locked(c, index, device);
+  return device;
 }
 
 }  // namespace nxv_nif

@@ -26,6 +26,7 @@ NXV_NIF(reset_peak_memory_nif);
 NXV_NIF(kernel_cache_stats_nif);
 NXV_NIF(save_pipeline_cache_nif);
 NXV_NIF(fail_submission_nif);
+NXV_NIF(reopen_device_nif);
 NXV_NIF(synchronize_nif);
 NXV_NIF(validation_nif);
 NXV_NIF(clear_validation_nif);

@@ -25,7 +25,7 @@ constexpr int kCPU = ERL_NIF_DIRTY_JOB_CPU_BOUND;
 
 ErlNifFunc nif_functions[] = {
     {"from_binary", 4, nxv_nif::from_binary_nif, kCPU},
-    {"to_binary", 2, nxv_nif::to_binary_nif, kIO},
+    {"to_binary", 2, nxv_nif::to_binary_nif, 0},
     {"deallocate", 1, nxv_nif::deallocate_nif, 0},
     {"deallocated?", 1, nxv_nif::deallocated_nif, 0},
     {"copy", 2, nxv_nif::copy_nif, kIO},
@@ -40,7 +40,8 @@ ErlNifFunc nif_functions[] = {
     {"reset_peak_memory", 1, nxv_nif::reset_peak_memory_nif, kIO},
     {"kernel_cache_stats", 1, nxv_nif::kernel_cache_stats_nif, kIO},
     {"save_pipeline_cache", 1, nxv_nif::save_pipeline_cache_nif, kIO},
-    {"fail_submission", 2, nxv_nif::fail_submission_nif, kIO},
+    {"fail_submission", 3, nxv_nif::fail_submission_nif, kIO},
+    {"reopen_device", 1, nxv_nif::reopen_device_nif, kIO},
     {"synchronize", 1, nxv_nif::synchronize_nif, kIO},
     {"validation", 0, nxv_nif::validation_nif, 0},
     {"clear_validation_messages", 0, nxv_nif::clear_validation_nif, 0},

@@ -53,36 +53,66 @@ ERL_NIF_TERM from_binary_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   });
 }
 
-// to_binary(ref, limit) -> {:ok, binary}: the first min(limit, size) elements, row-major,
-// byte for byte as the device holds them.
-ERL_NIF_TERM to_binary_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
-  return guard(env, [&] {
-    auto [tensor, index] = get_tensor(env, argv[0]);
-    auto device = device_at(index);
-    int64_t limit = get_int64(env, argv[1], "limit");
-    int64_t size = tensor.size();
-    int64_t count = limit < 0 ? size : std::min(limit, size);
-    if (count == 0) return make_ok(env, make_binary(env, {}));
-    if (count < size && tensor.is_contiguous()) {
-      nxv::Tensor flat = nxv::reshape_view(tensor, {size});
-      tensor = nxv::slice_view(flat, {0}, {count}, {1});
-    }
-    size_t bytes = static_cast<size_t>(tensor.size()) * nxv::dtype_size(tensor.type);
-    ErlNifBinary bin;
-    if (!enif_alloc_binary(bytes, &bin)) throw std::bad_alloc();
-    try {
-      if (bytes > 0) nxv::to_host(*device, tensor, bin.data, bytes);
-    } catch (...) {
+namespace {
+
+// A download this small is first tried on the normal scheduler, waiting at most kBriefWaitNs
+// for the GPU: a small op's result is usually ready within one round trip, and a dirty
+// scheduler's hop would add to it.
+constexpr size_t kBriefDownloadBytes = 64 * 1024;
+constexpr uint64_t kBriefWaitNs = 200'000;
+
+// Returns the binary, or sets `blocked` where only a dirty scheduler may go on.
+ERL_NIF_TERM to_binary_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block, bool& blocked) {
+  auto [tensor, index] = get_tensor(env, argv[0]);
+  auto device = may_block ? device_at(index) : device_if_open(index);
+  if (!device) return blocked = true, atoms.ok;
+  int64_t limit = get_int64(env, argv[1], "limit");
+  int64_t size = tensor.size();
+  int64_t count = limit < 0 ? size : std::min(limit, size);
+  if (count == 0) return make_ok(env, make_binary(env, {}));
+  if (count < size && tensor.is_contiguous()) {
+    nxv::Tensor flat = nxv::reshape_view(tensor, {size});
+    tensor = nxv::slice_view(flat, {0}, {count}, {1});
+  }
+  size_t bytes = static_cast<size_t>(tensor.size()) * nxv::dtype_size(tensor.type);
+  // A strided view needs a kernel (maybe a compile) first: not on a normal scheduler.
+  if (!may_block && (bytes > kBriefDownloadBytes || !tensor.is_contiguous())) return blocked = true, atoms.ok;
+  ErlNifBinary bin;
+  if (!enif_alloc_binary(bytes, &bin)) throw std::bad_alloc();
+  try {
+    if (may_block) {
+      nxv::to_host(*device, tensor, bin.data, bytes);
+    } else if (!nxv::try_to_host(*device, tensor, bin.data, bytes, kBriefWaitNs)) {
       enif_release_binary(&bin);
-      throw;
+      return blocked = true, atoms.ok;
     }
-    size_t keep = static_cast<size_t>(count) * nxv::dtype_size(tensor.type);
-    if (keep < bytes && !enif_realloc_binary(&bin, keep)) {
-      enif_release_binary(&bin);
-      throw std::bad_alloc();
-    }
-    return make_ok(env, enif_make_binary(env, &bin));
-  });
+  } catch (...) {
+    enif_release_binary(&bin);
+    throw;
+  }
+  size_t keep = static_cast<size_t>(count) * nxv::dtype_size(tensor.type);
+  if (keep < bytes && !enif_realloc_binary(&bin, keep)) {
+    enif_release_binary(&bin);
+    throw std::bad_alloc();
+  }
+  return make_ok(env, enif_make_binary(env, &bin));
+}
+
+ERL_NIF_TERM to_binary_blocking_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  bool blocked = false;
+  return guard(env, [&] { return to_binary_term(env, argv, true, blocked); });
+}
+
+}  // namespace
+
+// to_binary(ref, limit) -> {:ok, binary}: the first min(limit, size) elements, row-major, byte
+// for byte as the device holds them. Small downloads wait briefly on the normal scheduler, the
+// rest (and those the GPU keeps longer) on a dirty one.
+ERL_NIF_TERM to_binary_nif(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[]) {
+  bool blocked = false;
+  ERL_NIF_TERM done = guard(env, [&] { return to_binary_term(env, argv, false, blocked); });
+  if (!blocked) return done;
+  return enif_schedule_nif(env, "to_binary", ERL_NIF_DIRTY_JOB_IO_BOUND, to_binary_blocking_nif, argc, argv);
 }
 
 // deallocate(ref) -> :ok | :already_deallocated

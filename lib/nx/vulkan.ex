@@ -79,6 +79,15 @@ defmodule Nx.Vulkan do
     index |> device_index() |> NIF.save_pipeline_cache() |> Error.unwrap!()
   end
 
+  @doc """
+  Opens the device again after it was lost (an `Nx.Vulkan.Error` of kind `:device_lost`: a
+  driver reset or a GPU fault). Later tensors go to the new logical device; tensors of the lost
+  one are gone and raise `:device_lost` when used.
+  """
+  def reopen_device(index \\ nil) do
+    index |> device_index() |> NIF.reopen_device() |> Error.unwrap!()
+  end
+
   @doc "Waits until all the work recorded so far on the device has finished."
   def synchronize(index \\ nil) do
     index |> device_index() |> NIF.synchronize() |> Error.unwrap!()

@@ -342,3 +342,25 @@ TEST(Fusion, ABadChainIsAClearError) {
   EXPECT_THROW(run_op(*dev, OpId::elementwise_chain, {DType::F32, {4}}, {x}, Attrs::of(wrong_type)), Error);
   EXPECT_THROW(run_op(*dev, OpId::elementwise_chain, {DType::F32, {4}}, {x}), Error);
 }
+
+TEST(Fusion, WithoutF64AChainIsRefusedWhereOneOfItsStepsWouldBe) {
+  auto dev = Device::open({.disabled = kCapFloat64 | kCapInt64});
+  using From = ChainOperand::From;
+  // sin of a 32-bit integer needs double precision: alone it is refused, and so in a chain.
+  ElementwiseChain needs_f64{{{OpId::add, DType::S32, {{From::Input, 0}, {From::Input, 0}}},
+                              {OpId::sin, DType::F32, {{From::Step, 0}}}}};
+  ASSERT_FALSE(supports_op(*dev, "sin", {DType::F32, {4}}, {DType::S32}));
+  auto ints = upload(*dev, DType::S32, {4}, std::vector<int32_t>{1, 2, 1 << 24, -(1 << 30)});
+  try {
+    run_op(*dev, OpId::elementwise_chain, {DType::F32, {4}}, {ints}, Attrs::of(needs_f64));
+    FAIL() << "a chain with a step that needs f64 ran without it";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("step 1"), std::string::npos) << e.what();
+  }
+  // The same chain over f32 runs, fused, and matches the ops one by one.
+  ElementwiseChain in_float{{{OpId::add, DType::F32, {{From::Input, 0}, {From::Input, 0}}},
+                             {OpId::sin, DType::F32, {{From::Step, 0}}}}};
+  auto floats = upload(*dev, DType::F32, {4}, std::vector<float>{1, 2, 3e7f, -1e-3f});
+  expect_same_as_one_by_one(*dev, in_float, {DType::F32}, {floats}, {4});
+}

@@ -43,8 +43,8 @@ TEST(Stream, RecordingDoesNotWaitAndADownloadWaitsOnce) {
   Tensor c = t;
   for (int i = 0; i < 200; ++i) c = run_op(*dev, "multiply", {DType::F32, {4096}}, {c, t});
   EXPECT_EQ(stream.stats().waits, before.waits);  // nothing waited while recording
-  EXPECT_GT(stream.stats().submits, before.submits);
   auto r = download<float>(*dev, c);
+  EXPECT_GT(stream.stats().submits, before.submits);
   EXPECT_EQ(stream.stats().waits, before.waits + 1);
   EXPECT_TRUE(std::isinf(r[0]));  // 2^201 overflows f32
 }
@@ -113,11 +113,50 @@ TEST(Stream, AFailedSubmissionLosesItsOutputsAndNeverHangs) {
   dev->synchronize();
   EXPECT_EQ(download<float>(*dev, run_op(*dev, "add", {DType::F32, {1000}}, {t, t}))[999], 2.f);
 
-  // An op whose own submission fails raises; the next one computes.
+  // An op whose submission fails (on the submitting thread): reading its result raises and
+  // names the failure, every time; the next op computes.
   dev->synchronize();
   dev->fail_submission(1);
-  EXPECT_THROW(run_op(*dev, "negate", {DType::F32, {1000}}, {t}), Error);
+  Tensor failed = run_op(*dev, "negate", {DType::F32, {1000}}, {t});
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      download<float>(*dev, failed);
+      ADD_FAILURE() << "reading the result of a failed submission did not raise";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("lost"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("vkQueueSubmit2"), std::string::npos) << e.what();
+    }
+  }
   dev->synchronize();
   EXPECT_EQ(download<float>(*dev, run_op(*dev, "negate", {DType::F32, {1000}}, {t}))[0], -1.f);
   EXPECT_EQ(stream.stats().failed_submits, 2u);
+}
+
+TEST(Stream, ALostDeviceRaisesOnEveryUseAndANewOneWorks) {
+  auto dev = Device::open();
+  auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
+  dev->synchronize();
+  dev->fail_submission(1, /*lose_device=*/true);
+  Tensor pending = run_op(*dev, "negate", {DType::F32, {1000}}, {t});
+  auto expect_lost = [](const auto& call) {
+    try {
+      call();
+      ADD_FAILURE() << "a use of the lost device did not raise";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::DeviceLost) << e.what();
+      EXPECT_NE(std::string(e.what()).find("lost"), std::string::npos) << e.what();
+    }
+  };
+  expect_lost([&] { download<float>(*dev, pending); });
+  EXPECT_TRUE(dev->lost());
+  expect_lost([&] { download<float>(*dev, t); });
+  expect_lost([&] { run_op(*dev, "add", {DType::F32, {1000}}, {t, t}); });
+  expect_lost([&] { dev->synchronize(); });
+
+  // A new logical device on the same GPU works; the lost one's tensors say what happened.
+  auto fresh = Device::open();
+  EXPECT_FALSE(fresh->lost());
+  auto u = upload(*fresh, DType::F32, {1000}, std::vector<float>(1000, 2.f));
+  EXPECT_EQ(download<float>(*fresh, run_op(*fresh, "add", {DType::F32, {1000}}, {u, u}))[999], 4.f);
+  expect_lost([&] { run_op(*fresh, "add", {DType::F32, {1000}}, {t, u}); });
 }

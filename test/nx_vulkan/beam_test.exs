@@ -235,40 +235,73 @@ defmodule Nx.Vulkan.BeamTest do
     assert output =~ "started=true"
   end
 
-  test "a failed submission raises, loses only what it would have computed, and the device goes on" do
+  test "a failed submission loses only what it would have computed, says why, and the device goes on" do
     device = Nx.Vulkan.default_device()
     x = Nx.iota({1000}, type: :f32, backend: Nx.Vulkan.Backend)
     Nx.Vulkan.synchronize()
 
-    # The op's own submission fails (the device is idle, so it submits at once).
-    :ok = Nx.Vulkan.NIF.fail_submission(device, 1)
-    assert_raise Nx.Vulkan.Error, ~r/vkQueueSubmit2/, fn -> Nx.add(x, x) end
+    # The op records at once; its batch fails on the submitting thread. Reading its result
+    # raises every time, naming the failure.
+    :ok = Nx.Vulkan.NIF.fail_submission(device, 1, false)
+    lost = Nx.add(x, x)
+
+    for _ <- 1..2 do
+      error = assert_raise Nx.Vulkan.Error, fn -> Nx.to_binary(lost) end
+      assert error.kind == :driver
+      assert error.message =~ "lost"
+      assert error.message =~ "vkQueueSubmit2"
+    end
+
+    assert_raise Nx.Vulkan.Error, ~r/lost/, fn -> Nx.add(lost, 1.0) end
     Nx.Vulkan.synchronize()
     assert Nx.to_flat_list(Nx.add(x, 1.0)) |> Enum.take(2) == [1.0, 2.0]
 
-    # A pipelined op whose batch fails later: its result raises when read, every time.
+    # A failure while the device is busy: what was recorded behind it is lost too.
     big = Nx.iota({4_000_000}, type: :f32, backend: Nx.Vulkan.Backend)
     Nx.Vulkan.synchronize()
-    :ok = Nx.Vulkan.NIF.fail_submission(device, 2)
+    :ok = Nx.Vulkan.NIF.fail_submission(device, 2, false)
     _busy = Nx.multiply(big, big)
+    pending = Nx.add(x, 2.0)
 
-    case (try do
-            {:ok, Nx.add(x, 2.0)}
-          rescue
-            e in Nx.Vulkan.Error -> {:raised, e}
-          end) do
-      {:ok, pending} ->
-        assert_raise Nx.Vulkan.Error, ~r/vkQueueSubmit2/, fn -> Nx.to_binary(pending) end
-        assert_raise Nx.Vulkan.Error, ~r/lost/, fn -> Nx.to_binary(pending) end
-        assert_raise Nx.Vulkan.Error, ~r/lost/, fn -> Nx.add(pending, 1.0) end
-
-      {:raised, e} ->
-        # The first op finished before the second was recorded: the second submitted alone.
-        assert e.message =~ "vkQueueSubmit2"
+    case catch_read(pending) do
+      {:raised, e} -> assert e.message =~ "lost"
+      # Both ops went in the first submission: the second one would be later work.
+      {:ok, binary} -> assert binary == Nx.to_binary(Nx.add(Nx.iota({1000}, type: :f32), 2.0))
     end
 
+    :ok = Nx.Vulkan.NIF.fail_submission(device, 0, false)
     Nx.Vulkan.synchronize()
     assert Nx.to_flat_list(Nx.add(x, 3.0)) |> Enum.take(2) == [3.0, 4.0]
+  end
+
+  test "a lost device raises :device_lost until it is reopened, and its tensors stay lost" do
+    script = """
+    device = Nx.Vulkan.default_device()
+    x = Nx.iota({1000}, type: :f32, backend: Nx.Vulkan.Backend)
+    Nx.Vulkan.synchronize()
+    :ok = Nx.Vulkan.NIF.fail_submission(device, 1, true)
+    y = Nx.add(x, x)
+    kind = fn f -> try do f.(); :no_error rescue e in Nx.Vulkan.Error -> e.kind end end
+    IO.puts("read=\#{kind.(fn -> Nx.to_binary(y) end)}")
+    IO.puts("op=\#{kind.(fn -> Nx.add(x, 1.0) end)}")
+    :ok = Nx.Vulkan.reopen_device(device)
+    z = Nx.iota({3}, type: :f32, backend: Nx.Vulkan.Backend)
+    IO.puts("fresh=\#{inspect(Nx.to_flat_list(Nx.add(z, z)))}")
+    IO.puts("old=\#{kind.(fn -> Nx.to_binary(x) end)}")
+    """
+
+    {output, status} = run_vm(script, [])
+    assert status == 0, output
+    assert output =~ "read=device_lost"
+    assert output =~ "op=device_lost"
+    assert output =~ "fresh=[0.0, 2.0, 4.0]"
+    assert output =~ "old=device_lost"
+  end
+
+  defp catch_read(tensor) do
+    {:ok, Nx.to_binary(tensor)}
+  rescue
+    e in Nx.Vulkan.Error -> {:raised, e}
   end
 
   @tag :large

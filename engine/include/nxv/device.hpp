@@ -136,8 +136,11 @@ class Device : public std::enable_shared_from_this<Device> {
   // Writes the pipeline cache to the cache directory now if it has new pipelines.
   void save_pipeline_cache();
   // Fault injection for tests: the n-th submission from now fails as a driver failure would
-  // (see Stream::fail_submission).
-  void fail_submission(uint64_t n);
+  // (see Stream::fail_submission); with `lose_device`, as a lost device would (VK_ERROR_DEVICE_LOST).
+  void fail_submission(uint64_t n, bool lose_device = false);
+  // Whether the driver reported this device lost. A lost device raises DeviceLost on every use;
+  // open a new one (Device::open) to go on.
+  bool lost() const;
   // Waits until all work recorded so far has finished.
   void synchronize();
 

@@ -10,6 +10,7 @@ enum class ErrorKind {
   Unsupported,      // valid request the device or engine cannot serve (says what is missing)
   OutOfMemory,      // device or host allocation failed; the device stays usable
   Deallocated,      // a tensor used after it was freed
+  DeviceLost,       // the device was lost (driver reset, GPU fault): re-open it; its tensors are gone
   Driver,           // any other Vulkan failure; the message keeps the VkResult and the call
 };
 

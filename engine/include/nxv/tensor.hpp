@@ -35,6 +35,9 @@ Tensor from_host(Device& device, DType type, const Shape& shape, const void* dat
 // Waits only for the work that produced the tensor, then copies it out row-major.
 void to_host(Device& device, const Tensor& tensor, void* dst, size_t bytes);
 std::vector<std::byte> to_host(Device& device, const Tensor& tensor);
+// to_host, waiting at most `timeout_ns` for the GPU: false (and `dst` untouched) when that was
+// not enough. A caller that must not block for long (a BEAM scheduler) tries this first.
+bool try_to_host(Device& device, const Tensor& tensor, void* dst, size_t bytes, uint64_t timeout_ns);
 // A row-major copy of any view (the tensor itself when already contiguous at offset 0).
 Tensor contiguous(Device& device, const Tensor& tensor);
 

@@ -8,6 +8,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::Unsupported: return "unsupported";
     case ErrorKind::OutOfMemory: return "out_of_memory";
     case ErrorKind::Deallocated: return "deallocated";
+    case ErrorKind::DeviceLost: return "device_lost";
     case ErrorKind::Driver: return "driver";
   }
   return "driver";
@@ -24,6 +25,8 @@ ErrorKind error_kind_for(vk::Result result) {
     case vk::Result::eErrorLayerNotPresent:
     case vk::Result::eErrorFormatNotSupported:
       return ErrorKind::Unsupported;
+    case vk::Result::eErrorDeviceLost:
+      return ErrorKind::DeviceLost;
     default:
       return ErrorKind::Driver;
   }

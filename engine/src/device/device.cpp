@@ -110,7 +110,11 @@ bool Device::has(Capability c) const { return impl_->core->has(c); }
 MemoryStats Device::memory_stats() const { return impl_->core->memory_stats(); }
 KernelCacheStats Device::kernel_cache_stats() const { return impl_->kernels.stats(); }
 void Device::save_pipeline_cache() { impl_->kernels.save_pipeline_cache(); }
-void Device::fail_submission(uint64_t n) { impl_->stream.fail_submission(n); }
+void Device::fail_submission(uint64_t n, bool lose_device) {
+  impl_->stream.fail_submission(n, lose_device ? vk::Result::eErrorDeviceLost : vk::Result::eErrorOutOfDeviceMemory);
+}
+
+bool Device::lost() const { return impl_->core->lost(); }
 void Device::reset_peak_memory() { impl_->core->reset_peak(); }
 void Device::synchronize() { impl_->stream.synchronize(); }
 

@@ -218,6 +218,13 @@ bool DeviceCore::has(Capability c) const {
   return false;
 }
 
+void DeviceCore::check_not_lost() const {
+  if (lost())
+    throw Error(ErrorKind::DeviceLost, "the Vulkan device '" + info_.name +
+                                           "' was lost (VK_ERROR_DEVICE_LOST): its tensors are gone; open the "
+                                           "device again (Nx.Vulkan.reopen_device/1) and recompute them");
+}
+
 void DeviceCore::note_allocated(uint64_t bytes) {
   uint64_t now = bytes_in_use_.fetch_add(bytes) + bytes;
   buffers_.fetch_add(1);

@@ -45,6 +45,13 @@ class DeviceCore {
   };
   const FloatControls& float_controls() const { return float_controls_; }
 
+  // Set when the driver reports VK_ERROR_DEVICE_LOST: nothing more runs on this logical device,
+  // every later use raises DeviceLost, and a new one must be opened.
+  void mark_lost() { lost_.store(true, std::memory_order_relaxed); }
+  bool lost() const { return lost_.load(std::memory_order_relaxed); }
+  // Throws DeviceLost when the device was lost.
+  void check_not_lost() const;
+
   // Memory statistics, updated by Buffer.
   void note_allocated(uint64_t bytes);
   void note_freed(uint64_t bytes);
@@ -66,6 +73,7 @@ class DeviceCore {
   std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid_{};
   FloatControls float_controls_;
   std::atomic<uint64_t> bytes_in_use_{0}, peak_bytes_{0}, buffers_{0};
+  std::atomic<bool> lost_{false};
 };
 
 }  // namespace nxv

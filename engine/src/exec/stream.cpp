@@ -8,9 +8,6 @@
 namespace nxv {
 namespace {
 
-// A batch is submitted when it holds this many commands, or at once when the GPU is idle.
-constexpr uint32_t kMaxCommandsPerBatch = 64;
-
 const vk::MemoryBarrier2 kFullBarrier{
     .srcStageMask = vk::PipelineStageFlagBits2::eComputeShader | vk::PipelineStageFlagBits2::eTransfer,
     .srcAccessMask = vk::AccessFlagBits2::eShaderWrite | vk::AccessFlagBits2::eTransferWrite,
@@ -29,7 +26,7 @@ const vk::raii::Device& Recorder::device() const { return stream_.core_->device(
 void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
   auto& batch = *stream_.open_;
   Buffer& b = *buffer;
-  if (b.contents_lost && access == Access::Read) throw Error(ErrorKind::Driver, kContentsLost);
+  if (b.contents_lost && access == Access::Read) throw Error(ErrorKind::Driver, stream_.lost_message());
   // Outputs are always fresh buffers and inputs are never written, so the only hazard is a
   // read (or write) of a buffer written earlier in this batch since the last barrier.
   bool written = b.last_write_batch == batch.value && b.last_write_epoch == stream_.epoch_;
@@ -78,11 +75,15 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   });
   if (const char* env = std::getenv("NX_VULKAN_FAIL_SUBMIT"); env && *env)
     fail_at_ = std::strtoull(env, nullptr, 10);
+  const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
+  threaded_ = !(env && std::string(env) == "0");
+  if (threaded_) submitter_ = std::thread([this] { submitter_loop(); });
 }
 
-void Stream::fail_submission(uint64_t n) {
+void Stream::fail_submission(uint64_t n, vk::Result result) {
   std::lock_guard lock(mutex_);
   fail_at_ = n == 0 ? 0 : submissions_ + n;
+  fail_with_ = result;
 }
 
 Stream::~Stream() {
@@ -90,10 +91,20 @@ Stream::~Stream() {
     synchronize();
   } catch (...) {
     // Device lost: nothing more can be waited for; handles are released below regardless.
-    core_->device().waitIdle();
+    try {
+      core_->device().waitIdle();
+    } catch (...) {
+    }
   }
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_submitter_.notify_one();
+  if (submitter_.joinable()) submitter_.join();
   std::lock_guard lock(mutex_);
   in_flight_.clear();
+  queued_.clear();
   open_.reset();
   free_cmds_.clear();
   free_param_blocks_.clear();
@@ -127,20 +138,37 @@ void Stream::barrier_locked() {
 }
 
 void Stream::record(const std::function<void(Recorder&)>& fn) {
-  std::lock_guard lock(mutex_);
-  translate_vk("recording", [&] {
-    open_batch_locked();
-    Recorder rec(*this, *open_->cmd);
-    fn(rec);
-    open_->commands += rec.commands_;
-    stats_.commands += rec.commands_;
-    retire_locked(false);
-    if (open_->commands >= kMaxCommandsPerBatch || (in_flight_.empty() && open_->commands > 0))
-      submit_locked();
-  });
+  // A batch is closed when it holds this many commands; without the thread, it is also
+  // submitted at once when the device is idle.
+  constexpr uint32_t kMaxCommandsPerBatch = 64;
+  bool wake = false;
+  {
+    Lock lock(mutex_);
+    core_->check_not_lost();
+    translate_vk("recording", [&] {
+      open_batch_locked();
+      Recorder rec(*this, *open_->cmd);
+      fn(rec);
+      open_->commands += rec.commands_;
+      stats_.commands += rec.commands_;
+      retire_locked(false);
+    });
+    bool full = open_->commands >= kMaxCommandsPerBatch;
+    if (!threaded_) {
+      // A failure shows as the loss of what the batch would have written, as on the thread.
+      if (full || (in_flight_.empty() && open_->commands > 0)) {
+        translate_vk("submitting", [&] { close_locked(); });
+        submit_queued(lock);
+      }
+      return;
+    }
+    if (full) translate_vk("submitting", [&] { close_locked(); });
+    wake = submitter_sleeping_ && (!queued_.empty() || (open_ && open_->commands > 0));
+  }
+  if (wake) wake_submitter_.notify_one();
 }
 
-void Stream::submit_locked() {
+void Stream::close_locked() {
   if (!open_) return;
   Batch batch = std::move(*open_);
   open_.reset();
@@ -153,28 +181,77 @@ void Stream::submit_locked() {
       .dstAccessMask = vk::AccessFlagBits2::eHostRead};
   cmd.pipelineBarrier2({.memoryBarrierCount = 1, .pMemoryBarriers = &to_host});
   cmd.end();
-  vk::CommandBufferSubmitInfo cmd_info{.commandBuffer = *cmd};
-  vk::SemaphoreSubmitInfo signal{.semaphore = **timeline_,
-                                 .value = batch.value,
-                                 .stageMask = vk::PipelineStageFlagBits2::eAllCommands};
-  vk::SubmitInfo2 submit{.commandBufferInfoCount = 1,
-                         .pCommandBufferInfos = &cmd_info,
-                         .signalSemaphoreInfoCount = 1,
-                         .pSignalSemaphoreInfos = &signal};
-  bool injected = ++submissions_ == fail_at_;
-  // vkQueueSubmit is externally synchronised: the stream's mutex serialises it.
-  VkResult r = injected ? VK_ERROR_OUT_OF_DEVICE_MEMORY
-                        : core_->device().getDispatcher()->vkQueueSubmit2(
-                              static_cast<VkQueue>(core_->queue()), 1,
-                              reinterpret_cast<const VkSubmitInfo2*>(&submit), VK_NULL_HANDLE);
-  if (r != VK_SUCCESS) {
+  queued_.push_back(std::move(batch));
+}
+
+std::optional<Error> Stream::submit_queued(Lock& lock) {
+  std::optional<Error> failure;
+  while (!queued_.empty() && !submitting_) {
+    Batch batch = std::move(queued_.front());
+    queued_.pop_front();
+    if (batch.value <= doomed_through_) {
+      abandon_locked(batch);
+      continue;
+    }
+    vk::CommandBufferSubmitInfo cmd_info{.commandBuffer = **batch.cmd};
+    vk::SemaphoreSubmitInfo signal{.semaphore = **timeline_,
+                                   .value = batch.value,
+                                   .stageMask = vk::PipelineStageFlagBits2::eAllCommands};
+    vk::SubmitInfo2 submit{.commandBufferInfoCount = 1,
+                           .pCommandBufferInfos = &cmd_info,
+                           .signalSemaphoreInfoCount = 1,
+                           .pSignalSemaphoreInfos = &signal};
+    bool injected = ++submissions_ == fail_at_;
+    submitting_ = true;
+    lock.unlock();
+    // vkQueueSubmit is externally synchronised: `submitting_` admits one submitter at a time.
+    VkResult r = injected ? static_cast<VkResult>(fail_with_)
+                          : core_->device().getDispatcher()->vkQueueSubmit2(
+                                static_cast<VkQueue>(core_->queue()), 1,
+                                reinterpret_cast<const VkSubmitInfo2*>(&submit), VK_NULL_HANDLE);
+    lock.lock();
+    submitting_ = false;
+    if (r == VK_SUCCESS) {
+      ++stats_.submits;
+      in_flight_.push_back(std::move(batch));
+      continue;
+    }
+    std::string what = injected ? "vkQueueSubmit2 (failure injected by NX_VULKAN_FAIL_SUBMIT / fail_submission)"
+                                : "vkQueueSubmit2";
+    what += " failed: " + vk::to_string(static_cast<vk::Result>(r));
+    if (r == VK_ERROR_DEVICE_LOST) core_->mark_lost();
+    // Every batch recorded until now may read what this one would have written.
+    doomed_through_ = next_value_ - 1;
+    last_failure_ = what;
     abandon_locked(batch);
-    throw_vk(static_cast<vk::Result>(r),
-             injected ? "vkQueueSubmit2 (failure injected by NX_VULKAN_FAIL_SUBMIT / fail_submission)"
-                      : "vkQueueSubmit2");
+    if (!failure) failure.emplace(error_kind_for(static_cast<vk::Result>(r)), what);
   }
-  ++stats_.submits;
-  in_flight_.push_back(std::move(batch));
+  // Work recorded while another caller was submitting: the thread takes it.
+  if (submitter_sleeping_ && (!queued_.empty() || (open_ && open_->commands > 0))) wake_submitter_.notify_one();
+  return failure;
+}
+
+void Stream::submit_now(Lock& lock) {
+  translate_vk("submitting", [&] { close_locked(); });
+  if (auto failure = submit_queued(lock)) throw *failure;
+}
+
+void Stream::submitter_loop() {
+  Lock lock(mutex_);
+  for (;;) {
+    submitter_sleeping_ = true;
+    wake_submitter_.wait(lock, [&] {
+      return stopping_ || (!submitting_ && (!queued_.empty() || (open_ && open_->commands > 0)));
+    });
+    submitter_sleeping_ = false;
+    if (stopping_) return;
+    try {
+      if (queued_.empty()) close_locked();
+      submit_queued(lock);  // a failure is reported through the buffers it lost
+    } catch (...) {
+      // Ending a command buffer failed (device lost): its waits report it.
+    }
+  }
 }
 
 // The batch never ran. Its timeline value is completed from the host, so that no wait for it
@@ -219,47 +296,59 @@ void Stream::retire_locked(bool) {
   }
 }
 
-void Stream::wait_value(uint64_t value) {
-  if (value == 0) return;
+bool Stream::wait_value(uint64_t value, uint64_t timeout_ns) {
+  if (value == 0) return true;
   vk::Semaphore sem = **timeline_;
   vk::SemaphoreWaitInfo info{.semaphoreCount = 1, .pSemaphores = &sem, .pValues = &value};
   VkResult r = core_->device().getDispatcher()->vkWaitSemaphores(
       static_cast<VkDevice>(*core_->device()), reinterpret_cast<const VkSemaphoreWaitInfo*>(&info),
-      UINT64_MAX);
+      timeout_ns);
+  if (r == VK_TIMEOUT) return false;
+  if (r == VK_ERROR_DEVICE_LOST) core_->mark_lost();
   if (r != VK_SUCCESS) throw_vk(static_cast<vk::Result>(r), "vkWaitSemaphores");
+  return true;
 }
 
-void Stream::wait_for_writes(const Buffer& buffer) {
+std::string Stream::lost_message() const { return std::string(kContentsLost) + " (" + last_failure_ + ")"; }
+
+bool Stream::wait_for_writes(const Buffer& buffer, uint64_t timeout_ns) {
   uint64_t value;
   {
-    std::lock_guard lock(mutex_);
-    if (buffer.contents_lost) throw Error(ErrorKind::Driver, kContentsLost);
+    Lock lock(mutex_);
+    core_->check_not_lost();
+    if (buffer.contents_lost) throw Error(ErrorKind::Driver, lost_message());
     value = buffer.last_write_batch;
-    if (value == 0) return;
-    if (open_ && open_->value == value) translate_vk("submitting", [&] { submit_locked(); });
+    if (value == 0) return true;
+    // Submitted here rather than by the thread, which would add its wake-up to the wait. A
+    // failure shows as this buffer's loss below.
+    if (open_ && open_->value == value) translate_vk("submitting", [&] { close_locked(); });
+    submit_queued(lock);
     ++stats_.waits;
   }
-  wait_value(value);
+  if (!wait_value(value, timeout_ns)) return false;
   std::lock_guard lock(mutex_);
   translate_vk("retiring", [&] { retire_locked(false); });
-  if (buffer.contents_lost) throw Error(ErrorKind::Driver, kContentsLost);
+  core_->check_not_lost();
+  if (buffer.contents_lost) throw Error(ErrorKind::Driver, lost_message());
+  return true;
 }
 
 void Stream::flush() {
-  std::lock_guard lock(mutex_);
-  translate_vk("submitting", [&] { submit_locked(); });
+  Lock lock(mutex_);
+  submit_now(lock);
 }
 
 void Stream::synchronize() {
   uint64_t value;
   {
-    std::lock_guard lock(mutex_);
-    translate_vk("submitting", [&] { submit_locked(); });
+    Lock lock(mutex_);
+    submit_now(lock);
     value = next_value_ - 1;
   }
   wait_value(value);
   std::lock_guard lock(mutex_);
   translate_vk("retiring", [&] { retire_locked(true); });
+  core_->check_not_lost();
 }
 
 StreamStats Stream::stats() const {

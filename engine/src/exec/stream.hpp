@@ -2,20 +2,29 @@
 // in batches without waiting; each batch signals a timeline-semaphore value, and a download
 // waits only for the batch that last wrote its buffer. Barriers are inserted only on real
 // hazards (a buffer read or written after a write, or written after a read, in the same batch).
-// All methods are thread-safe: recording and submission are serialised by one mutex, waiting
-// happens outside it.
+// A submitting thread hands batches to the queue, so recording never waits for
+// vkQueueSubmit2 (tens of microseconds on some drivers); the batch grows while the previous
+// one is being submitted. A caller about to wait submits its batch itself when the thread is
+// idle, sparing the wait a thread hop. NX_VULKAN_SUBMIT_THREAD=0 submits from the recording
+// thread instead, whenever the device has run dry (for comparison).
+// All methods are thread-safe: recording and batch hand-over are serialised by one mutex;
+// submission and waiting happen outside it.
 #pragma once
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "common/vk.hpp"
 #include "device/device_core.hpp"
 #include "memory/buffer.hpp"
+#include "nxv/error.hpp"
 
 namespace nxv {
 
@@ -62,11 +71,12 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  // Runs `record` with the lock held on the open batch; submits when the batch is full or the
-  // GPU has run dry. Exceptions from `record` leave the batch usable.
+  // Runs `record` with the lock held on the open batch, which the submitting thread takes
+  // when it is free. Exceptions from `record` leave the batch usable.
   void record(const std::function<void(Recorder&)>& record);
-  // Blocks until the GPU has finished the batch that last wrote `buffer`.
-  void wait_for_writes(const Buffer& buffer);
+  // Blocks until the GPU has finished the batch that last wrote `buffer`, or for at most
+  // `timeout_ns`: returns whether it has finished.
+  bool wait_for_writes(const Buffer& buffer, uint64_t timeout_ns = UINT64_MAX);
   // Submits the open batch (if any) and waits for all work.
   void synchronize();
   // Submits the open batch without waiting.
@@ -74,7 +84,10 @@ class Stream {
   StreamStats stats() const;
   // Fault injection for tests: the `n`-th submission from now fails as if the driver had
   // refused it (n >= 1; 0 disarms). NX_VULKAN_FAIL_SUBMIT=n arms it when the stream is created.
-  void fail_submission(uint64_t n);
+  // A failed submission loses that batch and every batch recorded before the failure was
+  // known (they may read its outputs): reading what they wrote raises, naming the failure.
+  // `result` is the failure reported; VK_ERROR_DEVICE_LOST marks the device lost.
+  void fail_submission(uint64_t n, vk::Result result = vk::Result::eErrorOutOfDeviceMemory);
 
  private:
   friend class Recorder;
@@ -88,12 +101,22 @@ class Stream {
     uint32_t commands = 0;
   };
 
+  using Lock = std::unique_lock<std::mutex>;
   void open_batch_locked();
-  void submit_locked();
+  // Ends the open batch and queues it for submission.
+  void close_locked();
+  // Submits queued batches in order until none is left, unless another thread is submitting
+  // (it drains the queue itself). Returns the first failure, if any.
+  std::optional<Error> submit_queued(Lock& lock);
+  // close_locked, then submit_queued; throws a failure of this call's own submissions.
+  void submit_now(Lock& lock);
+  void submitter_loop();
   void abandon_locked(Batch& batch);
+  std::string lost_message() const;
   void retire_locked(bool block_until_all);
   void barrier_locked();
-  void wait_value(uint64_t value);
+  // Whether `value` was reached within `timeout_ns`.
+  bool wait_value(uint64_t value, uint64_t timeout_ns = UINT64_MAX);
   uint64_t completed_value() const;
 
   std::shared_ptr<DeviceCore> core_;
@@ -103,12 +126,22 @@ class Stream {
   std::vector<vk::raii::CommandBuffer> free_cmds_;
   std::vector<std::shared_ptr<Buffer>> free_param_blocks_;
   std::optional<Batch> open_;
+  std::deque<Batch> queued_;     // closed, waiting for submission, in value order
+  bool submitting_ = false;      // a batch is between queued_ and in_flight_
   std::deque<Batch> in_flight_;
   uint64_t next_value_ = 1;
   uint64_t epoch_ = 1;  // barrier epoch inside the open batch
   StreamStats stats_;
   uint64_t submissions_ = 0;    // attempted, failed ones included
   uint64_t fail_at_ = 0;        // injected failure: the attempt with this number fails
+  vk::Result fail_with_ = vk::Result::eErrorOutOfDeviceMemory;
+  uint64_t doomed_through_ = 0;  // batches up to this value were recorded before a failure
+  std::string last_failure_;     // named when a lost buffer is read
+  std::condition_variable wake_submitter_;
+  bool submitter_sleeping_ = false;
+  bool stopping_ = false;
+  bool threaded_ = false;
+  std::thread submitter_;  // started last, joined first
 };
 
 }  // namespace nxv

@@ -29,8 +29,10 @@ void record_buffer_copy(Recorder& rec, const Buffer& src, uint64_t src_offset, c
 
 void check_same_device(Device& device, const Tensor& t) {
   if (!t.buffer) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
-  if (t.buffer->core_ptr() != device.impl().core)
+  if (t.buffer->core_ptr() != device.impl().core) {
+    t.buffer->core_ptr()->check_not_lost();  // a tensor of a device since re-opened
     throw Error(ErrorKind::InvalidArgument, "tensor lives on another device");
+  }
 }
 
 Tensor empty(Device& device, DType type, const Shape& shape) {
@@ -66,19 +68,23 @@ Tensor from_host(Device& device, DType type, const Shape& shape, const void* dat
 }
 
 void to_host(Device& device, const Tensor& tensor, void* dst, size_t bytes) {
+  try_to_host(device, tensor, dst, bytes, UINT64_MAX);
+}
+
+bool try_to_host(Device& device, const Tensor& tensor, void* dst, size_t bytes, uint64_t timeout_ns) {
   check_same_device(device, tensor);
   uint64_t n = uint64_t(tensor.size());
   if (bytes != n * dtype_size(tensor.type))
     throw Error(ErrorKind::InvalidArgument, "destination of " + std::to_string(bytes) + " bytes does not match " +
                                                 std::to_string(n) + " elements");
-  if (bytes == 0) return;
+  if (bytes == 0) return true;
   Tensor t = tensor.is_contiguous() ? tensor : contiguous(device, tensor);
   uint64_t offset = uint64_t(t.offset) * dtype_size(t.type);
   auto& impl = device.impl();
   if (t.buffer->host_readable()) {
-    impl.stream.wait_for_writes(*t.buffer);
+    if (!impl.stream.wait_for_writes(*t.buffer, timeout_ns)) return false;
     t.buffer->read_host(offset, dst, bytes);
-    return;
+    return true;
   }
   auto staging = impl.allocate(bytes, BufferKind::Download);
   impl.stream.record([&](Recorder& rec) {
@@ -86,8 +92,9 @@ void to_host(Device& device, const Tensor& tensor, void* dst, size_t bytes) {
     rec.use(staging, Access::Write);
     record_buffer_copy(rec, *t.buffer, offset, *staging, 0, bytes);
   });
-  impl.stream.wait_for_writes(*staging);
+  if (!impl.stream.wait_for_writes(*staging, timeout_ns)) return false;
   staging->read_host(0, dst, bytes);
+  return true;
 }
 
 std::vector<std::byte> to_host(Device& device, const Tensor& tensor) {

@@ -5,8 +5,9 @@ defmodule Nx.Vulkan.Error do
   `:kind` is one of `:unsupported` (a valid request that the device or the engine cannot
   serve; the message says what is missing), `:out_of_memory`, `:deallocated` (a tensor used
   after `Nx.backend_deallocate/1`), `:not_started` (the `:nx_vulkan` application is not running
-  and could not be started) and `:driver` (any other Vulkan failure: a failed submission, a
-  lost device, or reading a tensor whose computation was lost with a failed submission). Caller mistakes
+  and could not be started), `:device_lost` (the driver lost the device: its tensors are gone;
+  `Nx.Vulkan.reopen_device/1` opens it again) and `:driver` (any other Vulkan failure: a failed
+  submission, or reading a tensor whose computation was lost with one). Caller mistakes
   (`:invalid_argument`) raise `ArgumentError` instead.
   """
   defexception [:kind, :message]

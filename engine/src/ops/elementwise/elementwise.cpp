@@ -50,7 +50,10 @@ class ElementwiseFamily final : public Family {
     bool has_f64 = a.device.has(kCapFloat64);
     FeatureSet features;
     if (chain) {
-      chain_rounding(a.attrs.as<ElementwiseChain>(), in, has_f64, &features);  // split or not, native
+      const auto& steps = a.attrs.as<ElementwiseChain>();
+      if (!has_f64)
+        if (std::string needs = chain_f64_required_error(steps, in); !needs.empty()) return not_native(needs);
+      chain_rounding(steps, in, has_f64, &features);  // split or not, native
     } else {
       if (!has_f64)
         if (std::string needs = f64_required_error(a.op, a.out.type, in); !needs.empty()) return not_native(needs);

@@ -76,6 +76,17 @@ std::string chain_typing_error(const ElementwiseChain& chain, DType out, const s
   return "";
 }
 
+std::string chain_f64_required_error(const ElementwiseChain& chain, const std::vector<DType>& in) {
+  for (size_t s = 0; s < chain.steps.size(); ++s) {
+    const ChainStep& step = chain.steps[s];
+    std::vector<DType> types;
+    for (const auto& o : step.operands) types.push_back(operand_type(chain, in, o));
+    if (std::string why = f64_required_error(step.op, step.out, types); !why.empty())
+      return "elementwise_chain step " + std::to_string(s) + ": " + why;
+  }
+  return "";
+}
+
 bool several_float_roundings(OpId op, const ScalarExpr& e) {
   using enum OpId;
   auto uses = [&](const char* type) {

@@ -34,6 +34,10 @@ struct ElementwiseChain {
 // is not), operands refer to inputs or earlier steps, and the last step gives `out`; else why.
 std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid);
 
+// On a device without f64: why a step of the chain cannot run (f64_required_error of the first
+// step that needs f64), empty when none does.
+std::string chain_f64_required_error(const ElementwiseChain& chain, const std::vector<DType>& in);
+
 // Why a chain cannot run as one kernel with the bits of its steps run one by one. Each
 // intermediate is rounded to its type in code no compiler folds (f16 in integer code, the
 // others through their storage type and an exclusive or with a zero the compiler cannot see),
