@@ -356,16 +356,14 @@ defmodule Nx.Vulkan.Backend do
   # Integer starts clamped into range (0 stands for a tensor start), the axes with tensor
   # starts, and those tensors.
   defp split_starts(start_indices, shape, lengths) do
-    [Tuple.to_list(shape), start_indices, lengths, Enum.to_list(0..(tuple_size(shape) - 1)//1)]
-    |> Enum.zip_with(fn
-      [dim, index, length, _axis] when is_integer(index) -> {min(max(index, 0), dim - length), []}
-      [_dim, %T{} = index, _length, axis] -> {0, [{axis, index}]}
-    end)
-    |> Enum.unzip()
-    |> then(fn {starts, dynamic} ->
-      dynamic = List.flatten(dynamic)
-      {starts, Enum.map(dynamic, &elem(&1, 0)), Enum.map(dynamic, &elem(&1, 1))}
-    end)
+    {starts, axes, tensors} = OpArgs.dynamic_starts(start_indices)
+
+    starts =
+      Enum.zip_with([Tuple.to_list(shape), starts, lengths], fn [dim, index, length] ->
+        min(max(index, 0), dim - length)
+      end)
+
+    {starts, axes, tensors}
   end
 
   defp dynamic(callback, out, inputs, options, dynamic_axes, host_args) do
