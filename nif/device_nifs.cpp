@@ -170,6 +170,16 @@ ERL_NIF_TERM kernel_cache_stats_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv
   });
 }
 
+// stream_stats(index) -> {:ok, %{submits, commands, barriers, waits}}: waits counts the host
+// waits for results (downloads that found their data not ready yet).
+ERL_NIF_TERM stream_stats_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    nxv::StreamStatistics s = device_at(get_int64(env, argv[0], "device"))->stream_stats();
+    nlohmann::json json = {{"submits", s.submits}, {"commands", s.commands}, {"barriers", s.barriers}, {"waits", s.waits}};
+    return make_ok(env, json_to_term(env, json));
+  });
+}
+
 // save_pipeline_cache(index) -> :ok: writes the device's pipeline cache if it has new
 // pipelines; a device never opened has nothing to save (and is not opened).
 ERL_NIF_TERM save_pipeline_cache_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {

@@ -74,6 +74,15 @@ defmodule Nx.Vulkan do
     index |> device_index() |> NIF.kernel_cache_stats() |> Error.unwrap!()
   end
 
+  @doc """
+  Stream statistics of the device: `%{submits: n, commands: n, barriers: n, waits: n}`, where
+  `waits` counts the times the host waited for the device's results (a download whose data was
+  not ready yet).
+  """
+  def stream_statistics(index \\ nil) do
+    index |> device_index() |> NIF.stream_stats() |> Error.unwrap!()
+  end
+
   @doc "Writes the device's pipeline cache now if it has pipelines not saved yet."
   def save_pipeline_cache(index \\ nil) do
     index |> device_index() |> NIF.save_pipeline_cache() |> Error.unwrap!()

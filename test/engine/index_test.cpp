@@ -92,6 +92,46 @@ TEST_F(Index, TakeAndTakeAlongAxis) {
   }
 }
 
+// Gathers whose output spans buffer chunks (64 KiB chunks here): one launch per chunk, every
+// word in its place, for 16-byte words (take of rows), 2-byte elements (gather) and
+// take_along_axis.
+TEST(IndexChunks, GatherOutputsSpanChunks) {
+  std::shared_ptr<Device> dev;
+  try {
+    dev = Device::open({.max_chunk_bytes = 1 << 16});
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << e.what();
+  }
+  std::mt19937 rng(sample_seed() + 11);
+  std::vector<float> table(1000 * 16);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = float(i);
+  Tensor t = upload(*dev, DType::F32, {1000, 16}, table);  // 64000 bytes: one chunk
+  std::vector<int32_t> idx(3001);
+  for (auto& x : idx) x = int32_t(rng() % 1002) - 1;  // -1 and 1000 clamp
+  Tensor ti = upload(*dev, DType::S32, {3001}, idx);
+  auto got = download<float>(*dev, run_op(*dev, "take", {DType::F32, {3001, 16}}, {t, ti}, axis_attrs(0)));
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(got[i], table[size_t(std::clamp(idx[i / 16], 0, 999)) * 16 + i % 16]) << i;
+
+  std::vector<uint16_t> h(250 * 3);  // slices of 3 u16: moved as 2-byte words
+  for (size_t i = 0; i < h.size(); ++i) h[i] = uint16_t(i * 7);
+  Tensor th = upload(*dev, DType::U16, {250, 3}, h);
+  std::vector<uint8_t> gi(20000);
+  for (auto& x : gi) x = uint8_t(rng() % 256);  // 250..255 clamp
+  Tensor tg = upload(*dev, DType::U8, {20000, 1}, gi);  // output 120000 bytes
+  auto g = download<uint16_t>(*dev, run_op(*dev, "gather", {DType::U16, {20000, 3}}, {th, tg}, axes_attrs({0})));
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_EQ(g[i], h[size_t(std::min<uint8_t>(gi[i / 3], 249)) * 3 + i % 3]) << i;
+
+  std::vector<float> rows(2000 * 8);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = float(i) + 0.5f;
+  Tensor tr = upload(*dev, DType::F32, {2000, 8}, rows);  // 64000 bytes
+  std::vector<uint8_t> along(2000 * 20);
+  for (auto& x : along) x = uint8_t(rng() % 9);  // 8 clamps
+  Tensor ta = upload(*dev, DType::U8, {2000, 20}, along);  // output 160000 bytes
+  auto s = download<float>(*dev, run_op(*dev, "take_along_axis", {DType::F32, {2000, 20}}, {tr, ta}, axis_attrs(1)));
+  for (size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i], rows[(i / 20) * 8 + std::min<uint8_t>(along[i], 7)]) << i;
+}
+
 TEST_F(Index, IndexedAddSumsDuplicatesAsNxDoes) {
   // integers: exact, wrapping in the output type
   std::vector<uint8_t> target{250, 1, 2, 3, 4};

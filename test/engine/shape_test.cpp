@@ -226,6 +226,135 @@ TEST_F(Shape_, StackMixedTypesAndPutSlice) {
   EXPECT_EQ(download<float>(*device_, put), (std::vector<float>{0.5f, 1.5f, -2.5f, 3.25f, 9, 10}));
 }
 
+// slice and put_slice with start tensors (every index type; negative, out-of-range and huge
+// values clamped as Nx clamps them) on transposed inputs, against the host reference; recording
+// them waits for nothing.
+TEST_F(Shape_, DynamicStartsAreClampedOnTheDevice) {
+  const DType index_types[] = {DType::U8, DType::U16, DType::U32, DType::U64, DType::S8, DType::S16, DType::S32, DType::S64};
+  auto start_tensor = [&](DType t, int64_t v) {  // v wrapped into t, little-endian
+    std::vector<std::byte> b(dtype_size(t));
+    std::memcpy(b.data(), &v, b.size());
+    return from_host(*device_, t, {}, b.data(), b.size());
+  };
+  // What Nx makes of v stored as t: its value in t, clamped into [0, limit].
+  auto clamped = [](DType t, int64_t v, int64_t limit) -> int64_t {
+    size_t w = dtype_size(t) * 8;
+    if (is_signed(t)) {
+      int64_t x = w == 64 ? v : int64_t(uint64_t(v) << (64 - w)) >> (64 - w);
+      return std::clamp<int64_t>(x, 0, limit);
+    }
+    uint64_t x = w == 64 ? uint64_t(v) : uint64_t(v) & ((1ull << w) - 1);
+    return int64_t(std::min<uint64_t>(x, uint64_t(limit)));
+  };
+  const int64_t values[] = {0, 1, 2, -1, -7, 255, 65535, int64_t(0xFFFFFFFF), int64_t(0x100000002), INT64_MIN, INT64_MAX, 3};
+  for (int trial = 0; trial < 24; ++trial) {
+    DType type = kTypes[trial % 5];
+    size_t e = dtype_size(type);
+    size_t rank = 1 + rng() % 3;
+    Shape stored = random_shape(rank, 9);
+    auto data = random_bytes(rng, size_t(shape_size(stored)) * e);
+    Tensor base = from_host(*device_, type, stored, data.data(), data.size());
+    std::vector<int64_t> perm = permutation(rank);
+    Tensor t = transpose_view(base, perm);
+    const Shape& shape = t.shape;
+    ShapeAttrs a;
+    std::vector<Tensor> starts;
+    std::vector<int64_t> want_start(rank);
+    a.lengths.resize(rank), a.steps.resize(rank), a.starts.resize(rank);
+    Shape out(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      a.lengths[d] = 1 + int64_t(rng() % shape[d]);
+      a.steps[d] = 1 + int64_t(rng() % 2);
+      out[d] = (a.lengths[d] + a.steps[d] - 1) / a.steps[d];
+      int64_t limit = shape[d] - a.lengths[d];
+      if (rng() % 3 == 0) {  // a static start
+        a.starts[d] = int64_t(rng() % (shape[d] + 2)) - 1;
+        want_start[d] = std::clamp<int64_t>(a.starts[d], 0, limit);
+      } else {
+        DType it = index_types[rng() % 8];
+        int64_t v = values[rng() % std::size(values)];
+        a.dynamic_axes.push_back(int64_t(d));
+        starts.push_back(start_tensor(it, v));
+        want_start[d] = clamped(it, v, limit);
+      }
+    }
+    std::vector<Tensor> inputs{t};
+    inputs.insert(inputs.end(), starts.begin(), starts.end());
+    uint64_t waits = device_->stream_stats().waits;
+    Tensor r = run_op(*device_, "slice", {type, out}, inputs, attrs(a));
+    EXPECT_EQ(device_->stream_stats().waits, waits);
+    auto in_index = [&](const std::vector<int64_t>& c) {  // logical coordinates -> stored element
+      std::vector<int64_t> sc(rank);
+      for (size_t d = 0; d < rank; ++d) sc[perm[d]] = c[d];
+      return linear(sc, stored);
+    };
+    auto expected = gather(data, e, shape_size(out), [&](int64_t i) {
+      auto c = coords(i, out);
+      for (size_t d = 0; d < rank; ++d) c[d] = want_start[d] + c[d] * a.steps[d];
+      return in_index(c);
+    });
+    ASSERT_EQ(bytes_of(r), expected) << "slice trial " << trial << " " << dtype_name(type);
+    waits = device_->stream_stats().waits;  // after the download above
+
+    // put_slice of a transposed update at dynamic starts into the (transposed) tensor.
+    Shape upd_shape(rank);
+    for (size_t d = 0; d < rank; ++d) upd_shape[d] = a.lengths[d];
+    Shape upd_stored(upd_shape.rbegin(), upd_shape.rend());
+    auto upd = random_bytes(rng, size_t(shape_size(upd_shape)) * e);
+    std::vector<int64_t> rev(rank);
+    for (size_t d = 0; d < rank; ++d) rev[d] = int64_t(rank - 1 - d);
+    Tensor u = transpose_view(from_host(*device_, type, upd_stored, upd.data(), upd.size()), rev);
+    std::vector<Tensor> put_inputs{t, u};
+    put_inputs.insert(put_inputs.end(), starts.begin(), starts.end());
+    ShapeAttrs p;
+    p.starts = a.starts, p.dynamic_axes = a.dynamic_axes;
+    Tensor put = run_op(*device_, "put_slice", {type, shape}, put_inputs, attrs(p));
+    EXPECT_EQ(device_->stream_stats().waits, waits);
+    std::vector<std::byte> want_put(size_t(shape_size(shape)) * e);
+    for (int64_t i = 0; i < shape_size(shape); ++i) {
+      auto c = coords(i, shape);
+      bool inside = true;
+      std::vector<int64_t> uc(rank);
+      for (size_t d = 0; d < rank; ++d) {
+        uc[d] = c[d] - want_start[d];
+        inside = inside && uc[d] >= 0 && uc[d] < upd_shape[d];
+      }
+      if (inside) {
+        std::vector<int64_t> us(uc.rbegin(), uc.rend());
+        std::memcpy(want_put.data() + i * e, upd.data() + linear(us, upd_stored) * e, e);
+      } else {
+        std::memcpy(want_put.data() + i * e, data.data() + in_index(c) * e, e);
+      }
+    }
+    ASSERT_EQ(bytes_of(put), want_put) << "put_slice trial " << trial << " " << dtype_name(type);
+  }
+}
+
+// Dynamic starts address the sliced tensor from one base address: a tensor over one buffer
+// chunk (64 KiB chunks here) is refused (host fallback), one inside a chunk slices natively.
+TEST(ShapeChunks, DynamicStartsIntoATensorOverOneChunkAreRefused) {
+  std::shared_ptr<Device> dev;
+  try {
+    dev = Device::open({.max_chunk_bytes = 1 << 16});
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << e.what();
+  }
+  std::vector<int32_t> v(100 * 400);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = int32_t(i);
+  Tensor t = upload(*dev, DType::S32, {400, 100}, v);  // 160000 bytes: three chunks
+  Tensor start = upload(*dev, DType::S16, {}, std::vector<int16_t>{-4});
+  ShapeAttrs a;
+  a.starts = {0, 0}, a.lengths = {149, 100}, a.steps = {1, 1}, a.dynamic_axes = {0};
+  Attrs at = Attrs::of(a);
+  Support s = check_op(*dev, OpId::slice, OutSpec{DType::S32, {149, 100}},
+                       std::vector<TensorSpec>{spec_of(t), spec_of(start)}, at);
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.kind, ErrorKind::Unsupported);
+  Tensor small = upload(*dev, DType::S32, {150, 100}, std::vector<int32_t>(v.begin(), v.begin() + 15000));
+  auto got = download<int32_t>(*dev, run_op(*dev, "slice", {DType::S32, {149, 100}}, {small, start}, at));
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], int32_t(i)) << i;
+}
+
 TEST_F(Shape_, IotaAndEye) {
   ShapeAttrs along;
   along.axis = 1;

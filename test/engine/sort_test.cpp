@@ -234,6 +234,64 @@ TEST_F(Sort, RadixRanksThroughSharedMemoryWithoutSubgroupOps) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
+// top_k: the first k of each row's stable descending argsort (Nx.Block.TopK's default), for every
+// type, k = 1 to the row length, rows of 1 to kRowSortMax keys, a transposed input; rows beyond
+// the shared-memory sort are refused (the block's default runs then).
+TEST_F(Sort, TopKIsTheFirstKOfTheDescendingArgsort) {
+  Device& d = *device_;
+  std::mt19937_64 rng(sample_seed() + 4);
+  std::string failures;
+  struct TopCase {
+    Shape shape;
+    int64_t k;
+    bool transposed;
+  };
+  const TopCase cases[] = {{{5, 17}, 1, false}, {{5, 17}, 17, false}, {{3, 4, 64}, 8, false}, {{9}, 4, false},
+                           {{40, 33}, 5, true},  {{2, 2048}, 30, false}, {{300, 1}, 1, false}, {{7, 256}, 8, false}};
+  for (DType t : kSortTypes) {
+    if (!check_op(d, OpId::sort, OutSpec{t, {4}}, std::vector<TensorSpec>{contiguous_spec(t, {4})},
+                  Attrs::of(SortAttrs{})))
+      continue;
+    for (const auto& c : cases) {
+      std::vector<uint64_t> x = sample_values(t, size_t(shape_size(c.shape)), rng);
+      Tensor input;
+      if (c.transposed) {  // rank 2: stored as its transpose
+        Shape stored{c.shape[1], c.shape[0]};
+        std::vector<uint64_t> st(x.size());
+        for (int64_t i = 0; i < c.shape[0]; ++i)
+          for (int64_t j = 0; j < c.shape[1]; ++j) st[size_t(j * c.shape[0] + i)] = x[size_t(i * c.shape[1] + j)];
+        auto bytes = pack(t, st);
+        input = transpose_view(from_host(d, t, stored, bytes.data(), bytes.size()), {1, 0});
+      } else {
+        auto bytes = pack(t, x);
+        input = from_host(d, t, c.shape, bytes.data(), bytes.size());
+      }
+      int64_t axis = int64_t(c.shape.size()) - 1, n = c.shape.back();
+      SortAttrs a;
+      a.k = c.k;
+      Shape out = c.shape;
+      out.back() = c.k;
+      auto got = download<int32_t>(d, run_op(d, "top_k", OutSpec{DType::S32, out}, {input}, Attrs::of(a)));
+      auto want = reference(t, x, c.shape, axis, true, true);
+      for (int64_t i = 0; i < shape_size(out); ++i) {
+        int64_t row = i / c.k, j = i % c.k;
+        if (uint64_t(got[size_t(i)]) != want[size_t(row * n + j)]) {
+          failures += "top_k " + std::string(dtype_name(t)) + " k=" + std::to_string(c.k) + " n=" +
+                      std::to_string(n) + " element " + std::to_string(i) + "\n";
+          break;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(failures.empty()) << failures;
+  Tensor long_rows = empty(d, DType::F32, {2, 2049});
+  SortAttrs a;
+  a.k = 3;
+  Support s = check_op(d, OpId::top_k, OutSpec{DType::S32, {2, 3}}, std::vector<TensorSpec>{spec_of(long_rows)}, Attrs::of(a));
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.kind, ErrorKind::Unsupported);
+}
+
 // Nx's order on the special floats, spelled out (one row, both directions).
 TEST_F(Sort, SpecialFloatsInNxOrder) {
   Device& d = *device_;

@@ -113,6 +113,12 @@ struct KernelCacheStats {
   uint64_t pipeline_cache_saves = 0;   // times the pipeline cache was written to disk
 };
 
+// The device's stream: batches submitted, commands recorded, barriers, and host waits for
+// results (each download that had to wait for the GPU).
+struct StreamStatistics {
+  uint64_t submits = 0, commands = 0, barriers = 0, waits = 0;
+};
+
 // All physical devices, features before any mask.
 std::vector<DeviceInfo> list_devices();
 
@@ -133,6 +139,7 @@ class Device : public std::enable_shared_from_this<Device> {
   MemoryStats memory_stats() const;
   void reset_peak_memory();
   KernelCacheStats kernel_cache_stats() const;
+  StreamStatistics stream_stats() const;
   // Writes the pipeline cache to the cache directory now if it has new pipelines.
   void save_pipeline_cache();
   // Fault injection for tests: the n-th submission from now fails as a driver failure would

@@ -109,6 +109,10 @@ const DeviceInfo& Device::info() const { return impl_->core->info(); }
 bool Device::has(Capability c) const { return impl_->core->has(c); }
 MemoryStats Device::memory_stats() const { return impl_->core->memory_stats(); }
 KernelCacheStats Device::kernel_cache_stats() const { return impl_->kernels.stats(); }
+StreamStatistics Device::stream_stats() const {
+  StreamStats s = impl_->stream.stats();
+  return {s.submits, s.commands, s.barriers, s.waits};
+}
 void Device::save_pipeline_cache() { impl_->kernels.save_pipeline_cache(); }
 void Device::fail_submission(uint64_t n, bool lose_device) {
   impl_->stream.fail_submission(n, lose_device ? vk::Result::eErrorDeviceLost : vk::Result::eErrorOutOfDeviceMemory);

@@ -55,6 +55,10 @@ defmodule Mix.Tasks.NxVulkan.Fixtures do
       "right_contract", "right_batch"}`
     * `slice(out, t, start, lengths, strides)`: `{"start_indices", "lengths", "strides"}`
     * `put_slice(out, t, start, slice)`: inputs `[t, slice]`, `{"start_indices"}`
+    * tensor start indices of `slice`/`put_slice`: one scalar input each after the data inputs,
+      `{"dynamic_axes": [axes]}`, 0 in `start_indices` at those axes
+    * `Nx.Block.TopK`: `top_k`, input `[t]`, `{"k"}`, expected the indices (the values are a
+      take_along_axis of them)
     * `concatenate(out, tensors, axis)`, `stack(out, tensors, axis)`: inputs = the list,
       `{"axis"}`
     * `window_sum|product|max|min(out, t, window_dims, opts)`: `{"window_dimensions", ...opts}`
@@ -319,6 +323,11 @@ defmodule NxVulkan.Fixtures do
 
   # Callback arguments become {op, inputs, options} through Nx.Vulkan.OpArgs, the encoding
   # the backend uses too.
+  # Nx.Block.TopK: the engine's top_k gives the indices (the backend gathers the values).
+  def to_case({:block, [%Nx.Block.TopK{k: k}, _output, [%Nx.Tensor{} = t], _fun], {_, indices}}) do
+    build_case("top_k", indices, [t], [k: k], indices)
+  end
+
   def to_case({:block, [struct, _output, args, _fun], result}) do
     with %Nx.Tensor{} <- result,
          true <- Enum.all?(args, &match?(%Nx.Tensor{}, &1)) do
@@ -329,7 +338,29 @@ defmodule NxVulkan.Fixtures do
     end
   end
 
-  def to_case({name, [out | rest], result}) do
+  # Tensor start indices travel as inputs after the data inputs (option dynamic_axes).
+  def to_case({name, [out, t, starts | rest], result}) when name in [:slice, :put_slice] do
+    if Enum.any?(starts, &match?(%Nx.Tensor{}, &1)) do
+      {ints, axes, tensors} = Nx.Vulkan.OpArgs.dynamic_starts(starts)
+
+      {inputs, opts} =
+        case {name, rest} do
+          {:slice, [lengths, strides]} ->
+            {[t | tensors], [start_indices: ints, lengths: lengths, strides: strides]}
+
+          {:put_slice, [slice]} ->
+            {[t, slice | tensors], [start_indices: ints]}
+        end
+
+      build_case(Atom.to_string(name), out, inputs, opts ++ [dynamic_axes: axes], result)
+    else
+      encoded_case(name, [out, t, starts | rest], result)
+    end
+  end
+
+  def to_case({name, args, result}), do: encoded_case(name, args, result)
+
+  defp encoded_case(name, [out | rest], result) do
     case Nx.Vulkan.OpArgs.encode(name, rest) do
       :skip -> nil
       {op, inputs, opts} -> build_case(Atom.to_string(op), out, inputs, opts, result)

@@ -248,6 +248,13 @@ defmodule Nx.Vulkan.Backend do
   # itself: each op inside decides).
 
   @impl true
+  def block(%Nx.Block.TopK{k: k} = struct, {values, indices}, [%T{} = tensor] = args, fun) do
+    case top_k(values, indices, tensor, k) do
+      {:ok, result} -> result
+      _ -> apply(fun, [struct | args])
+    end
+  end
+
   def block(struct, output, args, fun) do
     with %T{} <- output,
          true <- args != [] and Enum.all?(args, &match?(%T{}, &1)),
@@ -256,6 +263,18 @@ defmodule Nx.Vulkan.Backend do
       tensor
     else
       _ -> apply(fun, [struct | args])
+    end
+  end
+
+  # Nx.Block.TopK: the engine's top_k gives the indices (Nx's order: a stable descending
+  # argsort's first k), take_along_axis the values.
+  defp top_k(values, indices, tensor, k) do
+    device = pick_device([tensor])
+    axis = tuple_size(tensor.shape) - 1
+
+    with {:ok, indices} <- native(:top_k, device, indices, [tensor], k: k),
+         {:ok, values} <- native(:take_along_axis, device, values, [tensor, indices], axis: axis) do
+      {:ok, {values, indices}}
     end
   end
 
@@ -303,29 +322,57 @@ defmodule Nx.Vulkan.Backend do
   def clip(out, tensor, min, max),
     do: dispatch(:clip, [out, tensor, min, max])
 
-  # Start indices may be tensors (dynamic slicing): they are read and clamped here, so that
-  # the engine always gets static integers; the host fallback gets the callback's own arguments.
+  # Start indices may be scalar tensors (dynamic slicing): those travel to the engine as inputs
+  # (one per such axis, option `dynamic_axes`), which reads and clamps them on the device, so
+  # that recording the slice never waits for them. Integer starts are clamped here, as Nx
+  # clamps them. The host fallback gets the callback's own arguments.
   @impl true
   def slice(out, tensor, start_indices, lengths, strides) do
-    starts = static_indices(start_indices, tensor.shape, lengths)
-    args = [out, tensor, start_indices, lengths, strides]
-    dispatch(:slice, [out, tensor, starts, lengths, strides], args)
+    {starts, dynamic_axes, start_tensors} = split_starts(start_indices, tensor.shape, lengths)
+    host_args = [out, tensor, start_indices, lengths, strides]
+
+    if dynamic_axes == [] do
+      dispatch(:slice, [out, tensor, starts, lengths, strides], host_args)
+    else
+      options = [start_indices: starts, lengths: lengths, strides: strides]
+      dynamic(:slice, out, [tensor | start_tensors], options, dynamic_axes, host_args)
+    end
   end
 
   @impl true
   def put_slice(out, tensor, start_indices, slice) do
-    starts = static_indices(start_indices, tensor.shape, Tuple.to_list(slice.shape))
-    dispatch(:put_slice, [out, tensor, starts, slice], [out, tensor, start_indices, slice])
+    lengths = Tuple.to_list(slice.shape)
+    {starts, dynamic_axes, start_tensors} = split_starts(start_indices, tensor.shape, lengths)
+    host_args = [out, tensor, start_indices, slice]
+
+    if dynamic_axes == [] do
+      dispatch(:put_slice, [out, tensor, starts, slice], host_args)
+    else
+      options = [start_indices: starts]
+      dynamic(:put_slice, out, [tensor, slice | start_tensors], options, dynamic_axes, host_args)
+    end
   end
 
-  # Start indices may be scalar tensors (dynamic slicing): read them and clamp them into
-  # range the way Nx specifies, so that the engine always gets static integers.
-  defp static_indices(start_indices, shape, lengths) do
-    [Tuple.to_list(shape), start_indices, lengths]
-    |> Enum.zip_with(fn [dim, index, length] ->
-      index = if is_integer(index), do: index, else: Nx.to_number(index)
-      min(max(index, 0), dim - length)
-    end)
+  # Integer starts clamped into range (0 stands for a tensor start), the axes with tensor
+  # starts, and those tensors.
+  defp split_starts(start_indices, shape, lengths) do
+    {starts, axes, tensors} = OpArgs.dynamic_starts(start_indices)
+
+    starts =
+      Enum.zip_with([Tuple.to_list(shape), starts, lengths], fn [dim, index, length] ->
+        min(max(index, 0), dim - length)
+      end)
+
+    {starts, axes, tensors}
+  end
+
+  defp dynamic(callback, out, inputs, options, dynamic_axes, host_args) do
+    device = pick_device(inputs)
+
+    case native(callback, device, out, inputs, options ++ [dynamic_axes: dynamic_axes]) do
+      {:ok, tensor} -> tensor
+      {:host, reason} -> host(callback, device, host_args, reason)
+    end
   end
 
   @impl true

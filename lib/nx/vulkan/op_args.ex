@@ -79,6 +79,17 @@ defmodule Nx.Vulkan.OpArgs do
   end
 
   @doc """
+  Slice start indices split for the engine: `{starts, dynamic_axes, tensors}`, the integers as
+  given with 0 where a start is a tensor, the axes whose start is a tensor, and those tensors
+  (inputs after the op's data inputs).
+  """
+  def dynamic_starts(start_indices) do
+    dynamic = for {%Nx.Tensor{} = t, axis} <- Enum.with_index(start_indices), do: {axis, t}
+    starts = Enum.map(start_indices, fn i -> if is_integer(i), do: i, else: 0 end)
+    {starts, Enum.map(dynamic, &elem(&1, 0)), Enum.map(dynamic, &elem(&1, 1))}
+  end
+
+  @doc """
   An `Nx.block/4` extension as an op: named after its struct (Nx.Block.CumulativeSum ->
   `:cumulative_sum`, Nx.Block.LinAlg.Cholesky -> `:linalg_cholesky`), its tensor arguments as
   inputs and the struct's fields as options.

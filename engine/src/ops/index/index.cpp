@@ -136,13 +136,15 @@ class IndexFamily final : public Family {
     }
     if (expected != c.out.shape) return invalid("the output shape does not match");
     if (!is_scatter(c.op) && c.out.type != t.type) return invalid("the output type must be the tensor's");
-    // The kernels address each tensor from one base address: each must fit one buffer chunk
-    // (indexed_add's running sums take up to 16 bytes per target element).
+    // The kernels address each input from one base address: each must fit one buffer chunk, and
+    // so must scatter outputs (indexed_add's running sums take up to 16 bytes per target element)
     uint64_t chunk = c.device.impl().core->chunk_bytes();
     auto too_big = [&](const Shape& s, uint64_t bytes_each) {
       return shape_size(s) >= (int64_t(1) << 31) || uint64_t(shape_size(s)) * bytes_each > chunk;
     };
-    bool big = too_big(c.out.shape, c.op == OpId::indexed_add ? 16 : dtype_size(c.out.type));
+    // (gathers write their output chunk by chunk).
+    bool big = is_scatter(c.op) ? too_big(c.out.shape, c.op == OpId::indexed_add ? 16 : dtype_size(c.out.type))
+                                : shape_size(c.out.shape) >= (int64_t(1) << 31);
     for (const auto& i : c.inputs) big = big || too_big(i.shape, dtype_size(i.type));
     if (big) return not_native(name + ": tensors over 2^31 elements or one buffer chunk are not indexed natively yet");
     FeatureSet f;
@@ -201,7 +203,6 @@ class IndexFamily final : public Family {
         }
     push.q = uint32_t(slice_bytes / word);
     uint64_t n = uint64_t(g.outer) * push.rows * push.q;
-    push.n = uint32_t(n);
     VariantKey variant{.family = uint16_t(FamilyId::index), .op = uint16_t(OpId::gather)};
     variant.types[0] = idx.tensor.type;
     variant.type_count = 1;
@@ -218,14 +219,25 @@ class IndexFamily final : public Family {
       key.defines.emplace_back("ELEM_ALIGN", std::to_string(word));
       return key;
     });
-    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, n, kWorkgroupSize), 1, 1};
-    Launch& l = a.builder.launch(kernel, grid, push,
-                                 {{offsetof(IndexPush, out_addr), {a.output_slot, 0}},
-                                  {offsetof(IndexPush, in_addr), {src.slot, in_byte}},
-                                  {offsetof(IndexPush, idx_addr), {idx.slot, uint64_t(idx.tensor.offset) * dtype_size(idx.tensor.type)}}});
-    a.builder.use(l, src.slot, Access::Read);
-    a.builder.use(l, idx.slot, Access::Read);
-    a.builder.use(l, a.output_slot, Access::Write);
+    for (uint64_t at = 0; at < n;) {  // one launch per output chunk (chunks hold whole words)
+      uint64_t len = std::min<uint64_t>(n - at, a.output.buffer->bytes_left_in_chunk(at * word) / word);
+      len = std::min<uint64_t>(len, kMaxDispatchElements);
+      GatherPush gp{};
+      gp.base = push;
+      gp.base.n = uint32_t(len);
+      gp.start = uint32_t(at);
+      std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, len, kWorkgroupSize), 1, 1};
+      Launch& l = a.builder.launch(
+          kernel, grid, gp,
+          {{offsetof(GatherPush, base) + offsetof(IndexPush, out_addr), {a.output_slot, at * word}},
+           {offsetof(GatherPush, base) + offsetof(IndexPush, in_addr), {src.slot, in_byte}},
+           {offsetof(GatherPush, base) + offsetof(IndexPush, idx_addr),
+            {idx.slot, uint64_t(idx.tensor.offset) * dtype_size(idx.tensor.type)}}});
+      a.builder.use(l, src.slot, Access::Read);
+      a.builder.use(l, idx.slot, Access::Read);
+      a.builder.use(l, a.output_slot, Access::WriteDisjoint);
+      at += len;
+    }
   }
 
  private:

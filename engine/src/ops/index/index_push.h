@@ -22,4 +22,10 @@ NXV_STRUCT(IndexPush) {
   NXV_U32 pitch[NXV_INDEX_MAX_DEPTH];  // their row-major pitches, in slices
 };
 
+// gather.comp: one launch per buffer chunk of the output, which starts at output word `start`.
+NXV_STRUCT(GatherPush) {
+  IndexPush base;
+  NXV_U32 start;
+};
+
 #endif

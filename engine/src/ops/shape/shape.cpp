@@ -6,6 +6,7 @@
 
 #include "device/device_impl.hpp"
 #include "ops/elementwise/elementwise.hpp"
+#include "ops/shape/dynamic_slice_push.h"
 #include "ops/shape/shape_lowering.hpp"
 
 namespace nxv {
@@ -62,9 +63,11 @@ class ShapeFamily final : public Family {
         a.starts = r.integers("start_indices");
         a.lengths = r.integers("lengths");
         a.steps = r.has("strides") ? r.integers("strides") : std::vector<int64_t>(a.starts.size(), 1);
+        if (r.has("dynamic_axes")) a.dynamic_axes = r.integers("dynamic_axes");
         break;
       case OpId::put_slice:
         a.starts = r.integers("start_indices");
+        if (r.has("dynamic_axes")) a.dynamic_axes = r.integers("dynamic_axes");
         break;
       case OpId::pad:
         for (const auto& p : r.integer_lists("padding_config")) {
@@ -97,8 +100,25 @@ class ShapeFamily final : public Family {
     if (!creates(c.op) && c.inputs.empty()) return invalid("needs a tensor");
     const TensorSpec* in = c.inputs.empty() ? nullptr : &c.inputs[0];
     size_t rank = in ? in->shape.size() : out.size();
+    // slice and put_slice take their dynamic starts after the data inputs.
+    size_t data_count = c.inputs.size();
+    if (c.op == OpId::slice || c.op == OpId::put_slice) {
+      size_t wanted = (c.op == OpId::slice ? 1 : 2) + a.dynamic_axes.size();
+      if (c.inputs.size() != wanted) return invalid("takes its tensor(s) and one start tensor per dynamic axis");
+      data_count = wanted - a.dynamic_axes.size();
+      for (size_t j = 0; j < a.dynamic_axes.size(); ++j) {
+        int64_t ax = a.dynamic_axes[j];
+        if (ax < 0 || ax >= int64_t(rank) || (j > 0 && ax <= a.dynamic_axes[j - 1]))
+          return invalid("dynamic_axes must be increasing axes");
+        const TensorSpec& s = c.inputs[data_count + j];
+        if (!is_integer(s.type) || shape_size(s.shape) != 1) return invalid("a start index is an integer scalar");
+      }
+      if (!a.dynamic_axes.empty() && rank > NXV_DYNAMIC_SLICE_MAX_RANK)
+        return not_native(name + ": dynamic starts on tensors of rank over 8");
+    }
+    std::span<const TensorSpec> data = c.inputs.subspan(0, data_count);
     bool same_type = true;
-    for (const auto& i : c.inputs) same_type = same_type && i.type == c.out.type;
+    for (const auto& i : data) same_type = same_type && i.type == c.out.type;
     switch (c.op) {
       case OpId::reshape:
         if (shape_size(out) != shape_size(in->shape)) return invalid("cannot reshape " + shape_text(in->shape) + " to " + shape_text(out));
@@ -198,9 +218,15 @@ class ShapeFamily final : public Family {
     bool converts = c.op == OpId::pad || c.op == OpId::concatenate || c.op == OpId::stack || c.op == OpId::put_slice;
     if (!same_type && !converts) return invalid("the output type must be the input's");
     if (shape_size(out) >= (int64_t(1) << 32)) return not_native(name + ": tensors of 2^32 elements or more");
+    if (!a.dynamic_axes.empty()) {  // the kernel addresses the sliced tensor from one base address
+      const Shape& whole = c.op == OpId::slice ? in->shape : out;
+      uint64_t chunk = c.device.impl().core->chunk_bytes();
+      if (uint64_t(shape_size(whole)) * dtype_size(c.out.type) > chunk)
+        return not_native(name + ": dynamic starts into a tensor over one buffer chunk");
+    }
     FeatureSet features;
     features.add_type(c.out.type);
-    for (const auto& i : c.inputs) features.add_type(i.type);
+    for (const auto& i : data) features.add_type(i.type);
     try {
       features.check(*c.device.impl().core, name.c_str());
     } catch (const Error& e) {
@@ -211,7 +237,7 @@ class ShapeFamily final : public Family {
       TensorSpec spec = contiguous_spec(from, {});
       return check_op(c.device, OpId::as_type, OutSpec{c.out.type, {}}, std::span<const TensorSpec>(&spec, 1));
     };
-    for (const auto& i : c.inputs)
+    for (const auto& i : data)
       if (i.type != c.out.type)
         if (Support s = as_type(i.type); !s) return s;
     if (c.op == OpId::iota || c.op == OpId::eye)
@@ -236,6 +262,7 @@ class ShapeFamily final : public Family {
       case OpId::broadcast:
         return broadcast_view(in[0], out.shape, a.axes);
       case OpId::slice:
+        if (!a.dynamic_axes.empty()) return std::nullopt;
         // Nx's lengths are extents in the input; the view takes counts (the output's shape).
         return slice_view(in[0], clamped_starts(a.starts, in[0].shape, a.lengths), out.shape, a.steps);
       case OpId::transpose: {
@@ -267,7 +294,10 @@ class ShapeFamily final : public Family {
       case OpId::reverse: return lower_reverse(a, attrs);
       case OpId::concatenate:
       case OpId::stack: return lower_join(a, attrs);
-      case OpId::put_slice: return lower_put_slice(a, attrs);
+      case OpId::slice: return lower_dynamic_slice(a, attrs);
+      case OpId::put_slice:
+        if (!attrs.dynamic_axes.empty()) return lower_dynamic_put_slice(a, attrs);
+        return lower_put_slice(a, attrs);
       case OpId::iota:
       case OpId::eye:
       case OpId::constant: return lower_creation(a, attrs);

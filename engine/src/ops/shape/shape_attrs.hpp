@@ -15,6 +15,9 @@ struct PadAxis {
 struct ShapeAttrs {
   std::vector<int64_t> axes;     // squeeze, transpose, reverse; broadcast: input axis -> output axis
   std::vector<int64_t> starts;   // slice, put_slice
+  // slice, put_slice: axes whose start is a tensor input (one scalar each, after the data
+  // inputs, in this order); their entries in `starts` are unused
+  std::vector<int64_t> dynamic_axes;
   std::vector<int64_t> lengths;  // slice
   std::vector<int64_t> steps;    // slice
   std::vector<PadAxis> padding;  // pad

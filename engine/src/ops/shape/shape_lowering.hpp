@@ -35,6 +35,9 @@ void lower_pad(const LowerArgs& a, const ShapeAttrs& attrs);
 void lower_reverse(const LowerArgs& a, const ShapeAttrs& attrs);
 void lower_join(const LowerArgs& a, const ShapeAttrs& attrs);  // concatenate, stack
 void lower_put_slice(const LowerArgs& a, const ShapeAttrs& attrs);
+// slice and put_slice with dynamic_axes: starts read and clamped on the device.
+void lower_dynamic_slice(const LowerArgs& a, const ShapeAttrs& attrs);
+void lower_dynamic_put_slice(const LowerArgs& a, const ShapeAttrs& attrs);
 void lower_creation(const LowerArgs& a, const ShapeAttrs& attrs);  // iota, eye, constant
 
 }  // namespace nxv

@@ -1,7 +1,8 @@
 // The sort family: sort and argsort along any axis, ascending or descending, on every real Nx
 // type, stable (as Nx.BinaryBackend is), with Nx's order: NaN above +Inf (first when
 // descending), -0.0 equal to 0.0. Rows up to kRowSortMax are sorted in shared memory, one
-// launch (sort_rows.cpp); longer ones by an LSD radix sort (radix.cpp).
+// launch (sort_rows.cpp); longer ones by an LSD radix sort (radix.cpp). top_k is the row sort's
+// argsort, descending, writing the first k of each row.
 #include "device/device_impl.hpp"
 #include "ops/family.hpp"
 #include "ops/sort/radix.hpp"
@@ -12,12 +13,43 @@
 namespace nxv {
 namespace {
 
+// top_k (Nx.Block.TopK): rows along the last axis short enough for the shared-memory sort; longer
+// rows are refused, and the block's default (argsort, take_along_axis, slice) runs instead.
+Support check_top_k(const CheckArgs& c, const SortAttrs& a) {
+  auto invalid = [&](const std::string& why) { return not_native("top_k: " + why, ErrorKind::InvalidArgument); };
+  const TensorSpec& in = c.inputs[0];
+  if (in.shape.empty()) return invalid("needs an axis");
+  int64_t n = in.shape.back();
+  if (a.k < 0 || a.k > n) return invalid("k must be in [0, the last axis' size]");
+  Shape expected = in.shape;
+  expected.back() = a.k;
+  if (c.out.shape != expected) return invalid("the output shape does not match");
+  if (!sortable(in.type)) return invalid("complex numbers have no order");
+  if (!is_integer(c.out.type)) return invalid("indices are integers");
+  if (n > kRowSortMax) return not_native("top_k: rows longer than " + std::to_string(kRowSortMax));
+  const DeviceCore& core = *c.device.impl().core;
+  uint64_t elements = uint64_t(shape_size(in.shape));
+  if (elements >= (1ull << 32) || elements * std::max<uint64_t>(dtype_size(in.type), 4) > core.chunk_bytes())
+    return not_native("top_k: inputs over 2^32 elements or one buffer chunk");
+  try {
+    sort_features(in.type, c.out.type).check(core, "top_k");
+  } catch (const Error& e) {
+    return not_native(e.what());
+  }
+  return {};
+}
+
 class SortFamily final : public Family {
  public:
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
-  Attrs decode(OpId, const AttrReader& r) const override {
+  Attrs decode(OpId op, const AttrReader& r) const override {
     SortAttrs a;
+    if (op == OpId::top_k) {  // along the last axis (set by check and lower), descending
+      a.k = r.integer("k");
+      a.descending = true;
+      return Attrs::of(a);
+    }
     if (r.has("axis")) a.axis = r.integer("axis");
     if (r.has("direction")) {
       std::string dir = r.atom("direction");
@@ -35,6 +67,7 @@ class SortFamily final : public Family {
     const auto& a = c.attrs.as<SortAttrs>();
     const TensorSpec& in = c.inputs[0];
     auto invalid = [&](const std::string& why) { return not_native(name + ": " + why, ErrorKind::InvalidArgument); };
+    if (c.op == OpId::top_k) return check_top_k(c, a);
     if (in.shape.empty() ? a.axis != 0 : (a.axis < 0 || a.axis >= int64_t(in.shape.size())))
       return invalid("axis out of range");
     if (c.out.shape != in.shape) return invalid("the output has the input's shape");
@@ -59,6 +92,12 @@ class SortFamily final : public Family {
     const auto& attrs = a.attrs.as<SortAttrs>();
     const Tensor& in = a.inputs[0].tensor;
     if (in.size() == 0) return;
+    if (a.op == OpId::top_k) {  // the first k of each row's stable descending argsort
+      SortAttrs along = attrs;
+      along.axis = int64_t(in.shape.size()) - 1;
+      along.descending = true;
+      return lower_row_sort(a, along, attrs.k);
+    }
     int64_t n = in.shape.empty() ? 1 : in.shape[size_t(attrs.axis)];
     if (n <= kRowSortMax) return lower_row_sort(a, attrs);
     lower_radix_sort(a, attrs);

@@ -4,7 +4,8 @@
 #include "nxv_shared.h"
 
 // sort_rows.comp: rows of [outer, n, inner] (element strides), one workgroup sorting one or
-// more whole rows in shared memory; the result is row-major [outer, n, inner].
+// more whole rows in shared memory; the result is row-major [outer, n_out, inner], the first
+// n_out of each sorted row (n, or top_k's k).
 NXV_STRUCT(SortRowsPush) {
   NXV_ADDR in_addr;
   NXV_ADDR out_addr;
@@ -14,6 +15,7 @@ NXV_STRUCT(SortRowsPush) {
   NXV_U32 outer_stride;
   NXV_U32 n_stride;
   NXV_U32 inner_stride;
+  NXV_U32 n_out;
 };
 
 // radix_histogram/radix_scan/radix_scatter.comp: one 8-bit digit pass of an LSD radix sort of

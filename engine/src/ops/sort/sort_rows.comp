@@ -2,7 +2,7 @@
 // row, RPW rows per workgroup, on (key, index) pairs. The pairs are unique, so the network's
 // result is the stable order; slots past n hold (KEY_MASK, index >= n) and sort last. The output
 // is the values gathered by index (their original bits: -0.0 and NaN payloads survive) or, with
-// ARG, the indices in the output type.
+// ARG, the indices in the output type; only the first n_out of each row are written (top_k).
 // Defines: WG, P, RPW, RAW, RAW_ALIGN, ARG, OUT_STORE, OUT_ALIGN, STORE_IDX(v), and sort_keys.glsl's.
 #version 460
 #extension GL_EXT_buffer_reference : require
@@ -73,9 +73,9 @@ void main() {
     }
     for (uint s = tid; s < uint(SPAN); s += uint(WG)) {
       uint r = g * uint(RPW) + s / uint(P), k = s % uint(P);
-      if (r < pc.rows && k < pc.n) {
+      if (r < pc.rows && k < pc.n_out) {
         uint o = r / pc.inner, i = r - o * pc.inner;
-        uint at = (o * pc.n + k) * pc.inner + i;
+        uint at = (o * pc.n_out + k) * pc.inner + i;
         uint idx = s_idx[s];
 #if ARG
         uint v = idx;

@@ -21,7 +21,7 @@ KernelKey row_sort_key(OpId op, DType out, DType in, bool descending, uint32_t p
   KernelKey key;
   key.name = "sort_rows";
   key.workgroup_size = kWorkgroupSize;
-  bool arg = op == OpId::argsort;
+  bool arg = op == OpId::argsort || op == OpId::top_k;
   auto& d = key.defines;
   sort_features(in, arg ? std::optional<DType>(out) : std::nullopt).add_defines(d);
   d.emplace_back("WG", std::to_string(kWorkgroupSize));
@@ -35,7 +35,7 @@ KernelKey row_sort_key(OpId op, DType out, DType in, bool descending, uint32_t p
 
 }  // namespace
 
-void lower_row_sort(const LowerArgs& a, const SortAttrs& attrs) {
+void lower_row_sort(const LowerArgs& a, const SortAttrs& attrs, int64_t n_out) {
   const Tensor& in = a.inputs[0].tensor;
   Tensor source = in;
   uint32_t source_slot = a.inputs[0].slot;
@@ -69,6 +69,7 @@ void lower_row_sort(const LowerArgs& a, const SortAttrs& attrs) {
   push.rows = uint32_t(rows), push.n = uint32_t(g->reduced), push.inner = uint32_t(g->inner);
   push.outer_stride = uint32_t(g->outer_stride), push.n_stride = uint32_t(g->reduced_stride);
   push.inner_stride = uint32_t(g->inner_stride);
+  push.n_out = n_out > 0 ? uint32_t(n_out) : push.n;
   uint64_t groups = (rows + rows_per_group - 1) / rows_per_group;
   std::array<uint32_t, 3> grid{workgroups_for(*impl.core, groups * kWorkgroupSize, kWorkgroupSize), 1, 1};
   BufferRef from{source_slot, uint64_t(source.offset) * dtype_size(in.type)};

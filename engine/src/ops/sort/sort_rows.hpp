@@ -8,6 +8,7 @@ namespace nxv {
 // Longest row sorted in shared memory; longer rows go to the radix sort.
 inline constexpr int64_t kRowSortMax = 2048;
 
-void lower_row_sort(const LowerArgs& a, const SortAttrs& attrs);
+// Writes the first `n_out` of each sorted row (all when 0).
+void lower_row_sort(const LowerArgs& a, const SortAttrs& attrs, int64_t n_out = 0);
 
 }  // namespace nxv

@@ -410,7 +410,21 @@ defmodule NxVulkan.Fixtures.Cases do
       capture(["reverse"], fn -> Nx.reverse(f.({})) end)
     ]
 
-    [per_type, misc]
+    # Start indices given as tensors (dynamic_axes): every index type, values clamped as Nx
+    # clamps them (negative, past the end, the type's largest).
+    dynamic =
+      for it <- @ints, v <- dynamic_starts(it) do
+        i = from_list([v], it, {})
+        t = tensor({:f, 32}, {5, 6})
+
+        [
+          capture(["slice"], fn -> Nx.slice(t, [i, 1], [2, 3]) end),
+          capture(["slice"], fn -> Nx.slice(t, [2, i], [3, 4], strides: [2, 3]) end),
+          capture(["put_slice"], fn -> Nx.put_slice(t, [1, i], s.({2, 3})) end)
+        ]
+      end
+
+    [per_type, misc, dynamic]
   end
 
   def family_cases("index") do
@@ -597,7 +611,18 @@ defmodule NxVulkan.Fixtures.Cases do
         t = tensor(type, shape, kind)
         opts = if op == :sort, do: Keyword.drop(opts, [:type, :stable]), else: opts
         capture([to_string(op)], fn -> apply(Nx, op, [t, opts]) end)
-      end
+      end ++
+      for type <- @real ++ @f8, k <- [1, 3, 6] do
+        t = from_list(data(type, 24, :special) |> Enum.shuffle(), type, {4, 6})
+        capture(["top_k"], fn -> Nx.top_k(t, k: k) end)
+      end ++
+      [
+        capture(["top_k"], fn ->
+          t = from_list([1.0, :nan, 1.0, 0.0, -0.0, :nan, 2.0, 1.0], {:f, 32}, {8})
+          Nx.top_k(t, k: 8)
+        end),
+        capture(["top_k"], fn -> Nx.top_k(tensor({:s, 32}, {2, 3, 257}), k: 5) end)
+      ]
   end
 
   def family_cases("cumulative") do
@@ -786,4 +811,10 @@ defmodule NxVulkan.Fixtures.Cases do
       end
     end
   end
+
+  # Dynamic slice starts of an index type: negative, in range, the type's extremes.
+  defp dynamic_starts({:u, bits}), do: [0, 3, Bitwise.bsl(1, bits) - 1]
+
+  defp dynamic_starts({:s, bits}),
+    do: [-1, 2, Bitwise.bsl(1, bits - 1) - 1, -Bitwise.bsl(1, bits - 1)]
 end

@@ -14,7 +14,7 @@ defmodule NxVulkan.Fixtures.Tolerance do
                       ~w(clip reduce_max reduce_min window_max window_min cumulative_min) ++
                       ~w(cumulative_max reshape transpose broadcast squeeze pad slice put_slice) ++
                       ~w(concatenate stack reverse gather take take_along_axis indexed_put) ++
-                      ~w(sort argsort argmax argmin bitcast eye is_nan is_infinity) ++
+                      ~w(sort argsort top_k argmax argmin bitcast eye is_nan is_infinity) ++
                       ~w(equal not_equal greater less greater_equal less_equal logical_not)
 
   # Arithmetic whose integer inputs may not be exact in the float output type: Nx computes in

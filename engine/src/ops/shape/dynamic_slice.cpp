@@ -1,0 +1,137 @@
+// slice and put_slice whose start indices are tensors (one scalar per dynamic axis, after the
+// op's data inputs): dynamic_slice.comp reads and clamps them on the device, so recording the
+// op never waits for the starts. Static starts are clamped here.
+#include <algorithm>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "kernels/glsl_words.hpp"
+#include "memory/copy.hpp"
+#include "ops/shape/dynamic_slice_push.h"
+#include "ops/shape/shape_lowering.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+// The elements a view reaches from its offset (its strides must be non-negative), refused when
+// they leave the offset's buffer chunk: the kernel addresses the view from one base address.
+void check_one_chunk(const Tensor& t) {
+  int64_t last = t.offset;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.strides[d] < 0) throw Error(ErrorKind::Unsupported, "slice: a view with negative strides");
+    last += std::max<int64_t>(0, t.shape[d] - 1) * t.strides[d];
+  }
+  uint64_t e = dtype_size(t.type), chunk = t.buffer->chunk_bytes();
+  if (last - t.offset >= (int64_t(1) << 32) || uint64_t(t.offset) * e / chunk != uint64_t(last) * e / chunk)
+    throw Error(ErrorKind::Unsupported, "slice: a view spanning more than one device buffer chunk or 2^32 elements");
+}
+
+const Kernel& kernel_for(Device& device, size_t bytes) {
+  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::slice)};
+  variant.tile = uint32_t(bytes);
+  return device.impl().kernels.get(variant, [&] {
+    return KernelKey{"dynamic_slice",
+                     {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                      {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
+                     kWorkgroupSize};
+  });
+}
+
+// The starts of every axis: static ones clamped into [0, limit], dynamic ones as the word
+// holding them (patched into the parameter block) and how to read it.
+struct Starts {
+  DynamicSliceParams params{};
+  std::vector<AddressPatch> patches;
+  std::vector<uint32_t> slots;
+};
+
+Starts starts_of(const LowerArgs& a, const ShapeAttrs& attrs, size_t first_start_input, const Shape& limits) {
+  Starts s;
+  for (size_t d = 0; d < limits.size(); ++d) {
+    s.params.limit[d] = uint32_t(limits[d]);
+    s.params.static_start[d] = uint32_t(std::clamp<int64_t>(attrs.starts[d], 0, limits[d]));
+  }
+  for (size_t j = 0; j < attrs.dynamic_axes.size(); ++j) {
+    size_t d = size_t(attrs.dynamic_axes[j]);
+    const LowerInput& in = a.inputs[first_start_input + j];
+    uint64_t bytes = dtype_size(in.tensor.type), at = uint64_t(in.tensor.offset) * bytes;
+    s.params.start_kind[d] = uint32_t(bytes) | (is_signed(in.tensor.type) ? 256u : 0u) | uint32_t((at & 3) * 8) << 16;
+    s.patches.push_back({uint32_t(offsetof(DynamicSliceParams, start_addr) + d * sizeof(uint64_t)), {in.slot, at & ~uint64_t(3)}});
+    s.slots.push_back(in.slot);
+  }
+  return s;
+}
+
+}  // namespace
+
+void lower_dynamic_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
+  const Tensor& in = a.inputs[0].tensor;
+  const Tensor& out = a.output;
+  check_one_chunk(in);
+  size_t rank = in.shape.size();
+  Shape limits(rank);
+  for (size_t d = 0; d < rank; ++d) limits[d] = in.shape[d] - attrs.lengths[d];
+  Starts s = starts_of(a, attrs, 1, limits);
+  s.params.rank = uint32_t(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    s.params.shape[d] = uint32_t(out.shape[d]);
+    s.params.src_stride[d] = uint32_t(in.strides[d] * attrs.steps[d]);
+    s.params.start_stride[d] = uint32_t(in.strides[d]);
+  }
+  size_t bytes = dtype_size(out.type);
+  const Kernel& kernel = kernel_for(a.device, bytes);
+  uint64_t e = bytes, total = uint64_t(out.size());
+  for (uint64_t at = 0; at < total;) {  // one launch per output chunk
+    uint64_t len = std::min<uint64_t>(total - at, out.buffer->bytes_left_in_chunk(at * e) / e);
+    len = std::min<uint64_t>(len, kMaxDispatchElements);
+    DynamicSlicePush push{};
+    push.n = uint32_t(len), push.start = uint32_t(at);
+    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, len, kWorkgroupSize), 1, 1};
+    Launch& l = a.builder.launch(kernel, grid, push,
+                                 {{offsetof(DynamicSlicePush, out_addr), {a.output_slot, at * e}},
+                                  {offsetof(DynamicSlicePush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * e}}});
+    a.builder.params(l, s.params, offsetof(DynamicSlicePush, params_addr), s.patches);
+    a.builder.use(l, a.inputs[0].slot, Access::Read);
+    for (uint32_t slot : s.slots) a.builder.use(l, slot, Access::Read);
+    a.builder.use(l, a.output_slot, Access::Write);
+    at += len;
+  }
+}
+
+void lower_dynamic_put_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
+  BoundTensor in = converted(a.device, a.builder, {a.inputs[0].tensor, a.inputs[0].slot}, a.out.type);
+  BoundTensor update = converted(a.device, a.builder, {a.inputs[1].tensor, a.inputs[1].slot}, a.out.type);
+  const Tensor& out = a.output;
+  append_copy(a.device, a.builder, in.tensor, in.slot, out, a.output_slot);
+  if (update.tensor.size() == 0) return;
+  check_one_chunk(update.tensor);
+  check_one_chunk(out);
+  size_t rank = out.shape.size();
+  Shape limits(rank);
+  for (size_t d = 0; d < rank; ++d) limits[d] = out.shape[d] - update.tensor.shape[d];
+  Starts s = starts_of(a, attrs, 2, limits);
+  s.params.rank = uint32_t(rank);
+  s.params.put = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    s.params.shape[d] = uint32_t(update.tensor.shape[d]);
+    s.params.src_stride[d] = uint32_t(update.tensor.strides[d]);
+    s.params.dst_stride[d] = uint32_t(out.strides[d]);
+    s.params.start_stride[d] = uint32_t(out.strides[d]);
+  }
+  size_t bytes = dtype_size(out.type);
+  uint64_t e = bytes, total = uint64_t(update.tensor.size());
+  DynamicSlicePush push{};
+  push.n = uint32_t(total);
+  std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, total, kWorkgroupSize), 1, 1};
+  Launch& l = a.builder.launch(kernel_for(a.device, bytes), grid, push,
+                               {{offsetof(DynamicSlicePush, out_addr), {a.output_slot, uint64_t(out.offset) * e}},
+                                {offsetof(DynamicSlicePush, in_addr), {update.slot, uint64_t(update.tensor.offset) * e}}});
+  a.builder.params(l, s.params, offsetof(DynamicSlicePush, params_addr), s.patches);
+  a.builder.use(l, update.slot, Access::Read);
+  for (uint32_t slot : s.slots) a.builder.use(l, slot, Access::Read);
+  a.builder.use(l, a.output_slot, Access::Write);
+}
+
+}  // namespace nxv
