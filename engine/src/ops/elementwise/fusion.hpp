@@ -32,7 +32,10 @@ struct ElementwiseChain {
 
 // "" when every step is an elementwise op Nx defines for its operand types (bitcast, a view,
 // is not), operands refer to inputs or earlier steps, and the last step gives `out`; else why.
-std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid);
+// `max_inputs`: the elementwise kernel takes three; a reduction's combiner (ops/reduce/
+// combiner.hpp) takes its two operands and its constants.
+std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid,
+                               size_t max_inputs = 3);
 
 // Why a chain cannot run as one kernel with the bits of its steps run one by one. Each
 // intermediate is rounded to its type in code no compiler folds (f16 in integer code, the
