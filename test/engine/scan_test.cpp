@@ -113,7 +113,7 @@ TEST_F(Scan, CumulativeOpsMatchTheHostReferenceBitForBit) {
   run_cases<int32_t>(d, DType::S32, rng, failures);
   run_cases<uint8_t>(d, DType::U8, rng, failures);
   run_cases<float>(d, DType::F32, rng, failures);
-  run_cases<double>(d, DType::F64, rng, failures);
+  if (d.has(kCapFloat64)) run_cases<double>(d, DType::F64, rng, failures);  // f64 scans need f64
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
