@@ -32,9 +32,6 @@ std::vector<WindowCase> cases() {
       {"long_1d_window_looped", {300}, {{70}, {3}, {1}, P{{5, 5}}}},
       {"transposed_view", {7, 6}, {{3, 2}, {1, 2}, {1, 1}, P{{1, 1}, {0, 1}}}, true},
       {"straddles_workgroups", {1029}, {{4}, {1}, {1}, P{{2, 1}}}},
-      // blocks of rows with vector loads and stores (rows of a multiple of 4), SAME and VALID
-      {"pool_3x3_same_four_wide", {3, 10, 16}, {{1, 3, 3}, {1, 1, 1}, {1, 1, 1}, P{{0, 0}, {1, 1}, {1, 1}}}},
-      {"pool_3x2_valid_four_wide", {2, 9, 13 + 3}, {{1, 3, 2}, {1, 1, 1}, {1, 1, 1}, P{{0, 0}, {0, 0}, {0, 1}}}},
   };
 }
 

@@ -37,10 +37,6 @@ layout(push_constant, std430) uniform Params { WindowPush pc; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ParamBuf { WindowParams p; };
 layout(buffer_reference, std430, buffer_reference_align = IN_ALIGN) readonly buffer InBuf { IN_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
-#if defined(VEC_LOAD) || defined(VEC_STORE)
-layout(buffer_reference, std430, buffer_reference_align = VALIGN) readonly buffer InBuf4 { IN_VEC v[]; };
-layout(buffer_reference, std430, buffer_reference_align = VALIGN) writeonly buffer OutBuf4 { OUT_VEC v[]; };
-#endif
 #ifdef INIT_FROM_BUFFER
 layout(buffer_reference, std430, buffer_reference_align = INIT_ALIGN) readonly buffer InitBuf { INIT_STORE v[]; };
 #endif
@@ -130,24 +126,10 @@ void main() {
         bool row_valid = outer_valid && yy >= 0 && yy < in_shape[NR - 2];
         int roff = off + rr * in_stride[NR - 2];
         ACC seg[VW + WL - 1];
-#ifdef VEC_LOAD
-        if (interior) {
-          // The aligned vectors around the window row (rows start 4-aligned and hold a
-          // multiple of 4 elements, so they stay inside the row).
-          const int NV = (XM + VW + WL - 1 + 3) / 4;
-          IN_VREG vv[NV];
-          InBuf4 src4 = InBuf4(pc.in_addr);
-          int v0 = (roff - XM) / 4;
-          [[unroll]] for (int w = 0; w < NV; ++w) vv[w] = IN_VREG(src4.v[v0 + w]);
-          [[unroll]] for (int t = 0; t < VW + WL - 1; ++t) seg[t] = LOAD(vv[(XM + t) / 4][(XM + t) % 4]);
-        } else
-#endif
-        {
-          [[unroll]] for (int t = 0; t < VW + WL - 1; ++t) {
-            int x = x0[NR - 1] + t;
-            seg[t] = IDENT;
-            if (interior || (row_valid && x >= 0 && x < in_shape[NR - 1])) seg[t] = LOAD(src.v[roff + t * in_stride[NR - 1]]);
-          }
+        [[unroll]] for (int t = 0; t < VW + WL - 1; ++t) {
+          int x = x0[NR - 1] + t;
+          seg[t] = IDENT;
+          if (interior || (row_valid && x >= 0 && x < in_shape[NR - 1])) seg[t] = LOAD(src.v[roff + t * in_stride[NR - 1]]);
         }
         ACC h[VW];
         [[unroll]] for (int i = 0; i < VW; ++i) {
@@ -163,15 +145,8 @@ void main() {
     }
     [[unroll]] for (int y = 0; y < VH; ++y) {
       uint o = (outer * pc.pen_extent + y0 + uint(y)) * pc.last_extent + first;
-#ifdef VEC_STORE
-      // The result's rows hold a multiple of 4 outputs: every run is whole and 4-aligned.
-      if (y0 + uint(y) < pc.pen_extent)
-        OutBuf4(pc.out_addr).v[o / 4u] =
-            OUT_VEC(STORE_OUT(acc[y][0]), STORE_OUT(acc[y][1]), STORE_OUT(acc[y][2]), STORE_OUT(acc[y][3]));
-#else
       [[unroll]] for (int i = 0; i < VW; ++i)
         if (y0 + uint(y) < pc.pen_extent && first + uint(i) < pc.last_extent) dst.v[o + uint(i)] = STORE_OUT(acc[y][i]);
-#endif
     }
   }
 #elif VW > 1

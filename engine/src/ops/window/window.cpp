@@ -5,7 +5,6 @@
 // window in Nx's order; window_scatter.comp gathers, for a tensor position, the source values
 // of the windows that select it.
 #include <algorithm>
-#include <cstdlib>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -23,12 +22,6 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
-
-// Vector access of the blocks of rows (window.comp's VH path).
-struct BlockIo {
-  bool vec_load = false, vec_store = false;
-  uint32_t xm = 0;  // the block's first input column modulo 4
-};
 
 bool is_scatter(OpId op) { return op == OpId::window_scatter_max || op == OpId::window_scatter_min; }
 
@@ -189,24 +182,10 @@ class WindowFamily final : public Family {
     // ... and four rows of them along the axis before, where the window slides over it one by
     // one too and the fold's order does not matter (max, min): each input row's maxima are
     // folded once for the rows of outputs that take them.
-    // NXV_WINDOW_VH (read per call: 1, 2, 4 or 8) tunes the rows per block.
     uint32_t vh = 1;
-    BlockIo io;
     if (vw > 1 && axes.size() >= 2 && (a.op == OpId::window_max || a.op == OpId::window_min)) {
       const Axis& pen = axes[axes.size() - 2];
-      const char* env = std::getenv("NXV_WINDOW_VH");
-      uint32_t want = env ? uint32_t(std::atoi(env)) : 4;
-      if (want != 2 && want != 4 && want != 8) want = 1;
-      if (pen.window > 1 && pen.stride == 1 && pen.dilation == 1 && pen.out >= int64_t(want)) vh = want;
-      // Four-wide stores where output rows are 4-aligned; four-wide loads where the tensor's
-      // rows are dense and 4-aligned (interior blocks: aligned vectors around each window row).
-      DType t = in.type;
-      bool wide = !glsl_vec4_type(t).empty() && dtype_size(t) >= 4;
-      io.vec_store = vh > 1 && wide && last.out % 4 == 0;
-      bool aligned = last.in_stride == 1 && last.in % 4 == 0 && in.offset % 4 == 0;
-      for (size_t j = 0; j + 1 < axes.size(); ++j) aligned = aligned && axes[j].in_stride % 4 == 0;
-      io.vec_load = vh > 1 && wide && aligned;
-      io.xm = uint32_t((((-last.pad_lo) % 4) + 4) % 4);  // where a block's first column sits in its vector
+      if (pen.window > 1 && pen.stride == 1 && pen.dilation == 1 && pen.out >= 4) vh = 4;
     }
     // Windows that tile the tensor exactly: one invocation per window.
     bool tiled = scatter;
@@ -235,7 +214,7 @@ class WindowFamily final : public Family {
       push.n = uint32_t(shape_size(windows));
     }
     DeviceImpl& impl = a.device.impl();
-    const Kernel& kernel = kernel_for(impl, a, axes, vw, vh, io, tiled);
+    const Kernel& kernel = kernel_for(impl, a, axes, vw, vh, tiled);
     uint32_t elem = uint32_t(dtype_size(in.type));
     std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
                                       {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
@@ -275,7 +254,7 @@ class WindowFamily final : public Family {
   // Window extents are compiled in: the variant key holds them (each below 256, at most 8
   // axes); larger windows are keyed by their source.
   static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw,
-                                  uint32_t vh, BlockIo io, bool tiled) {
+                                  uint32_t vh, bool tiled) {
     bool scatter = is_scatter(a.op);
     VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
     variant.types = {a.out.type, a.inputs[0].tensor.type};
@@ -289,20 +268,13 @@ class WindowFamily final : public Family {
       packed |= uint64_t(axes[j].window & 0xff) << (8 * j);
     }
     variant.tile = uint32_t(packed), variant.switches = uint32_t(packed >> 32);
-    // Blocks of rows: their height and vector access in the switches' upper bits (windows of at
-    // most 4 axes leave them free; others are keyed by their source).
-    if (vh > 1) {
-      small = small && axes.size() <= 4;
-      variant.switches |= vh << 24 | (io.vec_load ? 1u : 0u) << 20 | (io.vec_store ? 1u : 0u) << 21 | io.xm << 22;
-    }
     // A combiner's generated code has no typed variant: the cache keys it by its source.
     if (small && a.op != OpId::window_reduce)
-      return impl.kernels.get(variant, [&] { return kernel_key(a, axes, vw, vh, io, tiled); });
-    return impl.kernels.get(kernel_key(a, axes, vw, vh, io, tiled));
+      return impl.kernels.get(variant, [&] { return kernel_key(a, axes, vw, vh, tiled); });
+    return impl.kernels.get(kernel_key(a, axes, vw, vh, tiled));
   }
 
-  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw, uint32_t vh, BlockIo io,
-                              bool tiled) {
+  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw, uint32_t vh, bool tiled) {
     OpId op = a.op;
     KernelKey key;
     key.workgroup_size = kWorkgroupSize;
@@ -324,17 +296,7 @@ class WindowFamily final : public Family {
     d.emplace_back("WINS", wins);
     d.emplace_back("WSIZE", std::to_string(size));
     d.emplace_back("VW", std::to_string(vw));
-    if (vh > 1) {
-      d.emplace_back("VH", std::to_string(vh));
-      if (io.vec_load || io.vec_store) {
-        d.emplace_back("IN_VEC", glsl_vec4_type(t));
-        d.emplace_back("IN_VREG", glsl_vec4_register_type(t));
-        d.emplace_back("OUT_VEC", glsl_vec4_type(out));
-        d.emplace_back("VALIGN", std::to_string(vec4_alignment(t)));
-      }
-      if (io.vec_load) d.emplace_back("VEC_LOAD", "1"), d.emplace_back("XM", std::to_string(io.xm));
-      if (io.vec_store) d.emplace_back("VEC_STORE", "1");
-    }
+    if (vh > 1) d.emplace_back("VH", std::to_string(vh));
     d.emplace_back("TILED", tiled ? "1" : "0");
     d.emplace_back("ACC", acc);
     add_buffer_defines(d, "OUT", out);
