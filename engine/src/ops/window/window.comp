@@ -37,6 +37,9 @@ layout(push_constant, std430) uniform Params { WindowPush pc; };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ParamBuf { WindowParams p; };
 layout(buffer_reference, std430, buffer_reference_align = IN_ALIGN) readonly buffer InBuf { IN_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
+#ifdef VEC_STORE
+layout(buffer_reference, std430, buffer_reference_align = OUT_VALIGN) writeonly buffer OutBuf4 { OUT_VEC v[]; };
+#endif
 #ifdef INIT_FROM_BUFFER
 layout(buffer_reference, std430, buffer_reference_align = INIT_ALIGN) readonly buffer InitBuf { INIT_STORE v[]; };
 #endif
@@ -145,8 +148,15 @@ void main() {
     }
     [[unroll]] for (int y = 0; y < VH; ++y) {
       uint o = (outer * pc.pen_extent + y0 + uint(y)) * pc.last_extent + first;
+#ifdef VEC_STORE
+      // The result's rows hold a multiple of 4 outputs: every run is whole and 4-aligned.
+      if (y0 + uint(y) < pc.pen_extent)
+        OutBuf4(pc.out_addr).v[o / 4u] =
+            OUT_VEC(STORE_OUT(acc[y][0]), STORE_OUT(acc[y][1]), STORE_OUT(acc[y][2]), STORE_OUT(acc[y][3]));
+#else
       [[unroll]] for (int i = 0; i < VW; ++i)
         if (y0 + uint(y) < pc.pen_extent && first + uint(i) < pc.last_extent) dst.v[o + uint(i)] = STORE_OUT(acc[y][i]);
+#endif
     }
   }
 #elif VW > 1

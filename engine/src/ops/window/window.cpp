@@ -5,6 +5,7 @@
 // window in Nx's order; window_scatter.comp gathers, for a tensor position, the source values
 // of the windows that select it.
 #include <algorithm>
+#include <cstdlib>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -187,6 +188,12 @@ class WindowFamily final : public Family {
       const Axis& pen = axes[axes.size() - 2];
       if (pen.window > 1 && pen.stride == 1 && pen.dilation == 1 && pen.out >= 4) vh = 4;
     }
+    // Four-wide stores where the result's rows hold a multiple of 4 (every run whole and
+    // 4-aligned). NXV_WINDOW_VEC_STORE=0 (read per call) turns them off.
+    const char* env = std::getenv("NXV_WINDOW_VEC_STORE");
+    bool vec_store = vh > 1 && last.out % 4 == 0 && !glsl_vec4_type(in.type).empty() && dtype_size(in.type) >= 4 &&
+                     !(env && std::string(env) == "0");
+    if (vec_store) vh |= 0x100;  // carried to the kernel key with the block height
     // Windows that tile the tensor exactly: one invocation per window.
     bool tiled = scatter;
     for (const Axis& x : axes) tiled = tiled && x.stride == x.window && x.pad_lo == 0 && x.in == x.windows * x.stride;
@@ -197,10 +204,10 @@ class WindowFamily final : public Family {
       push.last_runs = uint32_t((last.out + vw - 1) / vw);
       push.n = uint32_t(shape_size(a.out.shape) / last.out) * push.last_runs;
     }
-    if (vh > 1) {
+    if ((vh & 0xff) > 1) {
       const Axis& pen = axes[axes.size() - 2];
       push.pen_extent = uint32_t(pen.out);
-      push.pen_blocks = uint32_t((pen.out + vh - 1) / vh);
+      push.pen_blocks = uint32_t((pen.out + 3) / 4);
       push.n = uint32_t(shape_size(a.out.shape) / (last.out * pen.out)) * push.pen_blocks * push.last_runs;
     }
     if (tiled) {
@@ -260,7 +267,8 @@ class WindowFamily final : public Family {
     variant.types = {a.out.type, a.inputs[0].tensor.type};
     if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
     variant.type_count = scatter ? 4 : 2;
-    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0) | (vh > 1 ? 0x40 : 0));
+    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0) | ((vh & 0xff) > 1 ? 0x40 : 0) |
+                             (vh & 0x100 ? 0x80 : 0));
     bool small = true;
     uint64_t packed = 0;
     for (size_t j = 0; j < axes.size(); ++j) {
@@ -296,7 +304,12 @@ class WindowFamily final : public Family {
     d.emplace_back("WINS", wins);
     d.emplace_back("WSIZE", std::to_string(size));
     d.emplace_back("VW", std::to_string(vw));
-    if (vh > 1) d.emplace_back("VH", std::to_string(vh));
+    if ((vh & 0xff) > 1) d.emplace_back("VH", std::to_string(vh & 0xff));
+    if (vh & 0x100) {
+      d.emplace_back("VEC_STORE", "1");
+      d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+      d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
+    }
     d.emplace_back("TILED", tiled ? "1" : "0");
     d.emplace_back("ACC", acc);
     add_buffer_defines(d, "OUT", out);
