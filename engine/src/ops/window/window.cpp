@@ -24,6 +24,13 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
+// Outputs per invocation: VW along the last axis, VH rows of them along the axis before
+// (window.comp), stored four-wide or not.
+struct Block {
+  uint32_t vw = 1, vh = 1;
+  bool vec_store = false;
+};
+
 bool is_scatter(OpId op) { return op == OpId::window_scatter_max || op == OpId::window_scatter_min; }
 
 FoldKind fold_kind(OpId op) {
@@ -189,11 +196,10 @@ class WindowFamily final : public Family {
       if (pen.window > 1 && pen.stride == 1 && pen.dilation == 1 && pen.out >= 4) vh = 4;
     }
     // Four-wide stores where the result's rows hold a multiple of 4 (every run whole and
-    // 4-aligned). NXV_WINDOW_VEC_STORE=0 (read per call) turns them off.
-    const char* env = std::getenv("NXV_WINDOW_VEC_STORE");
+    // 4-aligned); NX_VULKAN_NO_VEC4 turns them off, as it does the other families' vectors.
+    static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
     bool vec_store = vh > 1 && last.out % 4 == 0 && !glsl_vec4_type(in.type).empty() && dtype_size(in.type) >= 4 &&
-                     !(env && std::string(env) == "0");
-    if (vec_store) vh |= 0x100;  // carried to the kernel key with the block height
+                     !no_vec4;
     // Windows that tile the tensor exactly: one invocation per window.
     bool tiled = scatter;
     for (const Axis& x : axes) tiled = tiled && x.stride == x.window && x.pad_lo == 0 && x.in == x.windows * x.stride;
@@ -204,10 +210,10 @@ class WindowFamily final : public Family {
       push.last_runs = uint32_t((last.out + vw - 1) / vw);
       push.n = uint32_t(shape_size(a.out.shape) / last.out) * push.last_runs;
     }
-    if ((vh & 0xff) > 1) {
+    if (vh > 1) {
       const Axis& pen = axes[axes.size() - 2];
       push.pen_extent = uint32_t(pen.out);
-      push.pen_blocks = uint32_t((pen.out + 3) / 4);
+      push.pen_blocks = uint32_t((pen.out + vh - 1) / vh);
       push.n = uint32_t(shape_size(a.out.shape) / (last.out * pen.out)) * push.pen_blocks * push.last_runs;
     }
     if (tiled) {
@@ -221,7 +227,7 @@ class WindowFamily final : public Family {
       push.n = uint32_t(shape_size(windows));
     }
     DeviceImpl& impl = a.device.impl();
-    const Kernel& kernel = kernel_for(impl, a, axes, vw, vh, tiled);
+    const Kernel& kernel = kernel_for(impl, a, axes, {vw, vh, vec_store}, tiled);
     uint32_t elem = uint32_t(dtype_size(in.type));
     std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
                                       {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
@@ -260,15 +266,16 @@ class WindowFamily final : public Family {
  private:
   // Window extents are compiled in: the variant key holds them (each below 256, at most 8
   // axes); larger windows are keyed by their source.
-  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw,
-                                  uint32_t vh, bool tiled) {
+  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes, Block b,
+                                  bool tiled) {
+    uint32_t vw = b.vw, vh = b.vh;
     bool scatter = is_scatter(a.op);
     VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
     variant.types = {a.out.type, a.inputs[0].tensor.type};
     if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
     variant.type_count = scatter ? 4 : 2;
-    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0) | ((vh & 0xff) > 1 ? 0x40 : 0) |
-                             (vh & 0x100 ? 0x80 : 0));
+    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0) | (vh > 1 ? 0x40 : 0) |
+                             (b.vec_store ? 0x80 : 0));
     bool small = true;
     uint64_t packed = 0;
     for (size_t j = 0; j < axes.size(); ++j) {
@@ -278,11 +285,12 @@ class WindowFamily final : public Family {
     variant.tile = uint32_t(packed), variant.switches = uint32_t(packed >> 32);
     // A combiner's generated code has no typed variant: the cache keys it by its source.
     if (small && a.op != OpId::window_reduce)
-      return impl.kernels.get(variant, [&] { return kernel_key(a, axes, vw, vh, tiled); });
-    return impl.kernels.get(kernel_key(a, axes, vw, vh, tiled));
+      return impl.kernels.get(variant, [&] { return kernel_key(a, axes, b, tiled); });
+    return impl.kernels.get(kernel_key(a, axes, b, tiled));
   }
 
-  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw, uint32_t vh, bool tiled) {
+  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, Block b, bool tiled) {
+    uint32_t vw = b.vw, vh = b.vh;
     OpId op = a.op;
     KernelKey key;
     key.workgroup_size = kWorkgroupSize;
@@ -304,8 +312,8 @@ class WindowFamily final : public Family {
     d.emplace_back("WINS", wins);
     d.emplace_back("WSIZE", std::to_string(size));
     d.emplace_back("VW", std::to_string(vw));
-    if ((vh & 0xff) > 1) d.emplace_back("VH", std::to_string(vh & 0xff));
-    if (vh & 0x100) {
+    if (vh > 1) d.emplace_back("VH", std::to_string(vh));
+    if (b.vec_store) {
       d.emplace_back("VEC_STORE", "1");
       d.emplace_back("OUT_VEC", glsl_vec4_type(out));
       d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
