@@ -32,6 +32,9 @@ std::vector<WindowCase> cases() {
       {"long_1d_window_looped", {300}, {{70}, {3}, {1}, P{{5, 5}}}},
       {"transposed_view", {7, 6}, {{3, 2}, {1, 2}, {1, 1}, P{{1, 1}, {0, 1}}}, true},
       {"straddles_workgroups", {1029}, {{4}, {1}, {1}, P{{2, 1}}}},
+      // blocks of 4x4 outputs (max, min), SAME and VALID, the last block row partial
+      {"pool_3x3_same_blocks", {3, 10, 16}, {{1, 3, 3}, {1, 1, 1}, {1, 1, 1}, P{{0, 0}, {1, 1}, {1, 1}}}},
+      {"pool_3x2_valid_blocks", {2, 9, 16}, {{1, 3, 2}, {1, 1, 1}, {1, 1, 1}, P{{0, 0}, {0, 0}, {0, 1}}}},
   };
 }
 

@@ -23,15 +23,18 @@ end
 
 defmodule Nx.Vulkan.Tables do
   @moduledoc false
-  # Owns the package's ETS tables: host-fallback counters and warnings, and the cache of
-  # the engine's answers to "is this op native for these types on this device?".
+  # Owns the package's ETS tables: host-fallback counters and warnings, the cache of the
+  # engine's answers to "is this op native for these types on this device?", and the traced
+  # functions of reduce/5 and window_reduce/6 (Nx.Vulkan.Combiner).
   use GenServer
 
   @fallbacks :nx_vulkan_fallbacks
   @support :nx_vulkan_support
+  @combiners :nx_vulkan_combiners
 
   def fallbacks, do: @fallbacks
   def support, do: @support
+  def combiners, do: @combiners
 
   def start_link(_), do: GenServer.start_link(__MODULE__, [], name: __MODULE__)
 
@@ -69,6 +72,7 @@ defmodule Nx.Vulkan.Tables do
   def init([]) do
     :ets.new(@fallbacks, [:named_table, :public, :set, write_concurrency: true])
     :ets.new(@support, [:named_table, :public, :set, read_concurrency: true])
+    :ets.new(@combiners, [:named_table, :public, :set, read_concurrency: true])
     {:ok, nil}
   end
 end

@@ -30,7 +30,7 @@ defmodule Nx.Vulkan.Backend do
 
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.{Error, Fallback, Native, NIF, OpArgs}
+  alias Nx.Vulkan.{Combiner, Error, Fallback, Native, NIF, OpArgs}
 
   @type t :: %__MODULE__{ref: reference(), device: non_neg_integer()}
 
@@ -421,17 +421,37 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
-  # Reductions with an Elixir function cannot run on the device: always on the host.
+  # Reductions with an Elixir function: the function traced on scalars (Nx.Vulkan.Combiner)
+  # becomes the kernel's combiner, over the tensor and the accumulator in the output type
+  # (as Nx.Defn traces them). Functions of ops without scalar expressions run on the host.
   @impl true
   def reduce(out, tensor, acc, opts, fun) do
-    host(:reduce, pick_device([tensor, acc]), [out, tensor, acc, opts, fun], "takes a function")
+    options = [axes: opts[:axes], keep_axes: opts[:keep_axes]]
+    args = [out, tensor, acc, opts, fun]
+    with_combiner(:reduce, out, [tensor, acc], options, fun, args)
   end
 
   @impl true
   def window_reduce(out, tensor, acc, shape, opts, fun) do
+    options = [window_dimensions: shape] ++ opts
     args = [out, tensor, acc, shape, opts, fun]
-    host(:window_reduce, pick_device([tensor, acc]), args, "takes a function")
+    with_combiner(:window_reduce, out, [tensor, acc], options, fun, args)
   end
+
+  defp with_combiner(op, out, inputs, options, fun, host_args) do
+    device = pick_device(inputs)
+
+    with {:ok, combiner} <- Combiner.trace(fun, out.type),
+         inputs = Enum.map(inputs, &in_type(&1, out.type)),
+         {:ok, tensor} <- native(op, device, out, inputs, [combiner: combiner] ++ options) do
+      tensor
+    else
+      {tag, reason} when tag in [:host, :error] -> host(op, device, host_args, reason)
+    end
+  end
+
+  defp in_type(%T{type: type} = tensor, type), do: tensor
+  defp in_type(tensor, type), do: Nx.as_type(tensor, type)
 
   for op <- [:window_sum, :window_product, :window_max, :window_min] do
     @impl true

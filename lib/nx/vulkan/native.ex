@@ -73,6 +73,24 @@ defmodule Nx.Vulkan.Native do
     end
   end
 
+  @doc "The ops of the engine's elementwise family (what a traced function may use)."
+  def elementwise_ops do
+    case :persistent_term.get({__MODULE__, :elementwise_ops}, nil) do
+      nil ->
+        ops =
+          NIF.op_table()
+          |> Error.unwrap!()
+          |> Enum.filter(fn {_name, _id, family, _arity, _depends} -> family == :elementwise end)
+          |> MapSet.new(fn {name, _, _, _, _} -> name end)
+
+        :persistent_term.put({__MODULE__, :elementwise_ops}, ops)
+        ops
+
+      ops ->
+        ops
+    end
+  end
+
   @doc "The names of the ops the engine implements natively (for some types)."
   def native_ops, do: op_table() |> Map.keys() |> Enum.map(&Atom.to_string/1) |> MapSet.new()
 

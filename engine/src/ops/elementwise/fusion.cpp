@@ -47,10 +47,12 @@ int step_arity(OpId op) {
 
 }  // namespace
 
-std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid) {
+std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid,
+                               size_t max_inputs) {
   invalid = true;
   if (chain.steps.empty()) return "elementwise_chain: a chain needs at least one step";
-  if (in.empty() || in.size() > 3) return "elementwise_chain: a chain takes one to three inputs";
+  if (in.empty() || in.size() > max_inputs)
+    return "elementwise_chain: a chain takes one to " + std::to_string(max_inputs) + " inputs";
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const ChainStep& step = chain.steps[s];
     std::string where = "elementwise_chain step " + std::to_string(s) + " (" + std::string(op_info(step.op).name) + ")";
@@ -195,7 +197,7 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
   std::string args;
   for (size_t i = 0; i < in.size(); ++i) {
     g += (i ? ", " : "") + glsl_scalar_register_type(in[i]) + " in" + std::to_string(i);
-    args += (i ? ", " : "") + std::string(1, "abc"[i]);
+    args += (i ? ", " : "") + (i < 3 ? std::string(1, "abc"[i]) : "in" + std::to_string(i));
   }
   g += ") {\n  uint zero = gl_NumWorkGroups.y - 1u;\n" + body + "  return t" + std::to_string(last) + ";\n}\n";
   for (DType t : in) result.features.add_type(t);

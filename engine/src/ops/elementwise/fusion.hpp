@@ -32,7 +32,10 @@ struct ElementwiseChain {
 
 // "" when every step is an elementwise op Nx defines for its operand types (bitcast, a view,
 // is not), operands refer to inputs or earlier steps, and the last step gives `out`; else why.
-std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid);
+// `max_inputs`: the elementwise kernel takes three; a reduction's combiner (ops/reduce/
+// combiner.hpp) takes its two operands and its constants.
+std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid,
+                               size_t max_inputs = 3);
 
 // On a device without f64: why a step of the chain cannot run (f64_required_error of the first
 // step that needs f64), empty when none does.

@@ -9,7 +9,10 @@
 // the pass before's); SUBGROUP with SHUFFLE_XOR(v, m); VEC4 (dense rows read four-wide: IN_VEC,
 // IN_VREG, IN_VALIGN); ARG (argmax/argmin: ACC is the value type, indices are uint;
 // ARG_BETTER(b, a), ARG_NAN(v), TIE_HIGH; from partials AUX_STORE/AUX_ALIGN/LOAD_AUX read
-// the values the partial indices point at).
+// the values the partial indices point at); COMBINER (reduce/5: COMBINE is the traced function
+// nxv_combine(x, acc), which has no identity: each invocation keeps whether it holds a value,
+// the first pass's first invocation of a row starts from the accumulator read through
+// AUX_STORE/LOAD_AUX at aux_addr, and values combine as fun.(later, earlier)).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -34,6 +37,9 @@ layout(local_size_x_id = 0) in;
 
 #include "nxv_float_controls.glsl"
 #include "nxv_math.glsl"
+#ifdef NXV_GENERATED
+#include "nxv_generated.glsl"  // the combiner of reduce/5 (ops/reduce/combiner.cpp)
+#endif
 #include "reduce_push.h"
 
 layout(push_constant, std430) uniform Params { ReducePush pc; };
@@ -43,7 +49,7 @@ layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly b
 #if VEC4
 layout(buffer_reference, std430, buffer_reference_align = IN_VALIGN) readonly buffer InBuf4 { IN_VEC v[]; };
 #endif
-#if ARG && FROM_PARTIALS
+#if (ARG && FROM_PARTIALS) || (COMBINER && !FROM_PARTIALS)
 layout(buffer_reference, std430, buffer_reference_align = AUX_ALIGN) readonly buffer AuxBuf { AUX_STORE v[]; };
 #endif
 
@@ -54,6 +60,9 @@ const uint NONE = 0xFFFFFFFFu;
 shared ACC s_acc[WG];
 #if ARG
 shared uint s_idx[WG];
+#endif
+#if COMBINER
+shared uint s_has[WG];
 #endif
 #endif
 
@@ -92,6 +101,14 @@ void arg_fold(inout ACC av, inout uint ai, ACC bv, uint bi) {
   ai = take ? bi : ai;
 }
 #define FOLD(v, k) arg_fold(acc, idx, v, k)
+#elif COMBINER
+// fun.(element, acc) in element order; an invocation's first element is its value.
+#define FOLD(v, k)                             \
+  {                                            \
+    ACC fv = v;                                \
+    acc = has ? COMBINE(fv, acc) : fv;         \
+    has = true;                                \
+  }
 #else
 // Operands in variables: COMBINE may name them more than once (NXV_FMAX's selects).
 #define FOLD(v, k)    \
@@ -102,6 +119,9 @@ void arg_fold(inout ACC av, inout uint ai, ACC bv, uint bi) {
 #endif
 
 void main() {
+#ifdef NXV_KERNEL_INIT
+  NXV_KERNEL_INIT();  // tables of a combiner's step (nxv_pow_f32.glsl), before any element
+#endif
   InBuf src = InBuf(pc.in_addr);
   OutBuf dst = OutBuf(pc.out_addr);
 #if VEC4
@@ -121,11 +141,20 @@ void main() {
 #if ARG
     uint idx = NONE;
 #endif
+#if COMBINER
+    bool has = false;
+#endif
     if (q < pc.rows) {
       uint i = q % pc.inner;
       uint og = q / pc.inner;
       uint g = og % pc.chunks;
       uint o = og / pc.chunks;
+#if COMBINER && !FROM_PARTIALS
+      if (lane == 0u && g == 0u) {
+        acc = LOAD_AUX(AuxBuf(pc.aux_addr).v[0]);
+        has = true;
+      }
+#endif
       uint base = o * pc.outer_stride + i * pc.inner_stride;
       uint r0 = g * pc.chunk_len;
       uint r1 = min(pc.reduced, r0 + pc.chunk_len);
@@ -187,6 +216,11 @@ void main() {
       ACC ov = SHUFFLE_XOR(acc, apart);
       uint oi = subgroupShuffleXor(idx, apart);
       arg_combine(acc, idx, ov, oi);
+#elif COMBINER
+      ACC other = SHUFFLE_XOR(acc, apart);
+      bool other_has = subgroupShuffleXor(has ? 1u : 0u, apart) != 0u;
+      if (other_has) acc = has ? COMBINE(other, acc) : other;
+      has = has || other_has;
 #else
       // In a variable first: every invocation must shuffle, and COMBINE's selects may only
       // evaluate an operand on some of them.
@@ -200,6 +234,9 @@ void main() {
 #if ARG
       s_idx[id] = idx;
 #endif
+#if COMBINER
+      s_has[id] = has ? 1u : 0u;
+#endif
       barrier();
       for (uint s = TPR / 2u; s >= apart; s >>= 1u) {
         if (lane < s && lane % apart == 0u) {
@@ -209,6 +246,12 @@ void main() {
           arg_combine(v, k, s_acc[id + s], s_idx[id + s]);
           s_acc[id] = v;
           s_idx[id] = k;
+#elif COMBINER
+          if (s_has[id + s] != 0u) {
+            ACC mine = s_acc[id], other = s_acc[id + s];
+            s_acc[id] = s_has[id] != 0u ? COMBINE(other, mine) : other;
+            s_has[id] = 1u;
+          }
 #else
           ACC mine = s_acc[id], other = s_acc[id + s];
           s_acc[id] = COMBINE(mine, other);

@@ -1,5 +1,5 @@
-// The reduce family: sum, product, reduce_max, reduce_min, all, any over any set of axes, and
-// argmax/argmin along one axis, on every Nx type, any layout. One kernel template
+// The reduce family: sum, product, reduce_max, reduce_min, all, any and reduce/5 (a traced
+// function: combiner.hpp) over any set of axes, and argmax/argmin along one axis, on every Nx type, any layout. One kernel template
 // (reduce.comp) folds rows of [outer, reduced, inner]; long rows that would leave the device
 // idle are cut into chunks whose partial results a second pass folds (reduce_plan.cpp).
 // f16/bf16/f8 sums and products accumulate in f32, integers in the output type (Nx's
@@ -13,6 +13,7 @@
 #include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
 #include "ops/family.hpp"
+#include "ops/reduce/combiner.hpp"
 #include "ops/reduce/folds.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/reduce/reduce_plan.hpp"
@@ -57,13 +58,21 @@ std::string shuffle_xor(const std::string& acc) {
   return "subgroupShuffleXor(v, m)";
 }
 
-KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, PassKind pass) {
+KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, PassKind pass,
+                            const CombinerCode* combiner = nullptr) {
   KernelKey key;
   key.name = "reduce";
   key.workgroup_size = kWorkgroupSize;
-  std::string acc = acc_type(op, out, in);
+  std::string acc = combiner ? combiner->acc : acc_type(op, out, in);
   auto& d = key.defines;
-  fold_features({in, out}, acc).add_defines(d);
+  if (combiner) {
+    combiner->features.add_defines(d);
+    d.insert(d.end(), combiner->defines.begin(), combiner->defines.end());
+    d.emplace_back("COMBINER", "1");
+    key.generated = combiner->generated;
+  } else {
+    fold_features({in, out}, acc).add_defines(d);
+  }
   d.emplace_back("WG", std::to_string(kWorkgroupSize));
   d.emplace_back("TPR", std::to_string(tpr));
   d.emplace_back("ACC", acc);
@@ -87,7 +96,11 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     d.emplace_back("LOAD(x)", "(x)");
   } else {
     add_buffer_defines(d, "IN", in);
-    if (is_logical(op)) {
+    if (combiner) {
+      d.emplace_back("LOAD(x)", combiner->load);
+      add_buffer_defines(d, "AUX", out);  // the accumulator
+      d.emplace_back("LOAD_AUX(x)", combiner->load);
+    } else if (is_logical(op)) {
       std::string c = glsl_compute_type(in);
       d.emplace_back("LOAD(x)", "uint(" + glsl_load(in, c) + " != " + c + "(0))");
     } else {
@@ -96,13 +109,16 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   }
   if (pass.final) {
     add_buffer_defines(d, "OUT", out);
-    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+    d.emplace_back("STORE_OUT(v)", combiner ? combiner->store : glsl_store(out));
   } else {
     d.emplace_back("OUT_STORE", partial);
     d.emplace_back("OUT_ALIGN", std::to_string(glsl_type_bytes(partial)));
     d.emplace_back("STORE_OUT(v)", "(v)");
   }
-  if (!arg_op) {
+  if (combiner) {
+    d.emplace_back("IDENT", acc + "(0)");  // unused: invocations keep whether they hold a value
+    d.emplace_back("COMBINE(a, b)", "nxv_combine(a, b)");
+  } else if (!arg_op) {
     Fold fold = fold_for(fold_kind(op), acc);
     d.emplace_back("IDENT", fold.ident);
     d.emplace_back("COMBINE(a, b)", fold.combine);
@@ -118,7 +134,10 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
       d.emplace_back("LOAD_AUX(x)", glsl_load(in, acc));
     }
   }
-  append_glsl_use_defines(d);
+  GlslDefines scanned = d;
+  if (!key.generated.empty()) scanned.emplace_back("", key.generated);
+  auto uses = glsl_use_defines(scanned);
+  d.insert(d.end(), uses.begin(), uses.end());
   return key;
 }
 
@@ -166,6 +185,7 @@ class ReduceFamily final : public Family {
       return Attrs::of(a);
     }
     ReduceAttrs a;
+    if (op == OpId::reduce && r.has("combiner")) a.combiner = std::make_shared<const Combiner>(parse_combiner(r.atom("combiner")));
     if (r.has("axes")) {
       a.all_axes = false;
       a.axes = r.integers("axes");
@@ -200,6 +220,21 @@ class ReduceFamily final : public Family {
       want.assign(rank, 1);
     if (c.out.shape != want) return not_native(name + ": output shape does not match the reduction", ErrorKind::InvalidArgument);
     DType out = c.out.type, t = in.type;
+    const DeviceCore& core = *c.device.impl().core;
+    FeatureSet features;
+    if (c.op == OpId::reduce) {
+      const auto& a = c.attrs.as<ReduceAttrs>();
+      if (!a.combiner) return not_native("reduce: needs its function traced (option combiner)", ErrorKind::InvalidArgument);
+      if (!c.inputs[1].shape.empty()) return not_native("reduce: the accumulator is a scalar", ErrorKind::InvalidArgument);
+      if (t != out || c.inputs[1].type != out)
+        return not_native("reduce: the tensor and the accumulator come in the output type", ErrorKind::InvalidArgument);
+      bool invalid = false, has_f64 = c.device.has(kCapFloat64);
+      std::string why = combiner_error(*a.combiner, out, has_f64, invalid);
+      if (!why.empty()) return not_native("reduce: " + why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+      features = combiner_code(*a.combiner, out, has_f64).features;
+    } else {
+      features = fold_features({t, out}, acc_type(c.op, out, t));
+    }
     if (is_complex(t) && is_extreme(c.op)) return not_native(name + " is not defined on complex numbers", ErrorKind::InvalidArgument);
     if (is_logical(c.op) && out != DType::U8) return not_native(name + " gives u8", ErrorKind::InvalidArgument);
     if (is_arg(c.op) && !is_int(out)) return not_native(name + " gives integer indices", ErrorKind::InvalidArgument);
@@ -215,10 +250,8 @@ class ReduceFamily final : public Family {
       return not_native(e.what());
     }
     uint64_t elements = uint64_t(shape_size(in.shape));
-    const DeviceCore& core = *c.device.impl().core;
     if (elements >= (1ull << 32) || elements * dtype_size(t) > core.chunk_bytes())
       return not_native(name + ": inputs over 2^32 elements or one buffer chunk are not reduced natively yet");
-    FeatureSet features = fold_features({t, out}, acc_type(c.op, out, t));
     try {
       features.check(core, name.c_str());
     } catch (const Error& e) {
@@ -253,7 +286,10 @@ class ReduceFamily final : public Family {
     std::vector<ReducePass> passes = plan_reduce_passes(*geometry, target);
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;
-    std::string acc = acc_type(a.op, a.out.type, in.type);
+    std::optional<CombinerCode> combiner;
+    if (a.op == OpId::reduce)
+      combiner = combiner_code(*a.attrs.as<ReduceAttrs>().combiner, a.out.type, a.device.has(kCapFloat64));
+    std::string acc = combiner ? combiner->acc : acc_type(a.op, a.out.type, in.type);
     uint32_t partial_bytes = arg ? 4 : glsl_type_bytes(acc);
     uint32_t in_bytes = uint32_t(dtype_size(in.type));
 
@@ -268,7 +304,7 @@ class ReduceFamily final : public Family {
       // Four-wide loads where every row and chunk of the tensor starts 4-aligned.
       kind.vec4 = !kind.from_partials && g.inner == 1 && g.reduced_stride == 1 && g.reduced % 4 == 0 &&
                   (g.outer == 1 || g.outer_stride % 4 == 0) && source.offset % 4 == 0 &&
-                  pass.chunk_len % 4 == 0 && !glsl_vec4_type(in.type).empty() && !no_vec4;
+                  pass.chunk_len % 4 == 0 && !glsl_vec4_type(in.type).empty() && !no_vec4 && !combiner;
       kind.subgroup = pass.threads_per_row > 1 && core.info().features.subgroup_shuffle &&
                       core.info().features.subgroup_basic;
       BufferRef to{a.output_slot, 0};
@@ -282,9 +318,13 @@ class ReduceFamily final : public Family {
       variant.layout = uint8_t((kind.from_partials ? 1 : 0) | (kind.final ? 2 : 0));
       variant.tile = pass.threads_per_row;
       variant.switches = (arg && arg->tie_high ? 1u : 0u) | (kind.vec4 ? 2u : 0u) | (kind.subgroup ? 4u : 0u);
-      const Kernel& kernel = impl.kernels.get(variant, [&] {
-        return reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, kind);
-      });
+      // A combiner's generated code has no typed variant: the cache keys it by its source.
+      const Kernel& kernel =
+          combiner ? impl.kernels.get(reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, kind,
+                                                        &*combiner))
+                   : impl.kernels.get(variant, [&] {
+                       return reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, kind);
+                     });
       ReducePush push{};
       push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
       push.chunks = uint32_t(pass.chunks), push.chunk_len = uint32_t(pass.chunk_len);
@@ -298,10 +338,15 @@ class ReduceFamily final : public Family {
         push.aux_inner_stride = uint32_t(g0.inner_stride);
         patches.push_back({offsetof(ReducePush, aux_addr), BufferRef{source_slot, uint64_t(source.offset) * in_bytes}});
       }
+      const LowerInput* init = combiner && !kind.from_partials ? &a.inputs[1] : nullptr;
+      if (init)
+        patches.push_back({offsetof(ReducePush, aux_addr),
+                           BufferRef{init->slot, uint64_t(init->tensor.offset) * dtype_size(init->tensor.type)}});
       std::array<uint32_t, 3> grid{workgroups_for(core, pass.rows() * pass.threads_per_row, kWorkgroupSize), 1, 1};
       Launch& l = a.builder.launch(kernel, grid, push, std::move(patches));
       a.builder.use(l, from.slot, Access::Read);
       if (arg && kind.from_partials) a.builder.use(l, source_slot, Access::Read);
+      if (init) a.builder.use(l, init->slot, Access::Read);
       a.builder.use(l, to.slot, Access::Write);
       from = to;
     }

@@ -1,9 +1,12 @@
 // Attributes of the reduce family's ops, decoded once from the callback's options.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace nxv {
+
+struct Combiner;  // ops/reduce/combiner.hpp
 
 // sum, product, reduce_max, reduce_min, all, any: `axes` (sorted, unique; every axis when the
 // option is absent) and `keep_axes`.
@@ -11,6 +14,7 @@ struct ReduceAttrs {
   std::vector<int64_t> axes;
   bool all_axes = true;
   bool keep_axes = false;
+  std::shared_ptr<const Combiner> combiner;  // reduce/5: the function, traced (option "combiner")
 };
 
 // argmax, argmin: one `axis` (the flattened tensor when absent), `keep_axis`, and which index

@@ -3,8 +3,13 @@
 // invocations reading neighbouring columns. Otherwise a workgroup per row scans tiles of
 // WG * 4 elements: each invocation folds its four, the workgroup scans their totals in shared
 // memory (Hillis-Steele, a fixed order), and a carry runs from tile to tile. No workgroup ever
-// waits on another. Defines: WG, COLUMNS, IN_STORE/OUT_STORE (+ _ALIGN), ACC, IDENT, LOAD(x),
-// COMBINE(a, b), STORE_OUT(v).
+// waits on another. SG_ROWS (many rows or short ones, where the device has subgroup shuffles):
+// a subgroup per row, no barriers: it takes SG * 16 elements a trip as four pieces of four per
+// invocation, each piece scanned across the subgroup by shuffles (Hillis-Steele, a fixed order)
+// after its invocations fold their four, the carry passed from piece to piece; VEC4 (dense
+// rows of 4- and 8-byte types, n a multiple of 4, forward) loads and stores the four as one
+// vector. Defines: WG, COLUMNS, SG_ROWS, VEC4 (IN_VEC, IN_VREG, OUT_VEC), SHUFFLE(v, id),
+// IN_STORE/OUT_STORE (+ _ALIGN), ACC, IDENT, LOAD(x), COMBINE(a, b), STORE_OUT(v).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -21,6 +26,10 @@
 #if NXV_INT64
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
+#if SG_ROWS
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 layout(local_size_x_id = 0) in;
 
@@ -31,8 +40,12 @@ layout(local_size_x_id = 0) in;
 layout(push_constant, std430) uniform Params { ScanPush pc; };
 layout(buffer_reference, std430, buffer_reference_align = IN_ALIGN) readonly buffer InBuf { IN_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
+#if VEC4
+layout(buffer_reference, std430, buffer_reference_align = IN_VALIGN) readonly buffer InBuf4 { IN_VEC v[]; };
+layout(buffer_reference, std430, buffer_reference_align = IN_VALIGN) writeonly buffer OutBuf4 { OUT_VEC v[]; };
+#endif
 
-#if !COLUMNS
+#if !COLUMNS && !SG_ROWS
 shared ACC s_tot[WG];
 #endif
 
@@ -52,6 +65,71 @@ void main() {
       ACC v = LOAD(src.v[base + r * pc.n_stride]);
       acc = COMBINE(acc, v);
       dst.v[obase + r * pc.inner] = STORE_OUT(acc);
+    }
+  }
+#elif SG_ROWS
+  uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupSize;
+  uint piece = sg * 4u;  // elements of one piece: four per invocation
+  uint subgroups = gl_NumWorkGroups.x * gl_NumSubgroups;
+#if VEC4
+  InBuf4 src4 = InBuf4(pc.in_addr);
+  OutBuf4 dst4 = OutBuf4(pc.out_addr);
+#endif
+  for (uint row = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; row < pc.outer; row += subgroups) {
+    uint base = row * pc.outer_stride;
+    uint obase = row * pc.n;
+    ACC carry = IDENT;
+    for (uint t0 = 0u; t0 < pc.n; t0 += 4u * piece) {
+      // Every load of the trip first, then the pieces in order.
+      ACC v[4][4];
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+        uint k0 = t0 + j * piece + lane * 4u;
+#if VEC4
+        [[unroll]] for (uint e = 0u; e < 4u; ++e) v[j][e] = IDENT;
+        if (k0 < pc.n) {  // n is a multiple of 4: all four or none
+          IN_VREG w = IN_VREG(src4.v[(base + k0) / 4u]);
+          v[j][0] = LOAD(w.x);
+          v[j][1] = LOAD(w.y);
+          v[j][2] = LOAD(w.z);
+          v[j][3] = LOAD(w.w);
+        }
+#else
+        [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+          uint k = k0 + e;
+          uint r = pc.reverse != 0u ? pc.n - 1u - k : k;
+          v[j][e] = IDENT;
+          if (k < pc.n) v[j][e] = LOAD(src.v[base + r * pc.n_stride]);
+        }
+#endif
+      }
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+        if (t0 + j * piece >= pc.n) break;  // the same for the whole subgroup
+        ACC run[4];
+        run[0] = v[j][0];
+        [[unroll]] for (uint e = 1u; e < 4u; ++e) run[e] = COMBINE(run[e - 1u], v[j][e]);
+        ACC incl = run[3];
+        for (uint off = 1u; off < sg; off <<= 1u) {
+          ACC up = SHUFFLE(incl, lane >= off ? lane - off : lane);
+          if (lane >= off) incl = COMBINE(up, incl);
+        }
+        ACC before = SHUFFLE(incl, lane > 0u ? lane - 1u : 0u);
+        ACC last = SHUFFLE(incl, sg - 1u);
+        ACC prefix = carry;
+        if (lane > 0u) prefix = COMBINE(carry, before);
+        ACC o[4];
+        [[unroll]] for (uint e = 0u; e < 4u; ++e) o[e] = COMBINE(prefix, run[e]);
+        uint k0 = t0 + j * piece + lane * 4u;
+#if VEC4
+        if (k0 < pc.n) dst4.v[(obase + k0) / 4u] = OUT_VEC(STORE_OUT(o[0]), STORE_OUT(o[1]), STORE_OUT(o[2]), STORE_OUT(o[3]));
+#else
+        [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+          uint k = k0 + e;
+          uint r = pc.reverse != 0u ? pc.n - 1u - k : k;
+          if (k < pc.n) dst.v[obase + r] = STORE_OUT(o[e]);
+        }
+#endif
+        carry = COMBINE(carry, last);
+      }
     }
   }
 #else

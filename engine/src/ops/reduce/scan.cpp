@@ -1,5 +1,7 @@
 #include "ops/reduce/scan.hpp"
 
+#include <algorithm>
+
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_types.hpp"
@@ -14,6 +16,8 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
+constexpr uint64_t kSubgroupRowsMinRows = 1024;
+constexpr uint64_t kSubgroupRowsMaxLength = 4096;
 
 FoldKind scan_fold(OpId op) {
   switch (op) {
@@ -24,7 +28,20 @@ FoldKind scan_fold(OpId op) {
   }
 }
 
-KernelKey scan_kernel_key(OpId op, DType out, DType in, bool columns) {
+// How a kernel walks its rows (scan.comp).
+struct ScanKind {
+  bool columns = false;  // an invocation per column
+  bool sg_rows = false;  // a subgroup per row
+  bool vec4 = false;     // ... reading and writing four elements as one vector
+};
+
+// subgroupShuffle of an accumulator: 64-bit integers travel as two 32-bit halves (as in reduce).
+std::string shuffle(const std::string& acc) {
+  if (acc == "int64_t" || acc == "uint64_t") return acc + "(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(v)), id)))";
+  return "subgroupShuffle(v, id)";
+}
+
+KernelKey scan_kernel_key(OpId op, DType out, DType in, ScanKind walk) {
   KernelKey key;
   key.name = "scan";
   key.workgroup_size = kWorkgroupSize;
@@ -34,7 +51,16 @@ KernelKey scan_kernel_key(OpId op, DType out, DType in, bool columns) {
   fold_features({in, out}, acc).add_defines(d);
   Fold fold = fold_for(kind, acc);
   d.emplace_back("WG", std::to_string(kWorkgroupSize));
-  d.emplace_back("COLUMNS", columns ? "1" : "0");
+  d.emplace_back("COLUMNS", walk.columns ? "1" : "0");
+  d.emplace_back("SG_ROWS", walk.sg_rows ? "1" : "0");
+  d.emplace_back("VEC4", walk.vec4 ? "1" : "0");
+  if (walk.sg_rows) d.emplace_back("SHUFFLE(v, id)", shuffle(acc));
+  if (walk.vec4) {
+    d.emplace_back("IN_VEC", glsl_vec4_type(in));
+    d.emplace_back("IN_VREG", glsl_vec4_register_type(in));
+    d.emplace_back("IN_VALIGN", std::to_string(vec4_alignment(in)));
+    d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+  }
   d.emplace_back("ACC", acc);
   add_buffer_defines(d, "IN", in);
   add_buffer_defines(d, "OUT", out);
@@ -100,18 +126,29 @@ void lower_cumulative(const LowerArgs& a) {
     g = reduce_geometry(source, flags);
   }
   DeviceImpl& impl = a.device.impl();
-  bool columns = g->inner > 1;
+  const auto& features = impl.core->info().features;
+  ScanKind kind;
+  kind.columns = g->inner > 1;
+  // A subgroup per row where rows are many (they fill the device) or short (a workgroup's
+  // tiles would be mostly empty); else the workgroup's tiles.
+  kind.sg_rows = !kind.columns && features.subgroup_basic && features.subgroup_shuffle &&
+                 (g->outer >= kSubgroupRowsMinRows || g->reduced <= kSubgroupRowsMaxLength);
+  size_t bytes = dtype_size(in.type);
+  kind.vec4 = kind.sg_rows && !attrs.reverse && (bytes == 4 || bytes == 8) && g->reduced_stride == 1 &&
+              g->reduced % 4 == 0 && (g->outer == 1 || g->outer_stride % 4 == 0) && source.offset % 4 == 0;
   VariantKey variant{.family = uint16_t(FamilyId::reduce), .op = uint16_t(a.op)};
   variant.types = {a.out.type, in.type};
   variant.type_count = 2;
-  variant.layout = columns ? 1 : 0;
-  const Kernel& kernel = impl.kernels.get(variant, [&] { return scan_kernel_key(a.op, a.out.type, in.type, columns); });
+  variant.layout = uint8_t((kind.columns ? 1 : 0) | (kind.sg_rows ? 2 : 0) | (kind.vec4 ? 4 : 0));
+  const Kernel& kernel = impl.kernels.get(variant, [&] { return scan_kernel_key(a.op, a.out.type, in.type, kind); });
   ScanPush push{};
   push.outer = uint32_t(g->outer), push.n = uint32_t(g->reduced), push.inner = uint32_t(g->inner);
   push.reverse = attrs.reverse ? 1 : 0;
   push.outer_stride = uint32_t(g->outer_stride), push.n_stride = uint32_t(g->reduced_stride);
   push.inner_stride = uint32_t(g->inner_stride);
-  uint64_t work = columns ? g->outer * g->inner : g->outer * kWorkgroupSize;
+  uint64_t work = kind.columns   ? g->outer * g->inner
+                  : kind.sg_rows ? g->outer * std::max<uint32_t>(1, impl.core->info().subgroup_size)
+                                 : g->outer * kWorkgroupSize;
   std::array<uint32_t, 3> grid{workgroups_for(*impl.core, work, kWorkgroupSize), 1, 1};
   BufferRef from{source_slot, uint64_t(source.offset) * dtype_size(in.type)};
   Launch& l = a.builder.launch(kernel, grid, push,

@@ -1,9 +1,11 @@
-// The window family: window_sum, window_product, window_max, window_min (strides, padding
-// negative too, window dilations) and window_scatter_max/min (the pooling gradient), on every
+// The window family: window_sum, window_product, window_max, window_min and window_reduce/6
+// (a traced function: ops/reduce/combiner.hpp) (strides, padding negative too, window
+// dilations) and window_scatter_max/min (the pooling gradient), on every
 // Nx type they take, any layout. One invocation per output element: window.comp folds its
 // window in Nx's order; window_scatter.comp gathers, for a tensor position, the source values
 // of the windows that select it.
 #include <algorithm>
+#include <cstdlib>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -12,6 +14,7 @@
 #include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
 #include "ops/family.hpp"
+#include "ops/reduce/combiner.hpp"
 #include "ops/reduce/folds.hpp"
 #include "ops/window/window_attrs.hpp"
 #include "ops/window/window_push.h"
@@ -20,6 +23,13 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
+
+// Outputs per invocation: VW along the last axis, VH rows of them along the axis before
+// (window.comp), stored four-wide or not.
+struct Block {
+  uint32_t vw = 1, vh = 1;
+  bool vec_store = false;
+};
 
 bool is_scatter(OpId op) { return op == OpId::window_scatter_max || op == OpId::window_scatter_min; }
 
@@ -74,8 +84,10 @@ class WindowFamily final : public Family {
  public:
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
-  Attrs decode(OpId, const AttrReader& r) const override {
+  Attrs decode(OpId op, const AttrReader& r) const override {
     WindowAttrs a;
+    if (op == OpId::window_reduce && r.has("combiner"))
+      a.combiner = std::make_shared<const Combiner>(parse_combiner(r.atom("combiner")));
     a.dims = r.integers("window_dimensions");
     size_t rank = a.dims.size();
     a.strides = ones_if_absent(r, "strides", rank);
@@ -118,6 +130,14 @@ class WindowFamily final : public Family {
     } else {
       if (c.out.shape != windows) return invalid("output shape does not match the windows");
       if (out != t) return invalid("the output type must be the input's");
+      if (c.op == OpId::window_reduce) {
+        if (!a.combiner) return invalid("needs its function traced (option combiner)");
+        if (!c.inputs[1].shape.empty() || c.inputs[1].type != out)
+          return invalid("the accumulator is a scalar of the output type");
+        bool bad = false;
+        std::string why = combiner_error(*a.combiner, out, c.device.has(kCapFloat64), bad);
+        if (!why.empty()) return not_native(name + ": " + why, bad ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+      }
       if (is_complex(t) && (c.op == OpId::window_max || c.op == OpId::window_min))
         return invalid("complex numbers have no order");
     }
@@ -127,6 +147,8 @@ class WindowFamily final : public Family {
     for (const auto& i : c.inputs) features.add_type(i.type);
     features.add_type(out);
     add_acc_features(features, glsl_compute_type(out));
+    if (c.op == OpId::window_reduce)
+      features.merge(combiner_code(*a.combiner, out, c.device.has(kCapFloat64)).features);
     try {
       for (const auto& i : c.inputs) glsl_storage_type(i.type);
       glsl_storage_type(out);
@@ -165,6 +187,19 @@ class WindowFamily final : public Family {
     // Four outputs per invocation along a last axis the window slides over one by one.
     const Axis& last = axes.back();
     uint32_t vw = !scatter && last.window > 1 && last.stride == 1 && last.dilation == 1 && last.out >= 4 ? 4 : 1;
+    // ... and four rows of them along the axis before, where the window slides over it one by
+    // one too and the fold's order does not matter (max, min): each input row's maxima are
+    // folded once for the rows of outputs that take them.
+    uint32_t vh = 1;
+    if (vw > 1 && axes.size() >= 2 && (a.op == OpId::window_max || a.op == OpId::window_min)) {
+      const Axis& pen = axes[axes.size() - 2];
+      if (pen.window > 1 && pen.stride == 1 && pen.dilation == 1 && pen.out >= 4) vh = 4;
+    }
+    // Four-wide stores where the result's rows hold a multiple of 4 (every run whole and
+    // 4-aligned); NX_VULKAN_NO_VEC4 turns them off, as it does the other families' vectors.
+    static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
+    bool vec_store = vh > 1 && last.out % 4 == 0 && !glsl_vec4_type(in.type).empty() && dtype_size(in.type) >= 4 &&
+                     !no_vec4;
     // Windows that tile the tensor exactly: one invocation per window.
     bool tiled = scatter;
     for (const Axis& x : axes) tiled = tiled && x.stride == x.window && x.pad_lo == 0 && x.in == x.windows * x.stride;
@@ -174,6 +209,12 @@ class WindowFamily final : public Family {
       push.last_extent = uint32_t(last.out);
       push.last_runs = uint32_t((last.out + vw - 1) / vw);
       push.n = uint32_t(shape_size(a.out.shape) / last.out) * push.last_runs;
+    }
+    if (vh > 1) {
+      const Axis& pen = axes[axes.size() - 2];
+      push.pen_extent = uint32_t(pen.out);
+      push.pen_blocks = uint32_t((pen.out + vh - 1) / vh);
+      push.n = uint32_t(shape_size(a.out.shape) / (last.out * pen.out)) * push.pen_blocks * push.last_runs;
     }
     if (tiled) {
       uint64_t pitch = 1;
@@ -186,12 +227,16 @@ class WindowFamily final : public Family {
       push.n = uint32_t(shape_size(windows));
     }
     DeviceImpl& impl = a.device.impl();
-    const Kernel& kernel = kernel_for(impl, a, axes, vw, tiled);
+    const Kernel& kernel = kernel_for(impl, a, axes, {vw, vh, vec_store}, tiled);
     uint32_t elem = uint32_t(dtype_size(in.type));
     std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
                                       {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
     // The scatter kernel reads the source row-major (one value per window, by pitch).
     LowerInput source = a.inputs[scatter ? 1 : 0];
+    if (a.op == OpId::window_reduce) {
+      const Tensor& init = a.inputs[1].tensor;
+      patches.push_back({offsetof(WindowPush, init_addr), {a.inputs[1].slot, uint64_t(init.offset) * dtype_size(init.type)}});
+    }
     if (scatter) {
       if (source.tensor.buffer && !source.tensor.is_contiguous()) {
         Tensor dense = empty(a.device, source.tensor.type, source.tensor.shape);
@@ -221,14 +266,16 @@ class WindowFamily final : public Family {
  private:
   // Window extents are compiled in: the variant key holds them (each below 256, at most 8
   // axes); larger windows are keyed by their source.
-  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw,
+  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes, Block b,
                                   bool tiled) {
+    uint32_t vw = b.vw, vh = b.vh;
     bool scatter = is_scatter(a.op);
     VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
     variant.types = {a.out.type, a.inputs[0].tensor.type};
     if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
     variant.type_count = scatter ? 4 : 2;
-    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0));
+    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0) | (vh > 1 ? 0x40 : 0) |
+                             (b.vec_store ? 0x80 : 0));
     bool small = true;
     uint64_t packed = 0;
     for (size_t j = 0; j < axes.size(); ++j) {
@@ -236,11 +283,14 @@ class WindowFamily final : public Family {
       packed |= uint64_t(axes[j].window & 0xff) << (8 * j);
     }
     variant.tile = uint32_t(packed), variant.switches = uint32_t(packed >> 32);
-    if (small) return impl.kernels.get(variant, [&] { return kernel_key(a, axes, vw, tiled); });
-    return impl.kernels.get(kernel_key(a, axes, vw, tiled));
+    // A combiner's generated code has no typed variant: the cache keys it by its source.
+    if (small && a.op != OpId::window_reduce)
+      return impl.kernels.get(variant, [&] { return kernel_key(a, axes, b, tiled); });
+    return impl.kernels.get(kernel_key(a, axes, b, tiled));
   }
 
-  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, uint32_t vw, bool tiled) {
+  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, Block b, bool tiled) {
+    uint32_t vw = b.vw, vh = b.vh;
     OpId op = a.op;
     KernelKey key;
     key.workgroup_size = kWorkgroupSize;
@@ -262,6 +312,12 @@ class WindowFamily final : public Family {
     d.emplace_back("WINS", wins);
     d.emplace_back("WSIZE", std::to_string(size));
     d.emplace_back("VW", std::to_string(vw));
+    if (vh > 1) d.emplace_back("VH", std::to_string(vh));
+    if (b.vec_store) {
+      d.emplace_back("VEC_STORE", "1");
+      d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+      d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
+    }
     d.emplace_back("TILED", tiled ? "1" : "0");
     d.emplace_back("ACC", acc);
     add_buffer_defines(d, "OUT", out);
@@ -281,15 +337,46 @@ class WindowFamily final : public Family {
       add_buffer_defines(d, "INIT", init);
       d.emplace_back("LOAD_INIT(x)", glsl_load(init, acc));
       d.emplace_back("SELECT(x, pick)", op == OpId::window_scatter_max ? "((x) >= (pick))" : "((x) <= (pick))");
+    } else if (op == OpId::window_reduce) {
+      // Padding and the fold's start hold the accumulator, as Nx pads and folds.
+      key.name = "window";
+      CombinerCode code = combiner_code(*a.attrs.as<WindowAttrs>().combiner, out, a.device.has(kCapFloat64));
+      d.clear();
+      code.features.merge(features);
+      code.features.add_defines(d);
+      d.insert(d.end(), code.defines.begin(), code.defines.end());
+      d.emplace_back("NR", std::to_string(axes.size()));
+      d.emplace_back("WINS", wins);
+      d.emplace_back("WSIZE", std::to_string(size));
+      d.emplace_back("VW", std::to_string(vw));
+      d.emplace_back("TILED", tiled ? "1" : "0");
+      d.emplace_back("ACC", code.acc);
+      add_buffer_defines(d, "OUT", out);
+      d.emplace_back("STORE_OUT(v)", code.store);
+      add_buffer_defines(d, "IN", t);
+      d.emplace_back("LOAD(x)", code.load);
+      add_buffer_defines(d, "INIT", out);
+      d.emplace_back("INIT_FROM_BUFFER", "1");
+      d.emplace_back("IDENT", "init_value");
+      d.emplace_back("COMBINE(a, b)", "nxv_combine(a, b)");
+      key.generated = std::move(code.generated);
     } else {
       key.name = "window";
       Fold fold = fold_for(fold_kind(op), acc);
       add_buffer_defines(d, "IN", t);
       d.emplace_back("LOAD(x)", glsl_load(t, acc));
       d.emplace_back("IDENT", fold.ident);
+      // Float max/min: NaN propagates from either operand through one compare and a select
+      // (NXV_FMAX takes two NaN tests and an add); ties keep the element, as NXV_FMAX does.
+      bool floating = acc == "float" || acc == "double";
+      if (floating && op == OpId::window_max) fold.combine = "((((a) < (b)) || isnan(b)) ? (b) : (a))";
+      if (floating && op == OpId::window_min) fold.combine = "((((a) > (b)) || isnan(b)) ? (b) : (a))";
       d.emplace_back("COMBINE(a, b)", fold.combine);
     }
-    append_glsl_use_defines(d);
+    GlslDefines scanned = d;
+    if (!key.generated.empty()) scanned.emplace_back("", key.generated);
+    auto uses = glsl_use_defines(scanned);
+    d.insert(d.end(), uses.begin(), uses.end());
     return key;
   }
 };

@@ -35,6 +35,8 @@ NXV_STRUCT(WindowPush) {
   NXV_U32 n;             // work items: outputs, runs of VW outputs (window.comp), or windows (tiled scatter)
   NXV_U32 last_extent;   // window.comp with VW > 1: the result's last extent
   NXV_U32 last_runs;     // ... and the runs of VW outputs along it
+  NXV_U32 pen_extent;    // window.comp with VH > 1: the result's extent along the axis before the last
+  NXV_U32 pen_blocks;    // ... and the blocks of VH outputs along it
 };
 
 #endif
