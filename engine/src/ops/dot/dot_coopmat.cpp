@@ -21,7 +21,15 @@ uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
 // Shared bytes of the two stages of a tile, for either layout of each operand.
 uint32_t stage_bytes(const CoopmatTile& t) {
   uint32_t a = std::max(t.bm * (t.bk + 8), t.bk * (t.bm + 8)), b = std::max(t.bk * (t.bn + 8), t.bn * (t.bk + 8));
-  return 2 * 2 * (a + b);
+  return 2 * 2 * (a + b) + t.subgroups() * t.fm * t.fn * 4;  // two stages, and the f32 scratch
+}
+
+// Entries of 16-bit elements in the shared tiles (8: uvec4 of bits, 4: f16vec4, 2: f16vec2);
+// NXV_DOT_COOPMAT_SH overrides (tuning).
+uint32_t shared_entry(bool bf16) {
+  const char* env = std::getenv("NXV_DOT_COOPMAT_SH");
+  uint32_t v = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : 8;
+  return (v == 2 || v == 4) && !bf16 ? v : 8;
 }
 
 bool valid(const CoopmatTile& t) {
@@ -98,7 +106,12 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
   variant.layout = uint8_t((a_row ? 1 : 0) | (b_row ? 2 : 0) | (a_vec ? 4 : 0) | (b_vec ? 8 : 0));
   variant.tile = (tile.bm / 8 - 1) | ((tile.bn / 8 - 1) << 6) | ((tile.bk / 8 - 1) << 12) | ((tile.wm / 8 - 1) << 18) |
                  ((tile.wn / 8 - 1) << 24);
-  variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18);
+  uint32_t epv = shared_entry(bf16);
+  const char* diag_env = std::getenv("NXV_DOT_COOPMAT_DIAG");  // timing only: 1 one MMA per step, 2 no loads
+  uint32_t diag = diag_env ? uint32_t(std::strtoul(diag_env, nullptr, 10)) & 3 : 0;
+  const char* bf16_opt = std::getenv("NXV_SPIRV_BF16_OPT");
+  bool optimise = bf16 && bf16_opt && std::string(bf16_opt) == "1";
+  variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18) | (epv << 26) | (diag << 29) | (optimise ? 1u << 31 : 0);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "gemm_coopmat";
@@ -117,7 +130,10 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
     d.emplace_back("B_ROW", b_row ? "1" : "0");
     d.emplace_back("A_VEC", a_vec ? "1" : "0");
     d.emplace_back("B_VEC", b_vec ? "1" : "0");
+    d.emplace_back("SH_EPV", std::to_string(epv));
+    d.emplace_back("DIAG", std::to_string(diag));
     if (bf16) d.emplace_back("NXV_SPIRV_BF16", "1");
+    if (optimise) d.emplace_back("NXV_SPIRV_BF16_OPT", "1");
     append_glsl_use_defines(d);
     return key;
   });
