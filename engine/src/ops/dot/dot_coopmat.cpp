@@ -73,7 +73,7 @@ std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmS
   if ((bf16 ? !ft.bfloat16_cooperative_matrix : !ft.float16) || !ft.storage16 || !ft.int16 || !ft.subgroup_basic)
     return std::nullopt;
   auto frag = fragment_shape(info, bf16 ? "bf16" : "f16");
-  if (!frag || info.subgroup_size == 0) return std::nullopt;
+  if (!frag || info.subgroup_size == 0 || (frag->m * frag->n) % info.subgroup_size) return std::nullopt;
   CoopmatTile t;
   t.fm = frag->m, t.fn = frag->n, t.fk = frag->k, t.subgroup = info.subgroup_size;
   // 128x128 (eight subgroups of 64x32) where there are enough such tiles to fill a large GPU
