@@ -81,7 +81,7 @@ TEST(SpirvBf16, TheGemmKernelRetypes) {
     KernelKey key;
     key.name = "gemm_coopmat";
     key.defines = {{"BM", "64u"},    {"BN", "64u"},       {"BK", "32u"},    {"WM", "32u"},      {"WN", "32u"},
-                   {"FM", "16u"},    {"FN", "16u"},       {"FK", "16u"},    {"SG", "32u"},      {"NSG", "4u"}, {"SH_EPV", "8"}, {"DIAG", "0"},
+                   {"FM", "16u"},    {"FN", "16u"},       {"FK", "16u"},    {"SG", "32u"},      {"NSG", "4u"},
                    {"A_ROW", rows},  {"B_ROW", rows},     {"A_VEC", rows},  {"B_VEC", "0"},     {"NXV_STORAGE8", "0"},
                    {"NXV_STORAGE16", "1"}, {"NXV_INT64", "0"}, {"NXV_F64", "0"}, {"C_STORE", "uint16_t"},
                    {"C_ALIGN", "2"}, {"STORE_OUT(v)", "nxv_bf16_store(float(v))"}, {"NXV_SPIRV_BF16", "1"}};

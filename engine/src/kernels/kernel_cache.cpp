@@ -92,10 +92,10 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key) {
     return std::any_of(key.defines.begin(), key.defines.end(),
                        [&](const auto& d) { return d.first == name && d.second == "1"; });
   };
-  // NXV_SPIRV_BF16: the kernel is written in f16 and retyped to bf16 after compiling
-  // (spirv_bf16.hpp); unoptimised, so that spirv-opt cannot fold anything in the f16 meaning.
+  // NXV_SPIRV_BF16: the kernel is written in f16 and retyped to bf16 after compiling and
+  // optimising (spirv_bf16.hpp); the retyping refuses any f16 value spirv-opt might have made.
   bool bf16 = defined("NXV_SPIRV_BF16");
-  bool as_is = (bf16 && !defined("NXV_SPIRV_BF16_OPT")) || defined("NXV_SPIRV_AS_IS");
+  bool as_is = defined("NXV_SPIRV_AS_IS");
   options.SetOptimizationLevel(as_is ? shaderc_optimization_level_zero : shaderc_optimization_level_performance);
   for (const auto& [k, v] : key.defines) options.AddMacroDefinition(k, v);
   options.SetIncluder(std::make_unique<EmbeddedIncluder>(key.generated));

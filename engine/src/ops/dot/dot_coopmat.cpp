@@ -24,14 +24,6 @@ uint32_t stage_bytes(const CoopmatTile& t) {
   return 2 * 2 * (a + b) + t.subgroups() * t.fm * t.fn * 4;  // two stages, and the f32 scratch
 }
 
-// Entries of 16-bit elements in the shared tiles (8: uvec4 of bits, 4: f16vec4, 2: f16vec2);
-// NXV_DOT_COOPMAT_SH overrides (tuning).
-uint32_t shared_entry(bool bf16) {
-  const char* env = std::getenv("NXV_DOT_COOPMAT_SH");
-  uint32_t v = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : 8;
-  return (v == 2 || v == 4) && !bf16 ? v : 8;
-}
-
 bool valid(const CoopmatTile& t) {
   return t.wm && t.wn && t.bm % t.wm == 0 && t.bn % t.wn == 0 && t.wm % t.fm == 0 && t.wn % t.fn == 0 &&
          t.bk % t.fk == 0 && t.bk % 8 == 0 && t.subgroups() * t.subgroup <= 1024 && t.bm <= 512 && t.bn <= 512 &&
@@ -76,9 +68,9 @@ std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmS
   if (!frag || info.subgroup_size == 0 || (frag->m * frag->n) % info.subgroup_size) return std::nullopt;
   CoopmatTile t;
   t.fm = frag->m, t.fn = frag->n, t.fk = frag->k, t.subgroup = info.subgroup_size;
-  // 128x128 (eight subgroups of 64x32) where there are enough such tiles to fill a large GPU
-  // a couple of times over; 64x64 (four of 32x32) otherwise, split-K making up the rest.
-  if (tiles(shape, 128, 128) >= 256) t.bm = 128, t.bn = 128, t.bk = 32, t.wm = 64, t.wn = 32;
+  // 128x128 (four subgroups of 64x64) where there are enough such tiles to fill a large GPU a
+  // couple of times over; 64x64 (four of 32x32) otherwise, split-K making up the rest.
+  if (tiles(shape, 128, 128) >= 256) t.bm = 128, t.bn = 128, t.bk = 32, t.wm = 64, t.wn = 64;
   else t.bm = 64, t.bn = 64, t.bk = 32, t.wm = 32, t.wn = 32;
   if (const char* env = std::getenv("NXV_DOT_COOPMAT_TILE"); env && *env) {
     CoopmatTile f = t;
@@ -106,12 +98,7 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
   variant.layout = uint8_t((a_row ? 1 : 0) | (b_row ? 2 : 0) | (a_vec ? 4 : 0) | (b_vec ? 8 : 0));
   variant.tile = (tile.bm / 8 - 1) | ((tile.bn / 8 - 1) << 6) | ((tile.bk / 8 - 1) << 12) | ((tile.wm / 8 - 1) << 18) |
                  ((tile.wn / 8 - 1) << 24);
-  uint32_t epv = shared_entry(bf16);
-  const char* diag_env = std::getenv("NXV_DOT_COOPMAT_DIAG");  // timing only: 1 one MMA per step, 2 no loads
-  uint32_t diag = diag_env ? uint32_t(std::strtoul(diag_env, nullptr, 10)) & 3 : 0;
-  const char* bf16_opt = std::getenv("NXV_SPIRV_BF16_OPT");
-  bool optimise = bf16 && bf16_opt && std::string(bf16_opt) == "1";
-  variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18) | (epv << 26) | (diag << 29) | (optimise ? 1u << 31 : 0);
+  variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "gemm_coopmat";
@@ -130,10 +117,7 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
     d.emplace_back("B_ROW", b_row ? "1" : "0");
     d.emplace_back("A_VEC", a_vec ? "1" : "0");
     d.emplace_back("B_VEC", b_vec ? "1" : "0");
-    d.emplace_back("SH_EPV", std::to_string(epv));
-    d.emplace_back("DIAG", std::to_string(diag));
     if (bf16) d.emplace_back("NXV_SPIRV_BF16", "1");
-    if (optimise) d.emplace_back("NXV_SPIRV_BF16_OPT", "1");
     append_glsl_use_defines(d);
     return key;
   });

@@ -14,7 +14,7 @@ namespace nxv {
 // The workgroup tile (bm x bn, bk along k), each subgroup's block (wm x wn), the fragment
 // shape (fm x fn x fk, a shape the device reports) and the subgroup size.
 struct CoopmatTile {
-  uint32_t bm = 128, bn = 128, bk = 32, wm = 64, wn = 32;
+  uint32_t bm = 128, bn = 128, bk = 32, wm = 64, wn = 64;
   uint32_t fm = 16, fn = 16, fk = 16, subgroup = 32;
   uint32_t subgroups() const { return (bm / wm) * (bn / wn); }
 };

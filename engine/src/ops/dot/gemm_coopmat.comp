@@ -14,8 +14,8 @@
 // The 16-bit values travel as bits (uint16_t / uvec4) everywhere; only the fragments of A and
 // B have the float type. That is what lets the bf16 variant be this kernel compiled for f16
 // and then retyped (NXV_SPIRV_BF16: kernels/spirv_bf16.hpp): glslang has no bfloat16 type.
-// Defines: BM, BN, BK, WM, WN, FM, FN, FK, NSG (subgroups), SG (invocations per subgroup); A_ROW (A's tile is [m][k]: A is
-// contiguous along k), else [k][m]; B_ROW (B's tile is [k][n]), else [n][k]; A_VEC, B_VEC;
+// Defines: BM, BN, BK, WM, WN, FM, FN, FK, NSG (subgroups), SG (invocations per subgroup);
+// A_ROW (A's tile is [m][k]: A is contiguous along k), else [k][m]; B_ROW (B's tile is [k][n]), else [n][k]; A_VEC, B_VEC;
 // STORE_OUT(v), C_STORE, C_ALIGN (add_gemm_common_defines).
 #version 460
 #extension GL_EXT_buffer_reference : require
@@ -63,36 +63,16 @@ const uint B_ROWS = BK, B_COLS = BN;
 const uint B_ROWS = BN, B_COLS = BK;
 #endif
 const uint A_PITCH = A_COLS + 8u, B_PITCH = B_COLS + 8u;
-// Shared memory holds SH_EPV 16-bit elements per entry: uvec4 (8, SH_EPV 8) or f16vec4 (4)
-// or f16vec2 (2); offsets below are in entries.
-#if SH_EPV == 8
-#define SH_T uvec4
-#elif SH_EPV == 4
-#define SH_T f16vec4
-#else
-#define SH_T f16vec2
-#endif
-const uint A_PE = A_PITCH / SH_EPV, B_PE = B_PITCH / SH_EPV;
+// In uvec4 entries (8 elements).
+const uint A_PE = A_PITCH / 8u, B_PE = B_PITCH / 8u;
 const uint A_STAGE = A_ROWS * A_PE, B_STAGE = B_ROWS * B_PE;
 const uint STAGE = A_STAGE + B_STAGE;
 const uint WG = NSG * SG;  // the workgroup (the host requires subgroups of SG where it can)
 const uint A_CHUNKS = A_ROWS * (A_COLS / 8u), B_CHUNKS = B_ROWS * (B_COLS / 8u);
 const uint LA = (A_CHUNKS + WG - 1u) / WG, LB = (B_CHUNKS + WG - 1u) / WG;
 const uint TM = WM / FM, TN = WN / FN;
-shared SH_T sh[2u * STAGE];
+shared uvec4 sh[2u * STAGE];
 shared float scratch[NSG * FM * FN];  // one f32 fragment per subgroup, for the stores
-
-// Eight 16-bit elements (a uvec4 of bits) into shared entry e (in units of 8 elements).
-void put8(uint e8, uvec4 v) {
-#if SH_EPV == 8
-  sh[e8] = v;
-#elif SH_EPV == 4
-  sh[2u * e8] = f16vec4(unpackFloat2x16(v.x), unpackFloat2x16(v.y));
-  sh[2u * e8 + 1u] = f16vec4(unpackFloat2x16(v.z), unpackFloat2x16(v.w));
-#else
-  [[unroll]] for (uint q = 0u; q < 4u; ++q) sh[4u * e8 + q] = unpackFloat2x16(v[q]);
-#endif
-}
 
 struct Tile {
   uint abase, bbase, m0, n0, k_end;
@@ -139,14 +119,14 @@ void fetch(Tile t, uint k0, uint tid, out uvec4 ra[LA], out uvec4 rb[LB]) {
 }
 
 void stash(uint stage, uint tid, uvec4 ra[LA], uvec4 rb[LB]) {
-  uint base = stage * STAGE / (8u / SH_EPV);  // in units of 8 elements (STAGE is a multiple)
+  uint base = stage * STAGE;
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint c = tid + l * WG;
-    if (c < A_CHUNKS) put8(base + (c / (A_COLS / 8u)) * (A_PITCH / 8u) + c % (A_COLS / 8u), ra[l]);
+    if (c < A_CHUNKS) sh[base + (c / (A_COLS / 8u)) * A_PE + c % (A_COLS / 8u)] = ra[l];
   }
   [[unroll]] for (uint l = 0u; l < LB; ++l) {
     uint c = tid + l * WG;
-    if (c < B_CHUNKS) put8(base + A_STAGE / (8u / SH_EPV) + (c / (B_COLS / 8u)) * (B_PITCH / 8u) + c % (B_COLS / 8u), rb[l]);
+    if (c < B_CHUNKS) sh[base + A_STAGE + (c / (B_COLS / 8u)) * B_PE + c % (B_COLS / 8u)] = rb[l];
   }
 }
 
@@ -177,35 +157,27 @@ void main() {
         uint stage = 0u;
         for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
           bool more = k0 + BK < k_end;
-#if DIAG != 2
           if (more) fetch(t, k0 + BK, tid, ra, rb);
-#endif
           uint abase = stage * STAGE, bbase = abase + A_STAGE;
           [[unroll]] for (uint kk = 0u; kk < BK; kk += FK) {
             coopmat<float16_t, gl_ScopeSubgroup, FM, FK, gl_MatrixUseA> fa[TM];
             coopmat<float16_t, gl_ScopeSubgroup, FK, FN, gl_MatrixUseB> fb[TN];
             [[unroll]] for (uint i = 0u; i < TM; ++i) {
 #if A_ROW
-              coopMatLoad(fa[i], sh, abase + (wm0 + i * FM) * A_PE + kk / SH_EPV, A_PE, gl_CooperativeMatrixLayoutRowMajor);
+              coopMatLoad(fa[i], sh, abase + (wm0 + i * FM) * A_PE + kk / 8u, A_PE, gl_CooperativeMatrixLayoutRowMajor);
 #else
-              coopMatLoad(fa[i], sh, abase + kk * A_PE + (wm0 + i * FM) / SH_EPV, A_PE, gl_CooperativeMatrixLayoutColumnMajor);
+              coopMatLoad(fa[i], sh, abase + kk * A_PE + (wm0 + i * FM) / 8u, A_PE, gl_CooperativeMatrixLayoutColumnMajor);
 #endif
             }
             [[unroll]] for (uint j = 0u; j < TN; ++j) {
 #if B_ROW
-              coopMatLoad(fb[j], sh, bbase + kk * B_PE + (wn0 + j * FN) / SH_EPV, B_PE, gl_CooperativeMatrixLayoutRowMajor);
+              coopMatLoad(fb[j], sh, bbase + kk * B_PE + (wn0 + j * FN) / 8u, B_PE, gl_CooperativeMatrixLayoutRowMajor);
 #else
-              coopMatLoad(fb[j], sh, bbase + (wn0 + j * FN) * B_PE + kk / SH_EPV, B_PE, gl_CooperativeMatrixLayoutColumnMajor);
+              coopMatLoad(fb[j], sh, bbase + (wn0 + j * FN) * B_PE + kk / 8u, B_PE, gl_CooperativeMatrixLayoutColumnMajor);
 #endif
             }
             [[unroll]] for (uint i = 0u; i < TM; ++i)
-              [[unroll]] for (uint j = 0u; j < TN; ++j) {
-#if DIAG == 1
-                if (i == 0u && j == 0u) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
-#else
-                acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
-#endif
-              }
+              [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
           }
           if (more) stash(stage ^ 1u, tid, ra, rb);
           barrier();
