@@ -11,7 +11,10 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "device/device_impl.hpp"
 #include "ops/dot/dot_attrs.hpp"
+#include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_plan.hpp"
 #include "test_util.hpp"
 
 using namespace nxv;
@@ -128,7 +131,8 @@ std::pair<Tensor, std::vector<std::byte>> make_operand(Device& dev, DType t, con
   return {x, to_host(dev, x)};
 }
 
-void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t seed) {
+// eps_acc: the accumulator's rounding per addition (0: f32's, or f64's for f64 outputs).
+void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t seed, double eps_acc_given = 0) {
   SCOPED_TRACE(describe(c, types));
   std::mt19937 rng(seed);
   auto [left, lbytes] = make_operand(dev, types.left, c.left, c.left_view, rng);
@@ -150,6 +154,7 @@ void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t see
   auto rb = offsets(c.right, a.right_batch), rn = offsets(c.right, rf), rk = offsets(c.right, a.right_contract);
   size_t lsize = dtype_size(types.left), rsize = dtype_size(types.right), osize = dtype_size(types.out);
   double eps_acc = types.out == DType::F64 || types.out == DType::C128 ? 0x1p-53 : 0x1p-24;
+  if (eps_acc_given > 0) eps_acc = eps_acc_given;
   size_t K = lk.size(), failures = 0;
   for (size_t b = 0; b < lb.size(); ++b)
     for (size_t m = 0; m < lm.size(); ++m)
@@ -332,6 +337,93 @@ TEST_F(Dot, GpuMatvecPaths) {
   run_case(*device_, cases[0], {DType::BF16, DType::BF16, DType::BF16}, sample_seed() + 420);
   ScopedEnv splits("NXV_DOT_SPLITS", "5");
   run_case(*device_, cases[3], {DType::F32, DType::F32, DType::F32}, sample_seed() + 430);
+}
+
+// The cooperative-matrix tier (f16 x f16, bf16 x bf16; f32 accumulation) on a device that
+// reports the shapes; skipped, saying why, elsewhere (lavapipe has none). Tile edges in every
+// direction (primes, sizes straddling 64 and 128), K = 0 and 1, batches, transposed and
+// padded operands (the 8-wide and the element-wise reads), both tiles, split-K. Tolerance:
+// |got - exact| <= eps_out * |exact| + (K + 2) * 2^-22 * sum_k |a| |b|: products of 16-bit
+// floats are exact in f32, and the tensor cores' f32 additions are allowed twice the error of
+// rounded ones (some truncate); then one rounding (bf16: truncation) to the output type.
+TEST_F(Dot, CooperativeMatrixTier) {
+  const DeviceCore& core = *device_->impl().core;
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase cases[] = {
+      {"matmul_1x1x1", {1, 1}, {1, 1}, mm},  // the matrix-vector path: must agree too
+      {"matmul_2x1x2", {2, 1}, {1, 2}, mm},
+      {"matmul_17x129x33", {17, 129}, {129, 33}, mm},
+      {"matmul_255x257x129", {255, 257}, {257, 129}, mm},
+      {"matmul_128x64x128", {128, 64}, {64, 128}, mm},
+      {"matmul_129x72x127", {129, 72}, {72, 127}, mm},
+      {"matmul_aligned_split_k_256x1024x192", {256, 1024}, {1024, 192}, mm},
+      {"batched_3x5x7x9", {3, 5, 7}, {3, 7, 9}, axes({2}, {0}, {1}, {0})},
+      {"batched_aligned_2x64x96x40", {2, 64, 96}, {2, 96, 40}, axes({2}, {0}, {1}, {0})},
+      {"k0_3x0x4", {3, 0}, {0, 4}, mm},
+      {"transposed_a_33x20x18", {33, 20}, {20, 18}, mm, kTransposed},
+      {"transposed_b_40x31x24", {40, 31}, {31, 24}, mm, kDense, kTransposed},
+      {"transposed_both_aligned_64x128x72", {64, 128}, {128, 72}, mm, kTransposed, kTransposed},
+      {"padded_rows_a_21x6x36", {21, 6}, {6, 36}, mm, kPaddedRows},
+      {"broadcast_a_9x12x10", {9, 12}, {12, 10}, mm, kBroadcast0},
+  };
+  const TypeCase types[] = {{DType::F16, DType::F16, DType::F16}, {DType::BF16, DType::BF16, DType::BF16},
+                            {DType::F16, DType::F16, DType::F32}, {DType::BF16, DType::BF16, DType::F32}};
+  auto takes_tier = [&](const TypeCase& t, const GemmShape& g) {
+    GemmOperand a{{}, t.left, {0, 0, 1}}, b{{}, t.right, {0, 0, 1}};
+    return g.m > 1 && g.n > 1 && coopmat_gemm_tile(core, g, a, b, t.out).has_value();
+  };
+  for (const auto& s : device_->info().cooperative_matrix_shapes)
+    std::printf("[coopmat] shape %ux%ux%u %s x %s + %s -> %s (%s)\n", s.m, s.n, s.k, s.a_type.c_str(), s.b_type.c_str(),
+                s.c_type.c_str(), s.result_type.c_str(), s.scope.c_str());
+  std::printf("[coopmat] coopmat2: %d, bf16 matrices: %d, subgroup %u\n", int(device_->has(kCapCooperativeMatrix2)),
+              int(device_->info().features.bfloat16_cooperative_matrix), device_->info().subgroup_size);
+  int ran = 0;
+  for (const auto& t : types) {
+    if (!takes_tier(t, {1, 64, 64, 64})) {
+      std::printf("[coopmat] %s x %s -> %s: no cooperative-matrix shape on this device\n",
+                  std::string(dtype_name(t.left)).c_str(), std::string(dtype_name(t.right)).c_str(),
+                  std::string(dtype_name(t.out)).c_str());
+      continue;
+    }
+    ++ran;
+    for (size_t i = 0; i < std::size(cases); ++i) {
+      const DotCase& c = cases[i];
+      GemmShape g = gemm_shape(c.left, c.right, c.attrs);
+      if (g.m > 1 && g.n > 1) EXPECT_TRUE(takes_tier(t, g)) << c.name;
+      run_case(*device_, c, t, sample_seed() + 700 + uint32_t(i), 0x1p-22);
+    }
+    // The large tile on shapes too small to get it by themselves, and forced split-K.
+    {
+      ScopedEnv tile("NXV_DOT_COOPMAT_TILE", "128,128,32,64,32");
+      run_case(*device_, cases[3], t, sample_seed() + 720, 0x1p-22);
+      run_case(*device_, cases[12], t, sample_seed() + 721, 0x1p-22);
+    }
+    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    run_case(*device_, cases[3], t, sample_seed() + 730, 0x1p-22);
+    run_case(*device_, cases[8], t, sample_seed() + 731, 0x1p-22);
+  }
+  if (!ran) GTEST_SKIP() << "the device reports no f16 or bf16 cooperative-matrix shape (or the tier is off)";
+}
+
+// The tier stays off where it must: CPU drivers, the capability mask, NXV_DOT_NO_COOPMAT=1,
+// and inputs of other types.
+TEST_F(Dot, CooperativeMatrixTierSwitches) {
+  GemmShape g{1, 256, 256, 256};
+  GemmOperand a{{}, DType::F16, {0, 0, 1}}, b{{}, DType::F16, {0, 0, 1}};
+  const DeviceCore& core = *device_->impl().core;
+  if (device_->info().type == "cpu") EXPECT_FALSE(coopmat_gemm_tile(core, g, a, b, DType::F16).has_value());
+  {
+    ScopedEnv off("NXV_DOT_NO_COOPMAT", "1");
+    EXPECT_FALSE(coopmat_gemm_tile(core, g, a, b, DType::F16).has_value());
+  }
+  GemmOperand f32a{{}, DType::F32, {0, 0, 1}}, f32b{{}, DType::F32, {0, 0, 1}};
+  EXPECT_FALSE(coopmat_gemm_tile(core, g, f32a, f32b, DType::F32).has_value());
+  EXPECT_FALSE(coopmat_gemm_tile(core, g, a, f32b, DType::F32).has_value());
+  auto masked = Device::open({.disabled = kCapCooperativeMatrix});
+  EXPECT_FALSE(coopmat_gemm_tile(*masked->impl().core, g, a, b, DType::F16).has_value());
+  auto no_bf16 = Device::open({.disabled = kCapBFloat16});
+  GemmOperand bfa{{}, DType::BF16, {0, 0, 1}}, bfb{{}, DType::BF16, {0, 0, 1}};
+  EXPECT_FALSE(coopmat_gemm_tile(*no_bf16->impl().core, g, bfa, bfb, DType::BF16).has_value());
 }
 
 TEST_F(Dot, RejectsMismatchedShapesAndTypes) {

@@ -98,14 +98,12 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   f13.computeFullSubgroups = size_control && have.f13.computeFullSubgroups;
 
   if (on.cooperative_matrix) want.coopmat.cooperativeMatrix = true;
-#ifdef VK_KHR_shader_bfloat16
   if (on.bfloat16) {
     want.bf16.shaderBFloat16Type = true;
     want.bf16.shaderBFloat16DotProduct = have.bf16.shaderBFloat16DotProduct;
     // bf16 matrices need the cooperative-matrix extension itself.
     want.bf16.shaderBFloat16CooperativeMatrix = on.cooperative_matrix && have.bf16.shaderBFloat16CooperativeMatrix;
   }
-#endif
 #ifdef VK_NV_cooperative_matrix2
   if (on.cooperative_matrix2) {
     void* next = want.coopmat2.pNext;
@@ -117,12 +115,8 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   // Report what is enabled, nothing more: has() answers from these.
   ft.cooperative_matrix = on.cooperative_matrix;
   ft.cooperative_matrix2 = on.cooperative_matrix2 && want.any_coopmat2();
-#ifdef VK_KHR_shader_bfloat16
   ft.bfloat16 = on.bfloat16;
-  ft.bfloat16_cooperative_matrix = on.bfloat16 && want.bf16.shaderBFloat16CooperativeMatrix;
-#else
-  ft.bfloat16 = ft.bfloat16_cooperative_matrix = false;
-#endif
+  ft.bfloat16_cooperative_matrix = on.bfloat16 && bool(want.bf16.shaderBFloat16CooperativeMatrix);
   ft.subgroup_size_control = ft.subgroup_size_control && f13.subgroupSizeControl;
   ft.compute_full_subgroups = bool(f13.computeFullSubgroups);
   // Shapes whose types the device cannot use as enabled are not offered.

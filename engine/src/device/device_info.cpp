@@ -76,9 +76,7 @@ OptionalExtensions listed_extensions(const vk::raii::PhysicalDevice& physical) {
   for (const auto& p : physical.enumerateDeviceExtensionProperties()) {
     std::string_view name = p.extensionName;
     if (name == VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) e.cooperative_matrix = true;
-#ifdef VK_KHR_shader_bfloat16
-    if (name == VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME) e.bfloat16 = true;
-#endif
+    if (name == kBfloat16ExtensionName) e.bfloat16 = true;
 #ifdef VK_NV_cooperative_matrix2
     if (name == VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME) e.cooperative_matrix2 = true;
 #endif
@@ -90,9 +88,7 @@ OptionalExtensions listed_extensions(const vk::raii::PhysicalDevice& physical) {
 std::vector<const char*> extension_names(const OptionalExtensions& e) {
   std::vector<const char*> names;
   if (e.cooperative_matrix) names.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
-#ifdef VK_KHR_shader_bfloat16
-  if (e.bfloat16) names.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
-#endif
+  if (e.bfloat16) names.push_back(kBfloat16ExtensionName);
 #ifdef VK_NV_cooperative_matrix2
   if (e.cooperative_matrix2) names.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
 #endif
@@ -109,9 +105,7 @@ FeatureChain::FeatureChain(const OptionalExtensions& c) : chained(c) {
   link(f12);
   link(f13);
   if (c.cooperative_matrix) link(coopmat);
-#ifdef VK_KHR_shader_bfloat16
   if (c.bfloat16) link(bf16);
-#endif
 #ifdef VK_NV_cooperative_matrix2
   if (c.cooperative_matrix2) link(coopmat2);
 #endif
@@ -200,10 +194,8 @@ DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t i
   ft.storage16 = f11.storageBuffer16BitAccess;
   ft.buffer_device_address = f12.bufferDeviceAddress;
   ft.timeline_semaphore = f12.timelineSemaphore;
-#ifdef VK_KHR_shader_bfloat16
   ft.bfloat16 = listed.bfloat16 && feats.bf16.shaderBFloat16Type;
   ft.bfloat16_cooperative_matrix = ft.bfloat16 && feats.bf16.shaderBFloat16CooperativeMatrix;
-#endif
   auto ops = p11.subgroupSupportedOperations;
   bool compute_stage = bool(p11.subgroupSupportedStages & vk::ShaderStageFlagBits::eCompute);
   ft.subgroup_basic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eBasic);

@@ -15,8 +15,24 @@ bool has_extension(const vk::raii::PhysicalDevice& physical, const char* name);
 // Ranking for the default choice: discrete > integrated > virtual > cpu > other.
 int device_type_rank(const std::string& type);
 
-// Device extensions the engine enables where present. bfloat16 stays false when the Vulkan
-// headers predate VK_KHR_shader_bfloat16 (1.4.311): without its structure it cannot be enabled.
+// VK_KHR_shader_bfloat16's name and feature structure. Headers before 1.4.311 lack them (the
+// distribution's 1.4.309 among them); the structure is then declared here with the registry's
+// layout and structure type (1000141000), so drivers that offer bf16 still get it enabled.
+#ifdef VK_KHR_shader_bfloat16
+using ShaderBfloat16Features = vk::PhysicalDeviceShaderBfloat16FeaturesKHR;
+inline constexpr const char* kBfloat16ExtensionName = VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
+#else
+struct ShaderBfloat16Features {
+  VkStructureType sType = static_cast<VkStructureType>(1000141000);
+  void* pNext = nullptr;
+  VkBool32 shaderBFloat16Type = VK_FALSE;
+  VkBool32 shaderBFloat16DotProduct = VK_FALSE;
+  VkBool32 shaderBFloat16CooperativeMatrix = VK_FALSE;
+};
+inline constexpr const char* kBfloat16ExtensionName = "VK_KHR_shader_bfloat16";
+#endif
+
+// Device extensions the engine enables where present.
 struct OptionalExtensions {
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix
   bool bfloat16 = false;             // VK_KHR_shader_bfloat16
@@ -40,9 +56,7 @@ struct FeatureChain {
   vk::PhysicalDeviceVulkan12Features f12{};
   vk::PhysicalDeviceVulkan13Features f13{};
   vk::PhysicalDeviceCooperativeMatrixFeaturesKHR coopmat{};
-#ifdef VK_KHR_shader_bfloat16
-  vk::PhysicalDeviceShaderBfloat16FeaturesKHR bf16{};
-#endif
+  ShaderBfloat16Features bf16{};
 #ifdef VK_NV_cooperative_matrix2
   vk::PhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2{};
 #endif

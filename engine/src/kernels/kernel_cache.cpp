@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "kernels/disk_cache.hpp"
+#include "kernels/spirv_bf16.hpp"
 
 namespace nxv {
 
@@ -87,8 +88,14 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key) {
   options.SetTargetSpirv(shaderc_spirv_version_1_6);
   // NXV_SPIRV_AS_IS (with_device_switches): the driver optimises anyway (CPU drivers, whose
   // compilers run LLVM on it), so spirv-opt's passes only add to a cold compile.
-  bool as_is = std::any_of(key.defines.begin(), key.defines.end(),
-                           [](const auto& d) { return d.first == "NXV_SPIRV_AS_IS" && d.second == "1"; });
+  auto defined = [&](const char* name) {
+    return std::any_of(key.defines.begin(), key.defines.end(),
+                       [&](const auto& d) { return d.first == name && d.second == "1"; });
+  };
+  // NXV_SPIRV_BF16: the kernel is written in f16 and retyped to bf16 after compiling and
+  // optimising (spirv_bf16.hpp); the retyping refuses any f16 value spirv-opt might have made.
+  bool bf16 = defined("NXV_SPIRV_BF16");
+  bool as_is = defined("NXV_SPIRV_AS_IS");
   options.SetOptimizationLevel(as_is ? shaderc_optimization_level_zero : shaderc_optimization_level_performance);
   for (const auto& [k, v] : key.defines) options.AddMacroDefinition(k, v);
   options.SetIncluder(std::make_unique<EmbeddedIncluder>(key.generated));
@@ -100,7 +107,8 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key) {
     throw Error(ErrorKind::Driver, "compiling kernel '" + key.name + "' [" + defs + " ] failed:\n" +
                                        result.GetErrorMessage());
   }
-  return {result.cbegin(), result.cend()};
+  std::vector<uint32_t> words(result.cbegin(), result.cend());
+  return bf16 ? spirv_f16_to_bf16(words) : words;
 }
 
 size_t VariantKeyHash::operator()(const VariantKey& k) const noexcept {
