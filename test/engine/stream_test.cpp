@@ -160,3 +160,22 @@ TEST(Stream, ALostDeviceRaisesOnEveryUseAndANewOneWorks) {
   EXPECT_EQ(download<float>(*fresh, run_op(*fresh, "add", {DType::F32, {1000}}, {u, u}))[999], 4.f);
   expect_lost([&] { run_op(*fresh, "add", {DType::F32, {1000}}, {t, u}); });
 }
+
+TEST(Stream, TheSubmittingThreadKeepsOrderAndReportsFailures) {
+  ScopedEnv threaded("NX_VULKAN_SUBMIT_THREAD", "1");
+  auto dev = Device::open();
+  auto t = upload(*dev, DType::F32, {4096}, std::vector<float>(4096, 2.f));
+  Tensor c = t;
+  for (int i = 0; i < 100; ++i) c = run_op(*dev, "multiply", {DType::F32, {4096}}, {c, t});
+  EXPECT_EQ(download<float>(*dev, c)[4095], std::ldexp(1.f, 101));
+  dev->synchronize();
+  dev->fail_submission(1);
+  Tensor lost = run_op(*dev, "negate", {DType::F32, {4096}}, {t});
+  try {
+    download<float>(*dev, lost);
+    ADD_FAILURE() << "reading the result of a failed submission did not raise";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vkQueueSubmit2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(download<float>(*dev, run_op(*dev, "negate", {DType::F32, {4096}}, {t}))[0], -2.f);
+}

@@ -76,7 +76,7 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   if (const char* env = std::getenv("NX_VULKAN_FAIL_SUBMIT"); env && *env)
     fail_at_ = std::strtoull(env, nullptr, 10);
   const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
-  threaded_ = !(env && std::string(env) == "0");
+  threaded_ = env && std::string(env) == "1";
   if (threaded_) submitter_ = std::thread([this] { submitter_loop(); });
 }
 

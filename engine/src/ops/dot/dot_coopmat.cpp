@@ -121,30 +121,10 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
     append_glsl_use_defines(d);
     return key;
   });
-  GemmPush push{};
-  push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
-  push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
-  push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
-  // Split-K where the tiles alone give fewer than about 256 workgroups and k is long; each
-  // split a whole number of BK steps.
-  uint64_t n = uint64_t(shape.batch) * uint64_t(shape.m) * uint64_t(shape.n);
-  auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, 256, 16, tile.bk);
-  push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : push.k;
-  std::vector<AddressPatch> patches{{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
-                                    {offsetof(GemmPush, c_addr), c}};
-  BufferRef part = c;
-  if (splits > 1) {
-    part = partial_sums(impl, builder, splits, n, "float");
-    patches.push_back({offsetof(GemmPush, part_addr), part});
-  }
+  // Split-K in whole BK steps; partial sums in f32.
   GemmTile grid_tile;
   grid_tile.bm = tile.bm, grid_tile.bn = tile.bn;
-  std::array<uint32_t, 3> grid = gemm_grid(core, grid_tile, uint64_t(shape.n), uint64_t(shape.m), uint64_t(shape.batch) * splits);
-  Launch& l = builder.launch(kernel, grid, push, std::move(patches));
-  builder.use(l, a.ref.slot, Access::Read);
-  builder.use(l, b.ref.slot, Access::Read);
-  builder.use(l, part.slot, Access::Write);
-  if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits);
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, grid_tile, "float", tile.bk);
 }
 
 }  // namespace nxv

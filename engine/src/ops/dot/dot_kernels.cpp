@@ -279,13 +279,20 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     append_glsl_use_defines(d);
     return key;
   });
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, 1);
+}
+
+void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
+                        const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
+                        const GemmTile& tile, const std::string& acc, uint32_t k_align) {
+  const DeviceCore& core = *impl.core;
   GemmPush push{};
   push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
   push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
   push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
   // Split-K where the tiles alone give fewer than about 256 workgroups and k is long.
   uint64_t n = uint64_t(shape.batch) * uint64_t(shape.m) * uint64_t(shape.n);
-  auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, 256, 16);
+  auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, 256, 16, k_align);
   push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : push.k;
   std::vector<AddressPatch> patches{{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
                                     {offsetof(GemmPush, c_addr), c}};

@@ -78,6 +78,13 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
 // vectors of four; NXV_DOT_NO_ROWS turns it off). It then serves M == 1 too.
 bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const GemmOperand& b, DType out);
 
+// Launches a GEMM-shaped `kernel` (GemmPush parameters; workgroups of tile.bm x tile.bn
+// outputs), with split-K over k in multiples of `k_align` where the tiles alone are too few to
+// fill the device (partial sums in `acc`, then the split-sum pass into `c`).
+void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
+                        const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
+                        const GemmTile& tile, const std::string& acc, uint32_t k_align);
+
 // C (row-major [batch, m, n], at `c`) = A * B.
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
                  const GemmOperand& b, BufferRef c);
