@@ -1,5 +1,6 @@
 // The asynchronous stream: no waits while recording, barriers only on hazards, thread safety.
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "device/device_impl.hpp"
@@ -178,4 +179,34 @@ TEST(Stream, TheSubmittingThreadKeepsOrderAndReportsFailures) {
     EXPECT_NE(std::string(e.what()).find("vkQueueSubmit2"), std::string::npos) << e.what();
   }
   EXPECT_EQ(download<float>(*dev, run_op(*dev, "negate", {DType::F32, {4096}}, {t}))[0], -2.f);
+}
+
+// Tiny ops on an idle device share a submission while the batch is younger than the deferral,
+// and a deferred batch reaches the GPU by its deadline with no later op or wait to submit it.
+TEST(Stream, TinyOpsShareADeferredSubmissionThatItsDeadlineSubmits) {
+  ScopedEnv defer("NX_VULKAN_SUBMIT_DEFER_US", "2000000");
+  auto dev = Device::open();
+  auto& stream = dev->impl().stream;
+  auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
+  dev->synchronize();
+  auto before = stream.stats();
+  Tensor c = t;
+  for (int i = 0; i < 20; ++i) c = run_op(*dev, "add", {DType::F32, {1000}}, {c, t});
+  EXPECT_EQ(stream.stats().submits, before.submits);  // all 20 wait in one open batch
+  EXPECT_EQ(download<float>(*dev, c)[999], 21.f);     // the download submits it at once
+  EXPECT_EQ(stream.stats().submits, before.submits + 1);
+
+  ScopedEnv short_defer("NX_VULKAN_SUBMIT_DEFER_US", "1000");
+  auto quick = Device::open();
+  auto& quick_stream = quick->impl().stream;
+  auto u = upload(*quick, DType::F32, {1000}, std::vector<float>(1000, 2.f));
+  quick->synchronize();
+  auto start = quick_stream.stats();
+  Tensor d = run_op(*quick, "negate", {DType::F32, {1000}}, {u});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (quick_stream.stats().submits == start.submits && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(quick_stream.stats().submits, start.submits + 1);  // by the deadline thread
+  EXPECT_EQ(quick_stream.stats().waits, start.waits);
+  EXPECT_EQ(download<float>(*quick, d)[0], -2.f);
 }

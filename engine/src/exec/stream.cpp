@@ -77,7 +77,14 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
     fail_at_ = std::strtoull(env, nullptr, 10);
   const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
   threaded_ = env && std::string(env) == "1";
-  if (threaded_) submitter_ = std::thread([this] { submitter_loop(); });
+  defer_ = std::chrono::microseconds(20);
+  if (const char* us = std::getenv("NX_VULKAN_SUBMIT_DEFER_US"); us && *us)
+    defer_ = std::chrono::microseconds(std::strtoull(us, nullptr, 10));
+  if (threaded_) {
+    submitter_ = std::thread([this] { submitter_loop(); });
+  } else if (defer_.count() > 0) {
+    deadline_thread_ = std::thread([this] { deadline_loop(); });
+  }
 }
 
 void Stream::fail_submission(uint64_t n, vk::Result result) {
@@ -101,7 +108,9 @@ Stream::~Stream() {
     stopping_ = true;
   }
   wake_submitter_.notify_one();
+  wake_deadline_.notify_one();
   if (submitter_.joinable()) submitter_.join();
+  if (deadline_thread_.joinable()) deadline_thread_.join();
   std::lock_guard lock(mutex_);
   in_flight_.clear();
   queued_.clear();
@@ -127,6 +136,7 @@ void Stream::open_batch_locked() {
   vk::DependencyInfo dep{.memoryBarrierCount = 1, .pMemoryBarriers = &kFullBarrier};
   (*batch.cmd).pipelineBarrier2(dep);
   epoch_ = 1;
+  batch.opened_at = std::chrono::steady_clock::now();
   open_.emplace(std::move(batch));
 }
 
@@ -139,9 +149,9 @@ void Stream::barrier_locked() {
 
 void Stream::record(const std::function<void(Recorder&)>& fn) {
   // A batch is closed when it holds this many commands; without the thread, it is also
-  // submitted at once when the device is idle.
+  // submitted when the device is idle and the batch is older than the deferral.
   constexpr uint32_t kMaxCommandsPerBatch = 64;
-  bool wake = false;
+  bool wake = false, wake_deadline = false;
   {
     Lock lock(mutex_);
     core_->check_not_lost();
@@ -155,21 +165,59 @@ void Stream::record(const std::function<void(Recorder&)>& fn) {
     });
     bool full = open_->commands >= kMaxCommandsPerBatch;
     if (!threaded_) {
-      // A failure shows as the loss of what the batch would have written, as on the thread.
-      if (full || (in_flight_.empty() && open_->commands > 0)) {
+      bool due = full;
+      if (!full && open_->commands > 0) {
+        auto deadline = open_->opened_at + defer_;
+        if (in_flight_.empty() && (defer_.count() == 0 || std::chrono::steady_clock::now() >= deadline)) {
+          due = true;
+        } else if (!deadline_ && defer_.count() > 0) {
+          // Also bounds how long a batch recorded behind busy work waits for the next op.
+          deadline_ = deadline;
+          wake_deadline = deadline_idle_;
+        }
+      }
+      if (due) {
+        // A failure shows as the loss of what the batch would have written, as on the thread.
         translate_vk("submitting", [&] { close_locked(); });
         submit_queued(lock);
       }
-      return;
+    } else {
+      if (full) translate_vk("submitting", [&] { close_locked(); });
+      wake = submitter_sleeping_ && (!queued_.empty() || (open_ && open_->commands > 0));
     }
-    if (full) translate_vk("submitting", [&] { close_locked(); });
-    wake = submitter_sleeping_ && (!queued_.empty() || (open_ && open_->commands > 0));
   }
+  if (wake_deadline) wake_deadline_.notify_one();
   if (wake) wake_submitter_.notify_one();
+}
+
+void Stream::deadline_loop() {
+  Lock lock(mutex_);
+  while (!stopping_) {
+    if (!deadline_) {
+      deadline_idle_ = true;
+      wake_deadline_.wait(lock, [&] { return stopping_ || deadline_.has_value(); });
+      deadline_idle_ = false;
+      continue;
+    }
+    auto deadline = *deadline_;
+    // Woken early only to stop; a deadline cleared or moved is found on waking.
+    wake_deadline_.wait_until(lock, deadline, [&] { return stopping_; });
+    if (stopping_) return;
+    if (deadline_ != deadline) continue;
+    deadline_.reset();
+    if (!open_ || open_->commands == 0) continue;
+    try {
+      close_locked();
+      submit_queued(lock);  // a failure is reported through the buffers it lost
+    } catch (...) {
+      // Ending a command buffer failed (device lost): its waits report it.
+    }
+  }
 }
 
 void Stream::close_locked() {
   if (!open_) return;
+  deadline_.reset();
   Batch batch = std::move(*open_);
   open_.reset();
   auto& cmd = *batch.cmd;

@@ -2,8 +2,11 @@
 // in batches without waiting; each batch signals a timeline-semaphore value, and a download
 // waits only for the batch that last wrote its buffer. Barriers are inserted only on real
 // hazards (a buffer read or written after a write, or written after a read, in the same batch).
-// The recording thread submits a batch when it holds 64 commands, or at once when the device
-// has run dry. With NX_VULKAN_SUBMIT_THREAD=1 a submitting thread of the stream's own hands
+// The recording thread submits a batch when it holds 64 commands, or when the device has run
+// dry and the batch is older than the deferral (NX_VULKAN_SUBMIT_DEFER_US, 20 us by default):
+// a burst of tiny ops then shares one vkQueueSubmit2 instead of paying one every few ops, and
+// a timer thread submits a deferred batch that no later op or wait submits first. With
+// NX_VULKAN_SUBMIT_DEFER_US=0 a dry device gets each batch at once. With NX_VULKAN_SUBMIT_THREAD=1 a submitting thread of the stream's own hands
 // batches to the queue instead, so that recording never waits for vkQueueSubmit2 (for drivers
 // whose submissions are slow; on an H100 it measured slower than submitting in place). Either
 // way a caller about to wait submits its own batch, and a failed submission shows as the loss
@@ -11,6 +14,7 @@
 // All methods are thread-safe: recording and batch hand-over are serialised by one mutex;
 // submission and waiting happen outside it.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -100,6 +104,7 @@ class Stream {
     std::vector<std::shared_ptr<Buffer>> written;       // lost if the submission fails
     uint64_t param_used = 0;
     uint32_t commands = 0;
+    std::chrono::steady_clock::time_point opened_at;
   };
 
   using Lock = std::unique_lock<std::mutex>;
@@ -112,6 +117,8 @@ class Stream {
   // close_locked, then submit_queued; throws a failure of this call's own submissions.
   void submit_now(Lock& lock);
   void submitter_loop();
+  // Submits a deferred batch once its deadline has passed, if nothing else submitted it.
+  void deadline_loop();
   void abandon_locked(Batch& batch);
   std::string lost_message() const;
   void retire_locked(bool block_until_all);
@@ -142,7 +149,12 @@ class Stream {
   bool submitter_sleeping_ = false;
   bool stopping_ = false;
   bool threaded_ = false;
+  std::chrono::nanoseconds defer_{0};  // how long a dry device may wait for more commands
+  std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the deferred open batch
+  std::condition_variable wake_deadline_;
+  bool deadline_idle_ = false;  // the deadline thread waits for a deadline to be set
   std::thread submitter_;  // started last, joined first
+  std::thread deadline_thread_;
 };
 
 }  // namespace nxv

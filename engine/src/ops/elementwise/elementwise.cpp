@@ -4,6 +4,9 @@
 // any layout. One kernel template (elementwise.comp) serves them all.
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -27,6 +30,24 @@ bool broadcastable(const Shape& in, const Shape& out) {
     if (in[i] != o && in[i] != 1) return false;
   }
   return true;
+}
+
+// What an op's scalar expression needs from the device. Building the expression (its GLSL) costs
+// more than recording the op, so each eager call finds the answer here instead.
+FeatureSet cached_features(OpId op, DType out, const std::vector<DType>& in, bool has_f64) {
+  if (in.size() > 4) return scalar_expr(op, out, in, has_f64).features;
+  uint64_t key = uint64_t(op) | uint64_t(out) << 16 | uint64_t(has_f64) << 24 | uint64_t(in.size()) << 25;
+  for (size_t i = 0; i < in.size(); ++i) key |= uint64_t(in[i]) << (32 + 8 * i);
+  static std::shared_mutex mutex;
+  static std::unordered_map<uint64_t, FeatureSet> cache;
+  {
+    std::shared_lock lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  FeatureSet features = scalar_expr(op, out, in, has_f64).features;
+  std::unique_lock lock(mutex);
+  cache.emplace(key, features);
+  return features;
 }
 
 class ElementwiseFamily final : public Family {
@@ -57,7 +78,7 @@ class ElementwiseFamily final : public Family {
     } else {
       if (!has_f64)
         if (std::string needs = f64_required_error(a.op, a.out.type, in); !needs.empty()) return not_native(needs);
-      features = scalar_expr(a.op, a.out.type, in, has_f64).features;
+      features = cached_features(a.op, a.out.type, in, has_f64);
     }
     try {
       features.check(*a.device.impl().core, name.c_str());
