@@ -37,8 +37,11 @@ random = fn shape, type ->
 
   data =
     case type do
-      {:f, size} -> for _ <- 1..n, into: <<>>, do: <<:rand.uniform()::float-size(size)-native>>
-      {:s, size} -> for _ <- 1..n, into: <<>>, do: <<:rand.uniform(16) - 8::signed-size(size)-native>>
+      {:f, size} ->
+        for _ <- 1..n, into: <<>>, do: <<:rand.uniform()::float-size(size)-native>>
+
+      {:s, size} ->
+        for _ <- 1..n, into: <<>>, do: <<:rand.uniform(16) - 8::signed-size(size)-native>>
     end
 
   Nx.from_binary(data, type, backend: Nx.Vulkan.Backend) |> Nx.reshape(shape)
@@ -59,6 +62,7 @@ cases = [
   {{512, 512}, {512, 512}, {:f, 32}},
   {{512, 512}, {512, 512}, {:f, 64}},
   {{512, 512}, {512, 512}, {:s, 32}},
+  {{511, 511}, {511, 511}, {:f, 32}},
   {{256, 784}, {784, 1024}, {:f, 32}},
   {{512, 512}, {512}, {:f, 32}},
   {{1, 512}, {512, 512}, {:f, 32}},
