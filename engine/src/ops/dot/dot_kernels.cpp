@@ -245,8 +245,8 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
   if (forced) {
     t = *forced;
   } else if (gemm_cpu_paths(core)) {
-    // CPU drivers take gemm_rows.comp where they can; this serves the rest (N not a
-    // multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
+    // CPU drivers take gemm_rows.comp or gemm_cpu.comp; this serves them only with
+    // NXV_DOT_NO_CPU_GEMM=1 (N not a multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
     // read at the same address in all lanes; small unrolled loops keep its compile short.
     t = {8, 32, 8, 8, 1};
   } else {
