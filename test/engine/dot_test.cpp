@@ -14,6 +14,7 @@
 #include "device/device_impl.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_cpu.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "test_util.hpp"
 
@@ -317,6 +318,66 @@ TEST_F(Dot, GpuTiles) {
     run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 320 + uint32_t(i));
   run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 330);
   run_case(*device_, cases[0], {DType::F16, DType::F16, DType::F16}, sample_seed() + 340);
+}
+
+// The CPU drivers' register-block GEMM (gemm_cpu.comp: what the row kernel does not take; on
+// GPUs these cases take the GPU kernels): odd sizes around its tiles (1, 3, 17, 33, 511, 513),
+// K straddling the subgroup width, batches, transposed, padded and broadcast operands, every
+// type; forced tiles (TN > 1, TM not a power of two, small and large workgroups); without
+// subgroup operations (its other A loads); and with NXV_DOT_NO_CPU_GEMM=1, the tiled kernel.
+TEST_F(Dot, CpuGemm) {
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  DotAttrs bmm = axes({2}, {0}, {1}, {0});
+  const DotCase small[] = {
+      {"cpu_3x17x33", {3, 17}, {17, 33}, mm},
+      {"cpu_17x1x3", {17, 1}, {1, 3}, mm},
+      {"cpu_transposed_a_33x3x17", {33, 3}, {3, 17}, mm, kTransposed},
+      {"cpu_transposed_b_17x33x3", {17, 33}, {33, 3}, mm, kDense, kTransposed},
+      {"cpu_batched_transposed_3x17x33x3", {3, 17, 33}, {3, 33, 3}, bmm, kTransposed, kTransposed},
+      {"cpu_padded_a_broadcast_b_17x3x33", {17, 3}, {3, 33}, mm, kPaddedRows, kBroadcast0},
+      {"cpu_transposed_b_20x17x12", {20, 17}, {17, 12}, mm, kDense, kTransposed},
+  };
+  const DotCase large[] = {
+      {"cpu_511x33x513", {511, 33}, {33, 513}, mm},
+      {"cpu_transposed_a_513x511x17", {513, 511}, {511, 17}, mm, kTransposed},
+      {"cpu_transposed_b_33x513x511", {33, 513}, {513, 511}, mm, kDense, kTransposed},
+      {"cpu_batched_2x33x65x513", {2, 33, 65}, {2, 65, 513}, bmm},
+  };
+  const DeviceCore& core = *device_->impl().core;
+  if (device_->info().type == "cpu")
+    for (const auto& c : large)
+      EXPECT_TRUE(cpu_gemm_tile(core, gemm_shape(c.left, c.right, c.attrs), DType::F32).has_value()) << c.name;
+  for (DType t : kAllTypes) {
+    if (!supported({t, t, t})) continue;
+    for (size_t i = 0; i < std::size(small); ++i) run_case(*device_, small[i], {t, t, t}, sample_seed() + 800 + uint32_t(i));
+  }
+  for (DType t : {DType::F32, DType::S32, DType::F64}) {
+    if (!supported({t, t, t})) continue;
+    for (size_t i = 0; i < std::size(large); ++i) run_case(*device_, large[i], {t, t, t}, sample_seed() + 810 + uint32_t(i));
+  }
+  for (const char* tile : {"5,3,8", "1,2,16", "32,1,256"}) {
+    ScopedEnv forced("NXV_DOT_CPU_TILE", tile);
+    SCOPED_TRACE(std::string("tile ") + tile);
+    for (size_t i = 0; i < std::size(small); ++i)
+      run_case(*device_, small[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 820 + uint32_t(i));
+    run_case(*device_, large[3], {DType::F32, DType::F32, DType::F32}, sample_seed() + 830);
+    run_case(*device_, small[4], {DType::S32, DType::S32, DType::S32}, sample_seed() + 831);
+    run_case(*device_, small[0], {DType::F16, DType::F32, DType::F32}, sample_seed() + 832);
+  }
+  auto no_subgroups = Device::open({.disabled = kCapSubgroupOps});
+  for (DType t : {DType::F32, DType::S64, DType::F64}) {
+    if (!supported({t, t, t})) continue;
+    for (size_t i = 0; i < std::size(small); ++i)
+      run_case(*no_subgroups, small[i], {t, t, t}, sample_seed() + 850 + uint32_t(i));
+  }
+  run_case(*no_subgroups, large[0], {DType::F32, DType::F32, DType::F32}, sample_seed() + 860);
+  ScopedEnv off("NXV_DOT_NO_CPU_GEMM", "1");
+  EXPECT_FALSE(cpu_gemm_tile(core, {1, 64, 64, 64}, DType::F32).has_value());
+  for (const auto& c : dot_cases())
+    if (c.name == "matmul_tile_edges_65x17x132" || c.name == "padded_rows_a_21x6x36" ||
+        c.name == "transposed_a_33x20x18")
+      for (DType t : {DType::F32, DType::S32, DType::F16})
+        if (supported({t, t, t})) run_case(*device_, c, {t, t, t}, sample_seed() + 840);
 }
 
 // The matrix-vector kernel as a GPU runs it: four outputs per invocation in vector loads,

@@ -9,13 +9,14 @@
 #include "nxv/ops.hpp"
 #include "exec/linear_plan.hpp"
 #include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_cpu.hpp"
 #include "ops/dot/gemm_push.h"
 #include "ops/reduce/folds.hpp"
 
 namespace nxv {
 namespace {
 
-enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };  // 4: dot_coopmat.cpp
+enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };  // 4: dot_coopmat.cpp, 5: dot_cpu.cpp
 
 // Multiply-accumulate in the accumulator: fma for floats (one rounding per product, full
 // precision), wrap-around for integers, (re, im) products for complex.
@@ -167,10 +168,20 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   bool a_vec4 = a.strides[2] == 1 && a.strides[1] % 4 == 0 && a.strides[0] % 4 == 0 && a_offset % 4 == 0 &&
                 !glsl_vec4_type(a.type).empty() && a.type != DType::F8 && a.type != DType::F8E4M3FN &&
                 std::getenv("NXV_DOT_NO_VEC4") == nullptr;
+  // 32-bit operands read as 64-bit pairs (llvmpipe gathers per component; NXV_DOT_NO_WIDE
+  // turns it off).
+  bool wide = core.info().features.int64 && std::getenv("NXV_DOT_NO_WIDE") == nullptr;
+  bool b_wide = wide && dtype_size(b.type) == 4, a_wide = a_vec4 && wide && dtype_size(a.type) == 4;
+  // The four 32-bit values of a u64vec2 q, as the type's vector, then the accumulators'.
+  auto unpack = [&](DType t) {
+    std::string bits = "uvec4(unpackUint2x32(q.x), unpackUint2x32(q.y))";
+    std::string v = t == DType::F32 ? "uintBitsToFloat(" + bits + ")" : glsl_vec4_type(t) + "(" + bits + ")";
+    return acc4 + "(" + v + ")";
+  };
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmRows};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
-  variant.layout = a_vec4 ? 1 : 0;
+  variant.layout = uint8_t((a_vec4 ? 1 : 0) | (a_wide ? 2 : 0) | (b_wide ? 4 : 0));
   variant.tile = tm | (tn4 << 8) | (wg << 16);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
@@ -186,19 +197,20 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
     d.emplace_back("MAC4(acc, a, b)", floating ? "fma(" + acc4 + "(a), b, acc)" : "((acc) + (a) * (b))");
     add_buffer_defines(d, "A", a.type);
     add_buffer_defines(d, "B", b.type);
-    d.emplace_back("B_VEC", glsl_vec4_type(b.type));
+    d.emplace_back("WIDE_LOADS", a_wide || b_wide ? "1" : "0");
+    d.emplace_back("B_VEC", b_wide ? "u64vec2" : glsl_vec4_type(b.type));
     d.emplace_back("B_VALIGN", std::to_string(vec4_alignment(b.type)));
     d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
     d.emplace_back("A_VEC4", a_vec4 ? "1" : "0");
     if (a_vec4) {
-      d.emplace_back("A_VEC", glsl_vec4_type(a.type));
+      d.emplace_back("A_VEC", a_wide ? "u64vec2" : glsl_vec4_type(a.type));
       d.emplace_back("A_VALIGN", std::to_string(vec4_alignment(a.type)));
-      d.emplace_back("LOAD_A4(q)", a.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+      d.emplace_back("LOAD_A4(q)", a_wide ? unpack(a.type) : a.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
                                                                    "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
                                                          : acc4 + "(q)");
     }
     // (The parameter is not `x`: the swizzles name x.)
-    d.emplace_back("LOAD_B4(q)", b.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
+    d.emplace_back("LOAD_B4(q)", b_wide ? unpack(b.type) : b.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
                                                                  "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
                                                        : acc4 + "(q)");
     append_glsl_use_defines(d);
@@ -233,8 +245,8 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
   if (forced) {
     t = *forced;
   } else if (gemm_cpu_paths(core)) {
-    // CPU drivers take gemm_rows.comp where they can; this serves the rest (N not a
-    // multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
+    // CPU drivers take gemm_rows.comp or gemm_cpu.comp; this serves them only with
+    // NXV_DOT_NO_CPU_GEMM=1 (N not a multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
     // read at the same address in all lanes; small unrolled loops keep its compile short.
     t = {8, 32, 8, 8, 1};
   } else {
@@ -256,7 +268,10 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
                  const GemmOperand& b, BufferRef c) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out);
+  // CPU drivers: the row kernel where B's rows are read in aligned vectors of four, else the
+  // register-block kernel (any strides and sizes).
   if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
+  if (auto cpu = cpu_gemm_tile(core, shape, out)) return append_gemm_cpu(impl, builder, out, shape, a, b, c, *cpu);
   if (auto coop = coopmat_gemm_tile(core, shape, a, b, out)) return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;

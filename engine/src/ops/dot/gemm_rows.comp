@@ -7,9 +7,11 @@
 // faster than the tiled kernel (gemm.comp) with any of its tiles.
 // The host uses it where B is read along n with sb_k, sb_batch, n and the offset multiples of
 // 4 (aligned vector loads). Rows and columns past the edges are clamped on load and not stored.
+// llvmpipe gathers each component of a vector load separately, so with WIDE_LOADS the four
+// 32-bit values of B_VEC (and A_VEC) are loaded as two 64-bit ones (u64vec2), half the gathers.
 // Defines: TM, TN4, ACC, ACC4 (vector of ACC), ZERO4, MAC4(acc, a, b) (a: ACC, b: ACC4);
 // A_/B_/C_STORE and _ALIGN, B_VEC (4 stored B values), B_VALIGN; LOAD_A(x) (-> ACC),
-// LOAD_B4(q) (B_VEC -> ACC4), STORE_OUT(v).
+// LOAD_B4(q) (B_VEC -> ACC4), STORE_OUT(v); WIDE_LOADS.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -23,7 +25,7 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #endif
-#if NXV_INT64
+#if NXV_INT64 || WIDE_LOADS
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
 
