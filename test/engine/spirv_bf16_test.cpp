@@ -108,7 +108,7 @@ TEST(SpirvBf16, TheCoopmat2KernelRetypes) {
   for (const char* t : {"0", "1"}) {
     KernelKey key;
     key.name = "gemm_coopmat2";
-    key.defines = {{"BM", "128u"},   {"BN", "256u"},  {"BK", "64u"},    {"A_T", t},          {"B_T", t},
+    key.defines = {{"BM", "128u"},   {"BN", "256u"},  {"BK", "64u"},    {"UNROLL", "4u"}, {"A_T", t},          {"B_T", t},
                    {"A_ALIGN8", t},  {"B_ALIGN8", "0"}, {"A_ALIGN", "16"}, {"B_ALIGN", "2"}, {"C16", "1"},
                    {"C_ALIGN", "2"}, {"NXV_SPIRV_BF16", "1"}};
     append_glsl_use_defines(key.defines);
