@@ -90,7 +90,9 @@ void main() {
 #endif
   for (uint z = gl_WorkGroupID.z; z < pc.batch * pc.splits; z += gl_NumWorkGroups.z) {
     uint bz = z / pc.splits, split = z % pc.splits;
-    uint k_begin = split * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
+    // Where split > 0 the host made k_chunk a multiple of BK; masking says so, which (with the
+    // strides above) lets the driver prove the slices 16-byte aligned and load them wide.
+    uint k_begin = split * (pc.k_chunk & ~(BK - 1u)), k_end = min(pc.k, k_begin + pc.k_chunk);
     uint abase = bz * sa_batch, bbase = bz * sb_batch;
     // The k extent is k_end, not k: a split's slices read zeros past its end.
     tensorLayoutNV<2> la = createTensorLayoutNV(2);
