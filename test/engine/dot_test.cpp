@@ -379,7 +379,7 @@ TEST_F(Dot, CooperativeMatrixTier) {
                 s.c_type.c_str(), s.result_type.c_str(), s.scope.c_str());
   std::printf("[coopmat] coopmat2: %d, bf16 matrices: %d, subgroup %u\n", int(device_->has(kCapCooperativeMatrix2)),
               int(device_->info().features.bfloat16_cooperative_matrix), device_->info().subgroup_size);
-  // The workgroup-scope tier would take most of these first (its own test is below).
+  // The workgroup-scope tier, where asked for, would take most of these first (its own test is below).
   ScopedEnv no_coopmat2("NXV_DOT_NO_COOPMAT2", "1");
   int ran = 0;
   for (const auto& t : types) {
@@ -435,6 +435,7 @@ TEST_F(Dot, CooperativeMatrixTierSwitches) {
 // reads or not), split-K, and both output types; same tolerance as the KHR tier.
 TEST_F(Dot, CooperativeMatrix2Tier) {
   const DeviceCore& core = *device_->impl().core;
+  ScopedEnv opt_in("NXV_DOT_COOPMAT2", "1");
   const auto& c2 = device_->info().cooperative_matrix2;
   std::printf("[coopmat2] enabled %d: workgroup scope %d, flexible dimensions %d, tensor addressing %d; max workgroup "
               "%u, max dimension %u, reserved shared %u; maxComputeSharedMemorySize %u\n",
@@ -500,13 +501,19 @@ TEST_F(Dot, CooperativeMatrix2Tier) {
   if (!ran) GTEST_SKIP() << "no workgroup-scope cooperative matrices for f16/bf16 (or the tier is off)";
 }
 
-// The workgroup-scope tier stays off on CPU drivers, under the capability mask (coopmat2, and
-// coopmat for both tiers), NXV_DOT_NO_COOPMAT2=1 or NXV_DOT_NO_COOPMAT=1, for other types, and
-// for an operand with no unit-stride axis.
+// The workgroup-scope tier is off unless asked for (NXV_DOT_COOPMAT2=1), and stays off on CPU
+// drivers, under the capability mask (coopmat2, and coopmat for both tiers),
+// NXV_DOT_NO_COOPMAT2=1 or NXV_DOT_NO_COOPMAT=1, for other types, and for an operand with no
+// unit-stride axis.
 TEST_F(Dot, CooperativeMatrix2TierSwitches) {
   GemmShape g{1, 256, 256, 256};
   GemmOperand a{{}, DType::F16, {0, 256, 1}}, b{{}, DType::F16, {0, 256, 1}};
   const DeviceCore& core = *device_->impl().core;
+  {
+    ScopedEnv not_asked("NXV_DOT_COOPMAT2", "0");
+    EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value());
+  }
+  ScopedEnv opt_in("NXV_DOT_COOPMAT2", "1");
   if (device_->info().type == "cpu") EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value());
   for (const char* name : {"NXV_DOT_NO_COOPMAT2", "NXV_DOT_NO_COOPMAT"}) {
     ScopedEnv off(name, "1");

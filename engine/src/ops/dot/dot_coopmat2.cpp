@@ -60,7 +60,8 @@ std::optional<Coopmat2Tile> coopmat2_gemm_tile(const DeviceCore& core, const Gem
                                                const GemmOperand& b, DType out) {
   const DeviceInfo& info = core.info();
   const auto& ft = info.features;
-  if (env_on("NXV_DOT_NO_COOPMAT2") || env_on("NXV_DOT_NO_COOPMAT") || gemm_cpu_paths(core) || info.type == "cpu" ||
+  if (!env_on("NXV_DOT_COOPMAT2") || env_on("NXV_DOT_NO_COOPMAT2") || env_on("NXV_DOT_NO_COOPMAT") ||
+      gemm_cpu_paths(core) || info.type == "cpu" ||
       !ft.cooperative_matrix || !ft.cooperative_matrix2)
     return std::nullopt;
   const auto& c2 = info.cooperative_matrix2;

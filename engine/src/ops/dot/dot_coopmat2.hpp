@@ -1,9 +1,11 @@
 // The workgroup-scope cooperative-matrix GEMM (VK_NV_cooperative_matrix2, gemm_coopmat2.comp):
 // f16 x f16 and bf16 x bf16 into f32 or the inputs' type, accumulated in f32, with each
 // operand read along a unit-stride axis through tensor layouts. Chosen before the KHR tier
-// (dot_coopmat.hpp), which takes what this one declines. Never on CPU drivers; off with the
-// capability mask (NX_VULKAN_DISABLE=coopmat2, or coopmat for both tiers) or
-// NXV_DOT_NO_COOPMAT2=1 (NXV_DOT_NO_COOPMAT=1 turns off both; read per call).
+// (dot_coopmat.hpp), which takes what this one declines. Opt-in for now: NXV_DOT_COOPMAT2=1
+// (read per call), since on an H100 (driver 580.159) it ran 4x slower than the KHR tier and
+// its pipelines take the driver seconds to build (bench/RESULTS.md, stop 24). Never on CPU
+// drivers; off with the capability mask (NX_VULKAN_DISABLE=coopmat2, or coopmat for both
+// tiers), NXV_DOT_NO_COOPMAT2=1 or NXV_DOT_NO_COOPMAT=1 (both tiers).
 #pragma once
 #include <cstdint>
 #include <optional>
