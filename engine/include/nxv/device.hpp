@@ -20,6 +20,21 @@ struct CooperativeMatrixShape {
   std::string scope;                                // "subgroup", "workgroup", ...
 };
 
+// VK_NV_cooperative_matrix2: a size granularity of workgroup-scope matrices of flexible
+// dimensions (m, n, k are multiples of these) for `workgroup_invocations` invocations.
+struct FlexibleMatrixShape : CooperativeMatrixShape {
+  uint32_t workgroup_invocations = 0;
+};
+
+// What VK_NV_cooperative_matrix2 offers (the dot tier's workgroup-scope GEMM reads it).
+struct CooperativeMatrix2Info {
+  bool workgroup_scope = false, flexible_dimensions = false, tensor_addressing = false;
+  uint32_t max_workgroup_size = 0;      // cooperativeMatrixWorkgroupScopeMaxWorkgroupSize
+  uint32_t max_dimension = 0;           // cooperativeMatrixFlexibleDimensionsMaxDimension
+  uint32_t reserved_shared_memory = 0;  // cooperativeMatrixWorkgroupScopeReservedSharedMemory
+  std::vector<FlexibleMatrixShape> flexible_shapes;
+};
+
 struct DeviceFeatures {
   bool float16 = false, float64 = false, int64 = false, int16 = false, int8 = false;
   bool storage8 = false, storage16 = false;
@@ -64,6 +79,8 @@ struct DeviceInfo {
   // Device::info(): only shapes whose types are enabled (f16 needs float16, bf16 needs
   // bfloat16_cooperative_matrix, ...).
   std::vector<CooperativeMatrixShape> cooperative_matrix_shapes;
+  // Empty unless features.cooperative_matrix2 (Device::info(): with the same type filter).
+  CooperativeMatrix2Info cooperative_matrix2;
 };
 
 // Features a capability mask can turn off, so that fallback paths run on any machine.

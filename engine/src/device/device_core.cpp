@@ -135,6 +135,11 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   std::erase_if(shapes, [&](const CooperativeMatrixShape& s) {
     return !usable(s.a_type) || !usable(s.b_type) || !usable(s.c_type) || !usable(s.result_type);
   });
+  auto& c2 = info_.cooperative_matrix2;
+  if (!ft.cooperative_matrix2) c2 = {};
+  std::erase_if(c2.flexible_shapes, [&](const FlexibleMatrixShape& s) {
+    return !usable(s.a_type) || !usable(s.b_type) || !usable(s.c_type) || !usable(s.result_type);
+  });
 
   auto extensions = extension_names(on);
   for (const char* e : extensions) enabled_extensions_.emplace_back(e);

@@ -138,6 +138,42 @@ int device_type_rank(const std::string& type) {
   return 4;
 }
 
+namespace {
+
+CooperativeMatrix2Info read_coopmat2(const vk::raii::PhysicalDevice& physical, const FeatureChain& feats) {
+  CooperativeMatrix2Info c;
+#ifdef VK_NV_cooperative_matrix2
+  c.workgroup_scope = feats.coopmat2.cooperativeMatrixWorkgroupScope;
+  c.flexible_dimensions = feats.coopmat2.cooperativeMatrixFlexibleDimensions;
+  c.tensor_addressing = feats.coopmat2.cooperativeMatrixTensorAddressing;
+  auto props = physical.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceCooperativeMatrix2PropertiesNV>();
+  const auto& p = props.get<vk::PhysicalDeviceCooperativeMatrix2PropertiesNV>();
+  c.max_workgroup_size = p.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  c.max_dimension = p.cooperativeMatrixFlexibleDimensionsMaxDimension;
+  c.reserved_shared_memory = p.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+  if (c.flexible_dimensions) {
+    try {
+      for (const auto& f : physical.getCooperativeMatrixFlexibleDimensionsPropertiesNV()) {
+        FlexibleMatrixShape s;
+        s.m = f.MGranularity, s.n = f.NGranularity, s.k = f.KGranularity;
+        s.a_type = component_name(f.AType), s.b_type = component_name(f.BType);
+        s.c_type = component_name(f.CType), s.result_type = component_name(f.ResultType);
+        s.scope = f.scope == vk::ScopeKHR::eWorkgroup ? "workgroup" : f.scope == vk::ScopeKHR::eSubgroup ? "subgroup" : "other";
+        s.workgroup_invocations = f.workgroupInvocations;
+        if (!f.saturatingAccumulation) c.flexible_shapes.push_back(s);
+      }
+    } catch (const vk::SystemError&) {
+      // No flexible shapes reported: the workgroup-scope GEMM is not offered.
+    }
+  }
+#else
+  (void)physical, (void)feats;
+#endif
+  return c;
+}
+
+}  // namespace
+
 DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t index) {
   DeviceInfo info;
   info.index = index;
@@ -232,6 +268,7 @@ DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t i
     ft.cooperative_matrix = in_compute && !info.cooperative_matrix_shapes.empty();
     if (!ft.cooperative_matrix) info.cooperative_matrix_shapes.clear();
     ft.cooperative_matrix2 = ft.cooperative_matrix && feats.any_coopmat2();
+    if (ft.cooperative_matrix2) info.cooperative_matrix2 = read_coopmat2(physical, feats);
   }
   return info;
 }

@@ -14,7 +14,7 @@
 namespace nxv {
 namespace {
 
-constexpr uint16_t kGemmCpu = 5;  // the dot family's variant kind (dot_kernels.cpp 0-3, dot_coopmat.cpp 4)
+constexpr uint16_t kGemmCpu = 6;  // the dot family's variant kind (dot_kernels.cpp 0-3, dot_coopmat*.cpp 4-5)
 
 std::optional<CpuGemmTile> tile_from_env() {
   const char* env = std::getenv("NXV_DOT_CPU_TILE");

@@ -9,6 +9,7 @@
 #include "nxv/ops.hpp"
 #include "exec/linear_plan.hpp"
 #include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/dot_cpu.hpp"
 #include "ops/dot/gemm_push.h"
 #include "ops/reduce/folds.hpp"
@@ -16,7 +17,7 @@
 namespace nxv {
 namespace {
 
-enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };  // 4: dot_coopmat.cpp, 5: dot_cpu.cpp
+enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };  // 4, 5: dot_coopmat*.cpp, 6: dot_cpu.cpp
 
 // Multiply-accumulate in the accumulator: fma for floats (one rounding per product, full
 // precision), wrap-around for integers, (re, im) products for complex.
@@ -272,6 +273,8 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // register-block kernel (any strides and sizes).
   if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
   if (auto cpu = cpu_gemm_tile(core, shape, out)) return append_gemm_cpu(impl, builder, out, shape, a, b, c, *cpu);
+  if (auto coop2 = coopmat2_gemm_tile(core, shape, a, b, out))
+    return append_gemm_coopmat2(impl, builder, out, shape, a, b, c, *coop2);
   if (auto coop = coopmat_gemm_tile(core, shape, a, b, out)) return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
