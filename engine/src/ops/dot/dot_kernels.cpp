@@ -333,7 +333,10 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   variant.type_count = 3;
   variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (o.b_n_unit ? 2 : 0) | (o.vec4_shared ? 4 : 0));
   variant.tile = pack_gemm_tile(tile);
-  variant.switches = o.switches();
+  // NXV_DOT_NO_FC: the kernel without float controls (tuning only: Nx's -0.0, Inf and NaN
+  // are then up to the driver's compiler).
+  bool no_fc = std::getenv("NXV_DOT_NO_FC") != nullptr;
+  variant.switches = o.switches() | (no_fc ? 1u << 16 : 0u);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "gemm";
@@ -342,6 +345,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     add_gemm_common_defines(d, out, a.type, b.type, acc);
     add_gemm_tile_defines(d, tile, acc, o, a.type, b.type);
     add_gemm_operand_defines(d, a.type, b.type, acc);
+    if (no_fc) d.emplace_back("NXV_GEMM_NO_FC", "1");
     append_glsl_use_defines(d);
     return key;
   });

@@ -28,7 +28,10 @@
 
 layout(local_size_x_id = 0) in;
 
+// NXV_GEMM_NO_FC (tuning, NXV_DOT_NO_FC): without the float-control execution modes.
+#if !NXV_GEMM_NO_FC
 #include "nxv_float_controls.glsl"
+#endif
 #include "nxv_math.glsl"
 #include "gemm_push.h"
 
