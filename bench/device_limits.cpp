@@ -22,6 +22,12 @@ Device& device() {
     std::fprintf(stderr, "device: %s (%s, %s); float controls: denorm preserve f32 %d f64 %d, signed zero/inf/nan f32 %d f64 %d\n",
                  dev->info().name.c_str(), dev->info().type.c_str(), dev->info().driver_info.c_str(),
                  fc.denorm_preserve32, fc.denorm_preserve64, fc.signed_zero_inf_nan32, fc.signed_zero_inf_nan64);
+    // Which cooperative-matrix shapes the driver lists (whether any takes f64, say).
+    std::string shapes;
+    for (const auto& c : dev->info().cooperative_matrix_shapes)
+      shapes += " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + ":" + c.a_type +
+                "*" + c.b_type + "+" + c.c_type + "->" + c.result_type + "(" + c.scope + ")";
+    std::fprintf(stderr, "cooperative matrix shapes:%s\n", shapes.empty() ? " none" : shapes.c_str());
     return dev;
   }();
   return *d;

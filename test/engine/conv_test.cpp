@@ -328,6 +328,42 @@ TEST_F(Conv, GpuTilesAndSplitK) {
   run_case(*device_, named("channels_13"), {DType::F16, DType::F16, DType::F16}, sample_seed() + 340);
 }
 
+// The tile core's variants under conv as a GPU runs them: channels-last inputs and kernels
+// loaded four channels / filters at a time (channels and filters multiples of 4; with input
+// dilation and feature groups), channels-first with one row per invocation (128 x 128 tiles),
+// an input slice (scalar loads), 128 rows straddled; one or two shared-memory stages,
+// subgroups as blocks; split-K aligned to the vectors.
+TEST_F(Conv, GpuTileVariants) {
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  std::vector<int64_t> nhwc{0, 3, 1, 2}, hwio{3, 2, 0, 1};
+  std::vector<ConvCase> cases = {
+      {"nhwc_vec4", {2, 8, 9, 7}, {12, 8, 3, 3}, {1, 1}, Pad{{1, 1}, {1, 1}}, {}, {}, 1, 1, nhwc, hwio, nhwc},
+      {"nhwc_vec4_idil_groups", {2, 16, 6, 5}, {8, 8, 3, 2}, {2, 1}, Pad{{1, 2}, {0, 1}}, {2, 1}, {}, 2, 1, nhwc,
+       hwio, nhwc},
+      {"nchw_rows_144", {2, 8, 9, 8}, {20, 8, 3, 3}, {}, Pad{{1, 1}, {1, 1}}},
+  };
+  ConvCase sliced = cases[0];
+  sliced.name = "nhwc_slice";
+  sliced.input_slice = true;
+  cases.push_back(sliced);
+  auto all = [&](uint32_t seed) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      SCOPED_TRACE(cases[i].name);
+      run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, seed + uint32_t(i));
+    }
+  };
+  {
+    ScopedEnv tile("NXV_DOT_TILE", "128,128,16,8,8");
+    ScopedEnv stages("NXV_DOT_DBUF", "1");
+    all(sample_seed() + 700);
+    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    all(sample_seed() + 710);
+  }
+  ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
+  ScopedEnv warp("NXV_DOT_WARP_X", "8");
+  all(sample_seed() + 720);
+}
+
 // Random configurations: 1-3 spatial axes, random extents, strides, paddings (negative too),
 // dilations, groups and permutations; f32, s32 or f64.
 TEST_F(Conv, RandomConfigurations) {

@@ -382,6 +382,62 @@ TEST_F(Dot, CpuGemm) {
         if (supported({t, t, t})) run_case(*device_, c, {t, t, t}, sample_seed() + 840);
 }
 
+// The tile core's variants as a GPU runs them: operands loaded in vectors of four along
+// their unit axis (A along k or along m, B along n or along k) where extents, strides and
+// offsets are multiples of four, scalars elsewhere (odd sizes, padded rows); one or two
+// shared-memory stages; subgroups as blocks of 4, 8 or 16 invocation columns; tile edges
+// straddled in m, n and k; batches and broadcasts; split-K aligned to the vectors; f64
+// (four-wide shared reads of doubles) and s32.
+TEST_F(Dot, GpuTileVariants) {
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedEnv vectors("NXV_DOT_GVEC4", "1");
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase cases[] = {
+      {"vec4_132x68x200", {132, 68}, {68, 200}, mm},
+      {"vec4_transposed_a_132x68x200", {132, 68}, {68, 200}, mm, kTransposed},
+      {"vec4_transposed_b_132x68x200", {132, 68}, {68, 200}, mm, kDense, kTransposed},
+      {"vec4_batched_3x36x20x44", {3, 36, 20}, {3, 20, 44}, axes({2}, {0}, {1}, {0})},
+      {"vec4_broadcast_a_4x12x16x8", {4, 12, 16}, {4, 16, 8}, axes({2}, {0}, {1}, {0}), kBroadcast0},
+      {"scalar_odd_129x67x131", {129, 67}, {67, 131}, mm},
+      {"scalar_padded_rows_a_70x36x68", {70, 36}, {36, 68}, mm, kPaddedRows},
+  };
+  auto all = [&](uint32_t seed) {
+    for (size_t i = 0; i < std::size(cases); ++i) {
+      SCOPED_TRACE(cases[i].name);
+      run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, seed + uint32_t(i));
+    }
+  };
+  {
+    ScopedEnv tile("NXV_DOT_TILE", "128,128,16,8,8");
+    ScopedEnv stages("NXV_DOT_DBUF", "1");
+    all(sample_seed() + 700);
+    ScopedEnv warp("NXV_DOT_WARP_X", "8");
+    all(sample_seed() + 710);
+    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    all(sample_seed() + 720);
+  }
+  {
+    ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
+    ScopedEnv warp("NXV_DOT_WARP_X", "4");
+    all(sample_seed() + 730);
+  }
+  {
+    ScopedEnv tile("NXV_DOT_TILE", "32,64,8,4,4");
+    ScopedEnv warp("NXV_DOT_WARP_X", "16");
+    ScopedEnv scalar("NXV_DOT_NO_GVEC4", "1");
+    run_case(*device_, cases[0], {DType::F32, DType::F32, DType::F32}, sample_seed() + 740);
+  }
+  ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
+  ScopedEnv stages("NXV_DOT_DBUF", "1");
+  ScopedEnv wide("NXV_DOT_VEC4_64", "1");
+  for (size_t i : {0, 2, 5}) {
+    SCOPED_TRACE(cases[i].name);
+    if (supported({DType::F64, DType::F64, DType::F64}))
+      run_case(*device_, cases[i], {DType::F64, DType::F64, DType::F64}, sample_seed() + 750 + uint32_t(i));
+    run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + 760 + uint32_t(i));
+  }
+}
+
 // The matrix-vector kernel as a GPU runs it: four outputs per invocation in vector loads,
 // k split across the workgroup's invocations and across workgroups (split-K, a second pass
 // adding the splits), k adjacent (a row per group of invocations), batches.

@@ -8,7 +8,8 @@
 // multiple of BK (KALIGN). C goes to the output through its strides (any output permutation),
 // or with split-K to part[split * total + output offset] for dot_split_sum.comp.
 // Defines: the tile core's (BM, BN, BK, TM, TN, ACC, ZERO, MAC, A_K_UNIT: the A tile is read
-// along k, the input's channels being adjacent; B_N_UNIT; VEC4_SHARED, ACC4); NR (spatial
+// along k, the input's channels being adjacent; B_N_UNIT; VEC4_SHARED, ACC4; A_VEC4: four
+// adjacent channels per load; B_VEC4, DBUF, WARP_X); NR (spatial
 // axes); IDIL (an input dilation > 1); KALIGN; A_/B_/C_STORE and _ALIGN; LOAD_A(x), LOAD_B(x),
 // STORE_OUT(v).
 #version 460
@@ -49,6 +50,16 @@ const uint TROW = NXV_CONV_TABLE_ROW(NR);
 
 #include "gemm_tile.glsl"
 
+// Distinct A-tile rows an invocation loads per step: one where the tile is read along m and
+// the workgroup spans whole columns of it (its every item then has row t % BM), else one per
+// item. RSLOT(l): item l's row.
+#if !A_K_UNIT
+const uint LR = WG % BM == 0u ? 1u : LA;
+#else
+const uint LR = LA;
+#endif
+#define RSLOT(l) (LR == 1u ? 0u : (l))
+
 // What fetch_tiles reads: the operands and the geometry (in registers), B's group base and
 // the tile's first filter, and per A-tile slot of this invocation its row's input offset
 // (batch item and group; without input dilation also the window's corner), the window's
@@ -62,14 +73,14 @@ struct TileCtx {
   uint ci, ci_magic, ci_shift;
   int in_ext[NR], in_sp[NR];
   uint idil[NR], idil_magic[NR], idil_shift[NR];
-  int row_off[LA];
-  int corner[LA * NR];
-  bool row_ok[LA];
+  int row_off[LR];
+  int corner[LR * NR];
+  bool row_ok[LR];
 };
 
 #include "gemm_tile_loop.glsl"
 
-void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out ACC ra[LA], out ACC rb[LB]) {
+void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out B_REG rb[LB]) {
 #if KALIGN
   // The step's BK values of k share one kernel position: BK divides ci and every split.
   uint q0 = nxv_fastdiv(k0, ctx.ci_magic, ctx.ci_shift);
@@ -80,47 +91,41 @@ void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out ACC ra[LA], out A
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint e = t + l * WG, mm, kk;
     tile_a_at(e, mm, kk);
-    uint gk = k0 + kk;
-    ACC v = ZERO;
-    if (ctx.row_ok[l] && gk < k_end) {
+    uint gk = k0 + kk, r = RSLOT(l);
+    A_REG v = A_REG(ZERO);
+    // No loop inside a branch here: spirv-opt then leaves the loop over l rolled, and ra in an
+    // indexed (local-memory) array.
+    bool ok = (NA % WG == 0u || e < NA) && ctx.row_ok[r] && gk < k_end;
 #if KALIGN
-      uint c = c0 + kk;
-      int dq[TROW] = dq0;
+    uint c = c0 + kk;
+    int dq[TROW] = dq0;
 #else
-      uint q = nxv_fastdiv(gk, ctx.ci_magic, ctx.ci_shift);
-      uint c = gk - q * ctx.ci;
-      int dq[TROW];
-      [[unroll]] for (uint d = 0u; d < TROW; ++d) dq[d] = ctx.P.table[q * TROW + d];
+    uint q = nxv_fastdiv(ok ? gk : 0u, ctx.ci_magic, ctx.ci_shift);
+    uint c = gk - q * ctx.ci;
+    int dq[TROW];
+    [[unroll]] for (uint d = 0u; d < TROW; ++d) dq[d] = ctx.P.table[q * TROW + d];
 #endif
-      bool ok = true;
 #if IDIL
-      int off = ctx.row_off[l] + int(c) * ctx.in_c;
-      [[unroll]] for (uint d = 0u; d < NR; ++d) {
-        int x = ctx.corner[l * NR + d] + dq[d + 1u];
-        uint xi = nxv_fastdiv(uint(max(x, 0)), ctx.idil_magic[d], ctx.idil_shift[d]);
-        ok = ok && x >= 0 && x < ctx.in_ext[d] && xi * ctx.idil[d] == uint(x);
-        off += int(xi) * ctx.in_sp[d];
-      }
-#else
-      int off = ctx.row_off[l] + dq[0] + int(c) * ctx.in_c;
-      [[unroll]] for (uint d = 0u; d < NR; ++d) ok = ok && uint(ctx.corner[l * NR + d] + dq[d + 1u]) < uint(ctx.in_ext[d]);
-#endif
-      if (ok) v = LOAD_A(ctx.a.v[off]);
+    int off = ctx.row_off[r] + int(c) * ctx.in_c;
+    [[unroll]] for (uint d = 0u; d < NR; ++d) {
+      int x = ctx.corner[r * NR + d] + dq[d + 1u];
+      uint xi = nxv_fastdiv(uint(max(x, 0)), ctx.idil_magic[d], ctx.idil_shift[d]);
+      ok = ok && x >= 0 && x < ctx.in_ext[d] && xi * ctx.idil[d] == uint(x);
+      off += int(xi) * ctx.in_sp[d];
     }
+#else
+    int off = ctx.row_off[r] + dq[0] + int(c) * ctx.in_c;
+    [[unroll]] for (uint d = 0u; d < NR; ++d) ok = ok && uint(ctx.corner[r * NR + d] + dq[d + 1u]) < uint(ctx.in_ext[d]);
+#endif
+#if A_VEC4
+    // Four adjacent channels (the host checks that strides and offset are multiples of 4).
+    if (ok) v = LOAD_A4(A4Buf(pc.in_addr).v[uint(off) / 4u]);
+#else
+    if (ok) v = LOAD_A(ctx.a.v[off]);
+#endif
     ra[l] = v;
   }
-  [[unroll]] for (uint l = 0u; l < LB; ++l) {
-    uint e = t + l * WG, kk, nn;
-    tile_b_at(e, kk, nn);
-    uint gn = ctx.n0 + nn, gk = k0 + kk;
-    ACC v = ZERO;
-#if B_N_UNIT
-    if (e < BN * BK && gn < pc.n && gk < k_end) v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn]);
-#else
-    if (e < BN * BK && gn < pc.n && gk < k_end) v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn * pc.sb_n]);
-#endif
-    rb[l] = v;
-  }
+  fetch_b_tile(ctx, k0, k_end, t, rb);
 }
 
 void main() {
@@ -128,8 +133,8 @@ void main() {
   CBuf c = CBuf(pc.c_addr);
   PartBuf part = PartBuf(pc.part_addr);
   uint t = gl_LocalInvocationID.x;
-  uint tx = t % RX;
-  uint ty = RY == 1u ? 0u : t / RX;
+  uint tx, ty;
+  gemm_lane_xy(t, tx, ty);
   uint tiles_n = (pc.n + BN - 1u) / BN, tiles_m = (pc.m + BM - 1u) / BM;
   TileCtx ctx;
   ctx.a = ABuf(pc.in_addr);
@@ -156,11 +161,11 @@ void main() {
     for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
       uint m0 = tm * BM;
       // This invocation's A-tile rows: batch item, and the window's corner per axis.
-      [[unroll]] for (uint l = 0u; l < LA; ++l) {
+      [[unroll]] for (uint l = 0u; l < LR; ++l) {
         uint e = t + l * WG, mm, kk;
         tile_a_at(e, mm, kk);
         uint gm = m0 + mm;
-        ctx.row_ok[l] = e < BM * BK && gm < pc.m;
+        ctx.row_ok[l] = gm < pc.m;
         uint rest = min(gm, pc.m - 1u);
         uint item = nxv_fastdiv(rest, pos_magic, pos_shift);
         rest -= item * positions;
@@ -184,8 +189,11 @@ void main() {
           [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO;
         gemm_tile_accumulate(ctx, k_begin, k_end, t, tx, ty, acc);
         [[unroll]] for (uint i = 0u; i < TM; ++i) {
+          // Clamped rather than skipped: a `continue` keeps the loop from unrolling and the
+          // accumulators in an indexed (local-memory) array.
           uint gm = m0 + ROW(i);
-          if (gm >= pc.m) continue;
+          bool row_in = gm < pc.m;
+          gm = min(gm, pc.m - 1u);
           uint item = nxv_fastdiv(gm, pos_magic, pos_shift);
           uint rest = gm - item * positions;
           uint row = item * P.p.out_n;
@@ -196,7 +204,7 @@ void main() {
           }
           [[unroll]] for (uint j = 0u; j < TN; ++j) {
             uint gn = n0 + COL(j);
-            if (gn < pc.n) {
+            if (row_in && gn < pc.n) {
               uint o = row + (g * pc.n + gn) * P.p.out_o;
               ACC v = acc[i][j];
               if (pc.splits > 1u) part.v[split * pc.total + o] = v;

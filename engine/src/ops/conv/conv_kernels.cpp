@@ -80,31 +80,44 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
     tile = {32, 64, 16, 4, 4};
   bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
                           [](int64_t x) { return x > 1; });
+  GemmTileOpts o;
   // The A tile along k where the input's channels are adjacent (channels last), else along m.
-  bool a_k_unit = input.strides[1] == 1 && g.ci > 1;
-  bool b_n_unit = kernel.strides[2] == 1;
-  bool vec4_shared = gemm_vec4_shared(tile, acc);
+  o.a_k_unit = input.strides[1] == 1 && g.ci > 1;
+  o.b_n_unit = kernel.strides[2] == 1;
+  o.vec4_shared = gemm_vec4_shared(core, tile, acc);
+  o.dbuf = gemm_dbuf(core);
+  o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile) : 0;
+  // Four adjacent channels per load where every input stride and the offset are multiples of
+  // four (a vector then never leaves one kernel position: ci % 4 == 0).
+  bool in_strides4 = std::all_of(input.strides.begin(), input.strides.end(), [](int64_t s) { return s % 4 == 0 || s == 1; });
+  o.a_vec4 = o.a_k_unit && g.ci % 4 == 0 && in_strides4 && tile.bk % 4 == 0 &&
+             gemm_operand_vec4(core, input.type, {0, 4, 1}, input.ref.byte_offset, 2, 4, 4);
+  o.b_vec4 = o.b_n_unit ? gemm_operand_vec4(core, kernel.type, kernel.strides, kernel.ref.byte_offset, 2,
+                                            g.group_filters, tile.bn)
+                        : gemm_operand_vec4(core, kernel.type, kernel.strides, kernel.ref.byte_offset, 1, g.k(), tile.bk);
   // A step of BK never straddles two kernel positions where BK divides the channels (and the
   // splits, which split_k aligns to BK then).
   bool kalign = g.ci % tile.bk == 0;
+  // Vectors along k never straddle a split.
+  bool k_vectors = o.a_vec4 || (o.b_vec4 && !o.b_n_unit);
   uint64_t total = uint64_t(shape_size(g.canonical_out()));
   uint64_t tiles = uint64_t(g.groups) * uint64_t((g.m() + tile.bm - 1) / tile.bm) *
                    uint64_t((g.group_filters + tile.bn - 1) / tile.bn);
-  auto [splits, k_chunk] = split_k(core, tiles, uint64_t(g.k()), total, 256, 16, kalign ? tile.bk : 1);
+  auto [splits, k_chunk] = split_k(core, tiles, uint64_t(g.k()), total, 256, 16, kalign ? tile.bk : k_vectors ? 4 : 1);
   VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 0};
   variant.types = {out_type, input.type, kernel.type};
   variant.type_count = 3;
-  variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0) | (vec4_shared ? 4 : 0) | (idil ? 8 : 0) |
+  variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (o.b_n_unit ? 2 : 0) | (o.vec4_shared ? 4 : 0) | (idil ? 8 : 0) |
                            (kalign ? 16 : 0));
   variant.tile = pack_gemm_tile(tile);
-  variant.switches = uint32_t(g.spatial);
+  variant.switches = uint32_t(g.spatial) | (o.switches() << 8);
   const Kernel& k = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "conv_gemm";
     key.workgroup_size = tile.invocations();
     auto& d = key.defines;
     add_gemm_common_defines(d, out_type, input.type, kernel.type, acc);
-    add_gemm_tile_defines(d, tile, acc, a_k_unit, b_n_unit, vec4_shared);
+    add_gemm_tile_defines(d, tile, acc, o, input.type, kernel.type);
     add_gemm_operand_defines(d, input.type, kernel.type, acc);
     d.emplace_back("NR", std::to_string(g.spatial));
     d.emplace_back("IDIL", idil ? "1" : "0");

@@ -41,7 +41,9 @@ void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std:
 
 namespace {
 
-uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) { return t.bk * (t.bm + t.bn + 8) * acc_bytes; }
+uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes, uint32_t stages) {
+  return stages * t.bk * (t.bm + t.bn + 8) * acc_bytes;
+}
 
 std::optional<GemmTile> tile_from_env() {
   const char* env = std::getenv("NXV_DOT_TILE");
@@ -69,6 +71,17 @@ std::string acc4_type(const std::string& acc) {
   return "";
 }
 
+// A vector of four of `type` converted to `acc4` (the parameter is not `x`: swizzles name x).
+std::string glsl_load4(DType type, const std::string& acc4) {
+  if (type == DType::BF16)
+    return acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), nxv_bf16_load(q.z), nxv_bf16_load(q.w))";
+  return acc4 + "(q)";
+}
+
+bool vec4_loadable(DType type) {
+  return !glsl_vec4_type(type).empty() && type != DType::F8 && type != DType::F8E4M3FN;
+}
+
 }  // namespace
 
 bool gemm_cpu_paths(const DeviceCore& core) {
@@ -80,9 +93,36 @@ uint32_t pack_gemm_tile(const GemmTile& t) {
   return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
 }
 
-bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc) {
-  return glsl_type_bytes(acc) == 4 && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
+bool gemm_vec4_shared(const DeviceCore& core, const GemmTile& tile, const std::string& acc) {
+  // 64-bit ones with NXV_DOT_VEC4_64=1 (tuning): f64 2048^3 ran at 9.4 TFLOP/s with it
+  // (stages on), 16.7 without.
+  uint32_t bytes = glsl_type_bytes(acc);
+  bool wide = bytes == 8 && !gemm_cpu_paths(core) && std::getenv("NXV_DOT_VEC4_64") != nullptr;
+  return (bytes == 4 || wide) && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
          std::getenv("NXV_DOT_NO_VEC4") == nullptr;
+}
+
+bool gemm_dbuf(const DeviceCore& core) {
+  const char* env = std::getenv("NXV_DOT_DBUF");
+  return !gemm_cpu_paths(core) && env && std::string(env) == "1";
+}
+
+uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile) {
+  uint32_t wx = 0;
+  if (const char* env = std::getenv("NXV_DOT_WARP_X"); env && *env) wx = uint32_t(std::strtoul(env, nullptr, 10));
+  else if (gemm_cpu_paths(core)) return 0;
+  uint32_t rx = tile.bn / tile.tn, ry = tile.bm / tile.tm;
+  if (wx == 0 || wx > 32 || 32 % wx || tile.invocations() % 32 || rx % wx || ry % (32 / wx)) return 0;
+  return wx;
+}
+
+bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int64_t, 3>& strides,
+                       uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent) {
+  if (gemm_cpu_paths(core) || !vec4_loadable(type) || std::getenv("NXV_DOT_NO_GVEC4") != nullptr) return false;
+  int other = unit_axis == 1 ? 2 : 1;
+  uint64_t offset = byte_offset / dtype_size(type);
+  return strides[size_t(unit_axis)] == 1 && extent % 4 == 0 && tile_extent % 4 == 0 && strides[size_t(other)] % 4 == 0 &&
+         strides[0] % 4 == 0 && offset % 4 == 0 && byte_offset % dtype_size(type) == 0;
 }
 
 std::array<uint32_t, 3> gemm_grid(const DeviceCore& core, const GemmTile& tile, uint64_t n, uint64_t m, uint64_t z) {
@@ -99,17 +139,32 @@ void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& a
   d.emplace_back("LOAD_B(x)", glsl_load(b, acc));
 }
 
-void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, bool a_k_unit, bool b_n_unit,
-                           bool vec4_shared) {
+void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, const GemmTileOpts& o,
+                           DType a, DType b) {
   d.emplace_back("BM", std::to_string(tile.bm) + "u");
   d.emplace_back("BN", std::to_string(tile.bn) + "u");
   d.emplace_back("BK", std::to_string(tile.bk) + "u");
   d.emplace_back("TM", std::to_string(tile.tm) + "u");
   d.emplace_back("TN", std::to_string(tile.tn) + "u");
-  d.emplace_back("A_K_UNIT", a_k_unit ? "1" : "0");
-  d.emplace_back("B_N_UNIT", b_n_unit ? "1" : "0");
-  d.emplace_back("VEC4_SHARED", vec4_shared ? "1" : "0");
-  if (vec4_shared) d.emplace_back("ACC4", acc4_type(acc));
+  d.emplace_back("A_K_UNIT", o.a_k_unit ? "1" : "0");
+  d.emplace_back("B_N_UNIT", o.b_n_unit ? "1" : "0");
+  d.emplace_back("VEC4_SHARED", o.vec4_shared ? "1" : "0");
+  d.emplace_back("DBUF", o.dbuf ? "1" : "0");
+  d.emplace_back("WARP_X", std::to_string(o.warp_x));
+  d.emplace_back("A_VEC4", o.a_vec4 ? "1" : "0");
+  d.emplace_back("B_VEC4", o.b_vec4 ? "1" : "0");
+  std::string acc4 = acc4_type(acc);
+  if (o.vec4_shared || o.a_vec4 || o.b_vec4) d.emplace_back("ACC4", acc4);
+  if (o.a_vec4) {
+    d.emplace_back("A_VEC", glsl_vec4_type(a));
+    d.emplace_back("A_VALIGN", std::to_string(vec4_alignment(a)));
+    d.emplace_back("LOAD_A4(q)", glsl_load4(a, acc4));
+  }
+  if (o.b_vec4) {
+    d.emplace_back("B_VEC", glsl_vec4_type(b));
+    d.emplace_back("B_VALIGN", std::to_string(vec4_alignment(b)));
+    d.emplace_back("LOAD_B4(q)", glsl_load4(b, acc4));
+  }
 }
 
 std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
@@ -261,7 +316,8 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
     else t = {32, 32, 16, 2, 2};
   }
   uint32_t limit = core.info().max_shared_memory ? core.info().max_shared_memory : 16384;
-  while (t.bk > 1 && shared_bytes(t, acc_bytes) > limit) t.bk /= 2;
+  uint32_t stages = gemm_dbuf(core) ? 2 : 1;
+  while (t.bk > 1 && shared_bytes(t, acc_bytes, stages) > limit) t.bk /= 2;
   return t;
 }
 
@@ -277,27 +333,43 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     return append_gemm_coopmat2(impl, builder, out, shape, a, b, c, *coop2);
   if (auto coop = coopmat_gemm_tile(core, shape, a, b, out)) return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
-  bool a_k_unit = a.strides[2] == 1, b_n_unit = b.strides[2] == 1;
-  // Shared-memory reads four-wide where the accumulators are 32-bit and the register tile
-  // is in groups of four (NXV_DOT_NO_VEC4 turns it off).
-  bool vec4_shared = gemm_vec4_shared(tile, acc);
+  GemmTileOpts o;
+  o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
+  // Shared-memory reads four-wide where the register tile is in groups of four.
+  o.vec4_shared = gemm_vec4_shared(core, tile, acc);
+  // Vector loads along each operand's unit axis where strides, offset and extents allow, with
+  // NXV_DOT_GVEC4=1 (tuning: they did not speed up dot on an H100; conv takes them).
+  bool gvec4 = std::getenv("NXV_DOT_GVEC4") != nullptr;
+  o.a_vec4 = !gvec4 ? false : o.a_k_unit ? gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 2, shape.k, tile.bk)
+                        : gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 1, shape.m, tile.bm);
+  o.b_vec4 = !gvec4 ? false : o.b_n_unit ? gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 2, shape.n, tile.bn)
+                        : gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 1, shape.k, tile.bk);
+  o.dbuf = gemm_dbuf(core);
+  o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile) : 0;
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
-  variant.layout = uint8_t((a_k_unit ? 1 : 0) | (b_n_unit ? 2 : 0) | (vec4_shared ? 4 : 0));
+  variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (o.b_n_unit ? 2 : 0) | (o.vec4_shared ? 4 : 0));
   variant.tile = pack_gemm_tile(tile);
+  // NXV_DOT_NO_FC: the kernel without float controls (tuning only: Nx's -0.0, Inf and NaN
+  // are then up to the driver's compiler).
+  bool no_fc = std::getenv("NXV_DOT_NO_FC") != nullptr;
+  variant.switches = o.switches() | (no_fc ? 1u << 16 : 0u);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "gemm";
     key.workgroup_size = tile.invocations();
     auto& d = key.defines;
     add_gemm_common_defines(d, out, a.type, b.type, acc);
-    add_gemm_tile_defines(d, tile, acc, a_k_unit, b_n_unit, vec4_shared);
+    add_gemm_tile_defines(d, tile, acc, o, a.type, b.type);
     add_gemm_operand_defines(d, a.type, b.type, acc);
+    if (no_fc) d.emplace_back("NXV_GEMM_NO_FC", "1");
     append_glsl_use_defines(d);
     return key;
   });
-  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, 1);
+  // Vectors along k never straddle a split.
+  bool k_vectors = (o.a_vec4 && o.a_k_unit) || (o.b_vec4 && !o.b_n_unit);
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, k_vectors ? 4 : 1);
 }
 
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
@@ -351,10 +423,23 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
              mat.type != DType::F8 && mat.type != DType::F8E4M3FN && rows % 4 == 0 && mat.strides[2] % 4 == 0 &&
              mat.strides[0] % 4 == 0 && mat_offset % 4 == 0;
   uint32_t vw = vw4 ? 4 : 1;
+  // Four-wide on GPUs: fewer outputs per workgroup (down to 16, 64 bytes of each row) and more
+  // invocations along k where the outputs give fewer than 256 workgroups: the k-split then
+  // stays inside the workgroup rather than in a second pass (NXV_MATVEC_LX overrides).
+  uint64_t target = 512;
+  if (vw4) {
+    const char* env = std::getenv("NXV_MATVEC_LX");
+    uint32_t forced = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : 0;
+    if (forced == 4 || forced == 8 || forced == 16 || forced == 32) lx = forced;
+    else
+      while (lx > 4 && (uint64_t(rows) + lx * 4 - 1) / (lx * 4) * batch < 256) lx /= 2;
+    ly = 256 / lx;
+    target = 256;
+  }
   uint32_t outs = cols ? lx * vw : ly;
   uint64_t groups = (uint64_t(rows) + outs - 1) / outs;
-  // Split-K on GPUs: about 512 workgroups in all where the outputs alone give fewer.
-  auto [splits, k_chunk] = split_k(core, groups * batch, k, uint64_t(batch) * rows, 512, 64);
+  // Split-K on GPUs: about `target` workgroups in all where the outputs alone give fewer.
+  auto [splits, k_chunk] = split_k(core, groups * batch, k, uint64_t(batch) * rows, target, 64);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kMatvec};
   variant.types = {out, mat.type, vec.type};
   variant.type_count = 3;

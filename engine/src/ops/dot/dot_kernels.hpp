@@ -42,13 +42,42 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
 // The tile in VariantKey::tile (bm, bn: 1..1024; tm, tn, bk: 1..16).
 uint32_t pack_gemm_tile(const GemmTile& tile);
 
-// Whether the tile core reads shared memory four-wide (32-bit accumulators, register tile in
-// groups of four; NXV_DOT_NO_VEC4 turns it off).
-bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc);
+// Whether the tile core reads shared memory four-wide (32-bit accumulators, or 64-bit ones on
+// GPUs with NXV_DOT_VEC4_64=1; register tile in groups of four; NXV_DOT_NO_VEC4 turns it off).
+bool gemm_vec4_shared(const DeviceCore& core, const GemmTile& tile, const std::string& acc);
 
-// The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4.
-void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, bool a_k_unit, bool b_n_unit,
-                           bool vec4_shared);
+// How the tile core (gemm_tile.glsl) reads and stages its operands.
+struct GemmTileOpts {
+  bool a_k_unit = false, b_n_unit = false;  // the A tile is read along k, the B tile along n
+  bool vec4_shared = false;                 // shared memory read four-wide
+  bool a_vec4 = false, b_vec4 = false;      // the operand read in vectors of four along its unit axis
+  bool dbuf = false;                        // two shared-memory stages, one barrier per step
+  uint32_t warp_x = 0;                      // 0, or invocation columns per subgroup of 32
+  uint32_t switches() const {               // for VariantKey::switches (a_k_unit etc. go in layout)
+    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (dbuf ? 4u : 0u) | (warp_x << 3);
+  }
+};
+
+// Two shared-memory stages on GPU paths with NXV_DOT_DBUF=1 (tuning: no faster on an H100);
+// the tile choice halves bk until both fit.
+bool gemm_dbuf(const DeviceCore& core);
+
+// Invocation columns per subgroup of 32 for `tile` on GPU paths (NXV_DOT_WARP_X overrides;
+// 0 where the tile does not divide into such blocks).
+uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile);
+
+// Whether an operand of `type` with strides {batch, outer, inner} (the GEMM's order: A is
+// {batch, m, k}, B {batch, k, n}), read along `unit_axis` (1 or 2, whose stride is 1) in a
+// tile of `tile_extent` along it, can be loaded in aligned vectors of four that never straddle
+// an edge (`extent`: the operand's extent along that axis): GPU paths only, NXV_DOT_NO_GVEC4
+// turns it off.
+bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int64_t, 3>& strides,
+                       uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent);
+
+// The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4,
+// A_VEC4, B_VEC4 (with A_VEC, A_VALIGN, LOAD_A4 and likewise for B), DBUF, WARP_X.
+void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, const GemmTileOpts& opts,
+                           DType a, DType b);
 // Workgroups of a GEMM-shaped kernel: n / bn by m / bm tiles, `z` batches (times splits),
 // each within the device's limits (the kernels loop over what exceeds them).
 std::array<uint32_t, 3> gemm_grid(const DeviceCore& core, const GemmTile& tile, uint64_t n, uint64_t m, uint64_t z);

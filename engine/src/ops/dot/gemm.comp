@@ -7,7 +7,8 @@
 // the A values an invocation reads are then at the same address in every lane.
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
-// is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4.
+// is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4;
+// A_VEC4, B_VEC4, DBUF, WARP_X (gemm_tile.glsl).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -27,7 +28,10 @@
 
 layout(local_size_x_id = 0) in;
 
+// NXV_GEMM_NO_FC (tuning, NXV_DOT_NO_FC): without the float-control execution modes.
+#if !NXV_GEMM_NO_FC
 #include "nxv_float_controls.glsl"
+#endif
 #include "nxv_math.glsl"
 #include "gemm_push.h"
 
@@ -50,32 +54,27 @@ struct TileCtx {
 #include "gemm_tile_loop.glsl"
 
 // This invocation's share of the A and B tiles at k0, zero outside the matrices (consecutive
-// invocations read consecutive elements where a stride is 1).
-void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out ACC ra[LA], out ACC rb[LB]) {
+// invocations read consecutive elements or vectors where a stride is 1).
+void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out B_REG rb[LB]) {
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint e = t + l * WG, mm, kk;
     tile_a_at(e, mm, kk);
     uint gm = ctx.m0 + mm, gk = k0 + kk;
-    ACC v = ZERO;
-#if A_K_UNIT
-    if (e < BM * BK && gm < pc.m && gk < k_end) v = LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk]);
+    A_REG v = A_REG(ZERO);
+    if ((NA % WG == 0u || e < NA) && gm < pc.m && gk < k_end) {
+#if A_VEC4 && A_K_UNIT
+      v = LOAD_A4(A4Buf(pc.a_addr).v[(ctx.abase + gm * pc.sa_m + gk) / 4u]);
+#elif A_VEC4
+      v = LOAD_A4(A4Buf(pc.a_addr).v[(ctx.abase + gm + gk * pc.sa_k) / 4u]);
+#elif A_K_UNIT
+      v = LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk]);
 #else
-    if (e < BM * BK && gm < pc.m && gk < k_end) v = LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk * pc.sa_k]);
+      v = LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk * pc.sa_k]);
 #endif
+    }
     ra[l] = v;
   }
-  [[unroll]] for (uint l = 0u; l < LB; ++l) {
-    uint e = t + l * WG, kk, nn;
-    tile_b_at(e, kk, nn);
-    uint gn = ctx.n0 + nn, gk = k0 + kk;
-    ACC v = ZERO;
-#if B_N_UNIT
-    if (e < BN * BK && gn < pc.n && gk < k_end) v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn]);
-#else
-    if (e < BN * BK && gn < pc.n && gk < k_end) v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn * pc.sb_n]);
-#endif
-    rb[l] = v;
-  }
+  fetch_b_tile(ctx, k0, k_end, t, rb);
 }
 
 void main() {
@@ -83,8 +82,8 @@ void main() {
   BBuf b = BBuf(pc.b_addr);
   CBuf c = CBuf(pc.c_addr);
   uint t = gl_LocalInvocationID.x;
-  uint tx = t % RX;
-  uint ty = RY == 1u ? 0u : t / RX;  // a constant where RY is 1: the same A address in every lane
+  uint tx, ty;
+  gemm_lane_xy(t, tx, ty);
   uint tiles_n = (pc.n + BN - 1u) / BN, tiles_m = (pc.m + BM - 1u) / BM;
   PartBuf part = PartBuf(pc.part_addr);
   // Grid z runs over (batch, split) pairs.

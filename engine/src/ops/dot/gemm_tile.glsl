@@ -4,15 +4,21 @@
 // arithmetic), then every invocation accumulates its TM x TN outputs: rows ROW(i) and columns
 // COL(j) of the tile, interleaved (rows ty + i * RY: neighbouring invocations read neighbouring
 // shared words), or with VEC4_SHARED groups of four adjacent rows and columns read as vectors
-// (a quarter of the shared-memory loads; 32-bit accumulators). Each output accumulates along k
-// in order, once per product (MAC: fma for floats).
+// (a quarter of the shared-memory loads). Each output accumulates along k in order, once per
+// product (MAC: fma for floats).
 //
 // The including shader defines BM, BN, BK, TM, TN, ACC, ZERO, MAC(acc, a, b), A_K_UNIT (the A
-// tile is read along k), B_N_UNIT (the B tile is read along n) and VEC4_SHARED (with ACC4),
-// includes this file (constants, shared memory, staging), then defines a struct TileCtx (what
-// its loads need), includes gemm_tile_loop.glsl (the k loop) and defines the body of
-// fetch_tiles (declared there): it loads this invocation's share of the tiles at k0, element
-// e = t + l * WG of each (tile_a_at / tile_b_at give its place in the tile), zero outside.
+// tile is read along k), B_N_UNIT (the B tile is read along n), VEC4_SHARED (with ACC4),
+// A_VEC4 / B_VEC4 (the operand is read from memory in vectors of four along its unit axis,
+// with A_VEC, A_VALIGN, LOAD_A4(q) / likewise B: the host checks alignment and that no vector
+// straddles an edge), DBUF (two shared-memory stages: one barrier per step) and WARP_X (0, or
+// the invocation columns a subgroup of 32 spans: its outputs form a compact block); includes
+// this file (constants, shared memory, staging), then defines a struct TileCtx (what its
+// loads need; it has bbase and n0, and the push constants have b_addr, n, sb_k, sb_n),
+// includes gemm_tile_loop.glsl (the k loop, the B loads) and defines the body of fetch_tiles
+// (declared there): it loads this invocation's share of the tiles at k0, item e = t + l * WG
+// of each (a scalar, or a vector of four; tile_a_at / tile_b_at give its first element's place
+// in the tile), zero outside.
 #ifndef NXV_GEMM_TILE_GLSL
 #define NXV_GEMM_TILE_GLSL
 
@@ -32,6 +38,21 @@ const uint PAD = 1u;
 #define ROW(i) (ty + (i) * RY)
 #define COL(j) (tx + (j) * RX)
 #endif
+
+// Invocation t's place among the RX x RY: row-major, or (WARP_X) subgroups of 32 as blocks of
+// WARP_X x 32 / WARP_X (fewer distinct shared-memory words per subgroup load).
+void gemm_lane_xy(uint t, out uint tx, out uint ty) {
+#if WARP_X
+  const uint WX = uint(WARP_X), WY = 32u / WX, WARPS_X = RX / WX;
+  uint w = t / 32u, lane = t % 32u;
+  tx = (w % WARPS_X) * WX + lane % WX;
+  ty = (w / WARPS_X) * WY + lane / WX;
+#else
+  tx = t % RX;
+  ty = RY == 1u ? 0u : t / RX;  // a constant where RY is 1: the same A address in every lane
+#endif
+}
+
 // Row pitches of the staged tiles, padded where the tile is written along k (the stores of
 // neighbouring invocations then fall in different banks).
 #if A_K_UNIT
@@ -44,49 +65,104 @@ const uint PB = BN;
 #else
 const uint PB = BN + PAD;
 #endif
+#if DBUF
+const uint NBUF = 2u;
+#else
+const uint NBUF = 1u;
+#endif
+const uint SA = BK * PA, SB = BK * PB;  // one stage's words
 #if VEC4_SHARED
-shared ACC4 sa4[BK * PA / 4u];  // [k][m]
-shared ACC4 sb4[BK * PB / 4u];  // [k][n]
+shared ACC4 sa4[NBUF * SA / 4u];  // [stage][k][m]
+shared ACC4 sb4[NBUF * SB / 4u];  // [stage][k][n]
 #define PUT_A(i, v) sa4[(i) / 4u][(i) % 4u] = v
 #define PUT_B(i, v) sb4[(i) / 4u][(i) % 4u] = v
+#define PUT_A4(i, v) sa4[(i) / 4u] = v
+#define PUT_B4(i, v) sb4[(i) / 4u] = v
 #else
-shared ACC sa[BK * PA];  // [k][m]
-shared ACC sb[BK * PB];  // [k][n]
+shared ACC sa[NBUF * SA];  // [stage][k][m]
+shared ACC sb[NBUF * SB];  // [stage][k][n]
 #define PUT_A(i, v) sa[i] = v
 #define PUT_B(i, v) sb[i] = v
+#define PUT_A4(i, v) sa[i] = (v).x, sa[(i) + 1u] = (v).y, sa[(i) + 2u] = (v).z, sa[(i) + 3u] = (v).w
+#define PUT_B4(i, v) sb[i] = (v).x, sb[(i) + 1u] = (v).y, sb[(i) + 2u] = (v).z, sb[(i) + 3u] = (v).w
 #endif
 
-// Elements of the A and B tiles each invocation loads per step.
-const uint LA = (BM * BK + WG - 1u) / WG, LB = (BN * BK + WG - 1u) / WG;
+#if A_VEC4
+const uint AV = 4u;
+#define A_REG ACC4
+layout(buffer_reference, std430, buffer_reference_align = A_VALIGN) readonly buffer A4Buf { A_VEC v[]; };
+#else
+const uint AV = 1u;
+#define A_REG ACC
+#endif
+#if B_VEC4
+const uint BV = 4u;
+#define B_REG ACC4
+layout(buffer_reference, std430, buffer_reference_align = B_VALIGN) readonly buffer B4Buf { B_VEC v[]; };
+#else
+const uint BV = 1u;
+#define B_REG ACC
+#endif
 
-// Element e of the A tile (BM x BK) is at row mm, k kk: consecutive invocations take
+// Items (scalars or vectors) of the A and B tiles, and how many each invocation loads per step.
+const uint NA = BM * BK / AV, NB = BN * BK / BV;
+const uint LA = (NA + WG - 1u) / WG, LB = (NB + WG - 1u) / WG;
+
+// Item e of the A tile (BM x BK) starts at row mm, k kk: consecutive invocations take
 // consecutive k where A is read along k, else consecutive rows. Likewise B (BK x BN).
 void tile_a_at(uint e, out uint mm, out uint kk) {
 #if A_K_UNIT
-  kk = e % BK, mm = e / BK;
+  kk = (e % (BK / AV)) * AV, mm = e / (BK / AV);
 #else
-  kk = e / BM, mm = e % BM;
+  kk = e / (BM / AV), mm = (e % (BM / AV)) * AV;
 #endif
 }
 
 void tile_b_at(uint e, out uint kk, out uint nn) {
 #if B_N_UNIT
-  kk = e / BN, nn = e % BN;
+  kk = e / (BN / BV), nn = (e % (BN / BV)) * BV;
 #else
-  kk = e % BK, nn = e / BK;
+  kk = (e % (BK / BV)) * BV, nn = e / (BK / BV);
 #endif
 }
 
-void stash_tiles(uint t, ACC ra[LA], ACC rb[LB]) {
+// Writes the loaded items into stage `stage`: a vector along the staged rows as one (or four)
+// words, a vector along k as four words a pitch apart.
+void stash_tiles(uint t, uint stage, A_REG ra[LA], B_REG rb[LB]) {
+  uint abase = stage * SA, bbase = stage * SB;
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint e = t + l * WG, mm, kk;
     tile_a_at(e, mm, kk);
-    if (e < BM * BK) PUT_A(kk * PA + mm, ra[l]);
+    if (NA % WG == 0u || e < NA) {
+#if A_VEC4 && A_K_UNIT
+      A_REG v = ra[l];  // (written out: an inner loop here keeps the outer one from unrolling)
+      PUT_A(abase + kk * PA + mm, v.x);
+      PUT_A(abase + (kk + 1u) * PA + mm, v.y);
+      PUT_A(abase + (kk + 2u) * PA + mm, v.z);
+      PUT_A(abase + (kk + 3u) * PA + mm, v.w);
+#elif A_VEC4
+      PUT_A4(abase + kk * PA + mm, ra[l]);
+#else
+      PUT_A(abase + kk * PA + mm, ra[l]);
+#endif
+    }
   }
   [[unroll]] for (uint l = 0u; l < LB; ++l) {
     uint e = t + l * WG, kk, nn;
     tile_b_at(e, kk, nn);
-    if (e < BN * BK) PUT_B(kk * PB + nn, rb[l]);
+    if (NB % WG == 0u || e < NB) {
+#if B_VEC4 && B_N_UNIT
+      PUT_B4(bbase + kk * PB + nn, rb[l]);
+#elif B_VEC4
+      B_REG v = rb[l];
+      PUT_B(bbase + kk * PB + nn, v.x);
+      PUT_B(bbase + (kk + 1u) * PB + nn, v.y);
+      PUT_B(bbase + (kk + 2u) * PB + nn, v.z);
+      PUT_B(bbase + (kk + 3u) * PB + nn, v.w);
+#else
+      PUT_B(bbase + kk * PB + nn, rb[l]);
+#endif
+    }
   }
 }
 

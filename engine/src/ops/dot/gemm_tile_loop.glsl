@@ -3,39 +3,85 @@
 #ifndef NXV_GEMM_TILE_LOOP_GLSL
 #define NXV_GEMM_TILE_LOOP_GLSL
 
-void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out ACC ra[LA], out ACC rb[LB]);
+void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out B_REG rb[LB]);
+
+// This invocation's share of the B tile at k0 (B[k, n] at ctx.bbase + k * pc.sb_k + n * pc.sb_n
+// of pc.b_addr), zero outside; dot and conv read B alike.
+void fetch_b_tile(TileCtx ctx, uint k0, uint k_end, uint t, out B_REG rb[LB]) {
+  [[unroll]] for (uint l = 0u; l < LB; ++l) {
+    uint e = t + l * WG, kk, nn;
+    tile_b_at(e, kk, nn);
+    uint gn = ctx.n0 + nn, gk = k0 + kk;
+    B_REG v = B_REG(ZERO);
+    if ((NB % WG == 0u || e < NB) && gn < pc.n && gk < k_end) {
+#if B_VEC4 && B_N_UNIT
+      v = LOAD_B4(B4Buf(pc.b_addr).v[(ctx.bbase + gk * pc.sb_k + gn) / 4u]);
+#elif B_VEC4
+      v = LOAD_B4(B4Buf(pc.b_addr).v[(ctx.bbase + gk + gn * pc.sb_n) / 4u]);
+#elif B_N_UNIT
+      v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn]);
+#else
+      v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn * pc.sb_n]);
+#endif
+    }
+    rb[l] = v;
+  }
+}
+
+// acc[i][j] += the products of stage `stage`'s BK values of k.
+void multiply_stage(uint stage, uint tx, uint ty, inout ACC acc[TM][TN]) {
+  [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
+    ACC av[TM], bv[TN];
+#if VEC4_SHARED
+    [[unroll]] for (uint g = 0u; g < GM; ++g) {
+      ACC4 q = sa4[stage * (SA / 4u) + (kk * PA + g * (BM / GM)) / 4u + ty];
+      av[4u * g] = q.x, av[4u * g + 1u] = q.y, av[4u * g + 2u] = q.z, av[4u * g + 3u] = q.w;
+    }
+    [[unroll]] for (uint g = 0u; g < GN; ++g) {
+      ACC4 q = sb4[stage * (SB / 4u) + (kk * PB + g * (BN / GN)) / 4u + tx];
+      bv[4u * g] = q.x, bv[4u * g + 1u] = q.y, bv[4u * g + 2u] = q.z, bv[4u * g + 3u] = q.w;
+    }
+#else
+    [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = sa[stage * SA + kk * PA + ROW(i)];
+    [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = sb[stage * SB + kk * PB + COL(j)];
+#endif
+    [[unroll]] for (uint i = 0u; i < TM; ++i)
+      [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = MAC(acc[i][j], av[i], bv[j]);
+  }
+}
 
 // acc[i][j] += sum over k in [k_begin, k_end) of A[ROW(i), k] * B[k, COL(j)], in order of k.
 // Called by the whole workgroup alike (it synchronises on barriers).
 void gemm_tile_accumulate(TileCtx ctx, uint k_begin, uint k_end, uint t, uint tx, uint ty,
                           inout ACC acc[TM][TN]) {
-  ACC ra[LA], rb[LB];
+  A_REG ra[LA];
+  B_REG rb[LB];
   fetch_tiles(ctx, k_begin, k_end, t, ra, rb);
+#if DBUF
+  // Two stages: a step multiplies one while its successor's loads are stored into the other;
+  // the one barrier per step separates both the reads of a stage from its next writes and
+  // the writes from the reads.
+  if (k_begin < k_end) stash_tiles(t, 0u, ra, rb);
+  barrier();
+  uint stage = 0u;
   for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
-    stash_tiles(t, ra, rb);
+    bool more = k0 + BK < k_end;
+    if (more) fetch_tiles(ctx, k0 + BK, k_end, t, ra, rb);
+    multiply_stage(stage, tx, ty, acc);
+    if (more) stash_tiles(t, stage ^ 1u, ra, rb);
+    barrier();
+    stage ^= 1u;
+  }
+#else
+  for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
+    stash_tiles(t, 0u, ra, rb);
     barrier();
     // The next tiles' loads are in flight while this one is multiplied.
     if (k0 + BK < k_end) fetch_tiles(ctx, k0 + BK, k_end, t, ra, rb);
-    [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
-      ACC av[TM], bv[TN];
-#if VEC4_SHARED
-      [[unroll]] for (uint g = 0u; g < GM; ++g) {
-        ACC4 q = sa4[(kk * PA + g * (BM / GM)) / 4u + ty];
-        av[4u * g] = q.x, av[4u * g + 1u] = q.y, av[4u * g + 2u] = q.z, av[4u * g + 3u] = q.w;
-      }
-      [[unroll]] for (uint g = 0u; g < GN; ++g) {
-        ACC4 q = sb4[(kk * PB + g * (BN / GN)) / 4u + tx];
-        bv[4u * g] = q.x, bv[4u * g + 1u] = q.y, bv[4u * g + 2u] = q.z, bv[4u * g + 3u] = q.w;
-      }
-#else
-      [[unroll]] for (uint i = 0u; i < TM; ++i) av[i] = sa[kk * PA + ROW(i)];
-      [[unroll]] for (uint j = 0u; j < TN; ++j) bv[j] = sb[kk * PB + COL(j)];
-#endif
-      [[unroll]] for (uint i = 0u; i < TM; ++i)
-        [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = MAC(acc[i][j], av[i], bv[j]);
-    }
+    multiply_stage(0u, tx, ty, acc);
     barrier();
   }
+#endif
 }
 
 #endif

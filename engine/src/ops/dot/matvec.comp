@@ -90,11 +90,17 @@ void main() {
 #if VW == 4
         // Four adjacent outputs (the host checks alignment: rows, strides, offset % 4 == 0).
         uint mbase4 = mbase / 4u, sk4 = sk / 4u;
-        for (; k + KL < k_end; k += 2u * KL) {
+        // Four loads of each in flight, accumulated in order.
+        for (; k + 3u * KL < k_end; k += 4u * KL) {
           VACC m0 = LOAD_M4(mat_vec4.v[mbase4 + k * sk4]), m1 = LOAD_M4(mat_vec4.v[mbase4 + (k + KL) * sk4]);
+          VACC m2 = LOAD_M4(mat_vec4.v[mbase4 + (k + 2u * KL) * sk4]);
+          VACC m3 = LOAD_M4(mat_vec4.v[mbase4 + (k + 3u * KL) * sk4]);
           ACC v0 = LOAD_V(vec.v[vbase + k * sv]), v1 = LOAD_V(vec.v[vbase + (k + KL) * sv]);
+          ACC v2 = LOAD_V(vec.v[vbase + (k + 2u * KL) * sv]), v3 = LOAD_V(vec.v[vbase + (k + 3u * KL) * sv]);
           acc = MAC4(acc, m0, v0);
           acc = MAC4(acc, m1, v1);
+          acc = MAC4(acc, m2, v2);
+          acc = MAC4(acc, m3, v3);
         }
         for (; k < k_end; k += KL) acc = MAC4(acc, LOAD_M4(mat_vec4.v[mbase4 + k * sk4]), LOAD_V(vec.v[vbase + k * sv]));
 #else
