@@ -436,21 +436,24 @@ TEST(ShapeChunks, DynamicStartsIntoATensorOverSeveralChunks) {
     to_host(*dev, r, got.data(), got.size());
     ASSERT_EQ(got, expected) << "slice trial " << trial << " " << dtype_name(type) << " " << rows << "x" << cols;
 
-    // put_slice of a small update into the whole view (a fresh output over several chunks).
-    Shape upd_shape{a.lengths[0], a.lengths[1]};
+    // put_slice of a small update into the untransposed view (put_slice first copies its
+    // input, and strided copies do not span chunks), a fresh output over several chunks.
+    Tensor target = transposed ? slice_view(base, {skip, 0}, {rows - skip, cols}, {1, 1}) : t;
+    const Shape tshape = target.shape;
+    Shape upd_shape{std::min(a.lengths[0], tshape[0]), std::min(a.lengths[1], tshape[1])};
     if (shape_size(upd_shape) * int64_t(e) > (1 << 16)) upd_shape[0] = std::max<int64_t>(1, (1 << 16) / (upd_shape[1] * e));
-    for (int d = 0; d < 2; ++d) want[d] = std::clamp<int64_t>(given[d], 0, shape[d] - upd_shape[d]);
+    for (int d = 0; d < 2; ++d) want[d] = std::clamp<int64_t>(given[d], 0, tshape[d] - upd_shape[d]);
     auto upd = random_bytes(rng, size_t(shape_size(upd_shape)) * e);
     Tensor u = from_host(*dev, type, upd_shape, upd.data(), upd.size());
     ShapeAttrs p;
     p.starts = {0, 0}, p.dynamic_axes = {0, 1};
     waits = dev->stream_stats().waits;
-    Tensor put = run_op(*dev, "put_slice", {type, shape}, {t, u, starts[0], starts[1]}, Attrs::of(p));
+    Tensor put = run_op(*dev, "put_slice", {type, tshape}, {target, u, starts[0], starts[1]}, Attrs::of(p));
     EXPECT_EQ(dev->stream_stats().waits, waits);
-    auto want_put = gather(data, e, shape_size(shape), [&](int64_t i) { return stored_index(i / shape[1], i % shape[1]); });
+    auto want_put = gather(data, e, shape_size(tshape), [&](int64_t i) { return (i / tshape[1] + skip) * cols + i % tshape[1]; });
     for (int64_t i = 0; i < shape_size(upd_shape); ++i) {
       int64_t r0 = want[0] + i / upd_shape[1], c0 = want[1] + i % upd_shape[1];
-      std::memcpy(want_put.data() + (r0 * shape[1] + c0) * e, upd.data() + i * e, e);
+      std::memcpy(want_put.data() + (r0 * tshape[1] + c0) * e, upd.data() + i * e, e);
     }
     std::vector<std::byte> got_put(want_put.size());
     to_host(*dev, put, got_put.data(), got_put.size());

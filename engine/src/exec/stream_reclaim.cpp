@@ -50,3 +50,5 @@ std::optional<Stream::Reclaimed> Stream::reclaim_dropped(uint64_t class_bytes) {
   r.after_epoch = open_ && open_->value == h.batch ? epoch_ : 0;
   return r;
 }
+
+}  // namespace nxv
