@@ -424,8 +424,10 @@ TEST(ShapeChunks, DynamicStartsIntoATensorOverSeveralChunks) {
     }
     Shape out{(a.lengths[0] + a.steps[0] - 1) / a.steps[0], a.lengths[1]};
     Attrs at = Attrs::of(a);
-    ASSERT_TRUE(check_op(*dev, OpId::slice, OutSpec{type, out},
-                         std::vector<TensorSpec>{spec_of(t), spec_of(starts[0]), spec_of(starts[1])}, at));
+    Support native = check_op(*dev, OpId::slice, OutSpec{type, out},
+                              std::vector<TensorSpec>{spec_of(t), spec_of(starts[0]), spec_of(starts[1])}, at);
+    if (!native && native.reason.find("lacks") != std::string::npos) continue;  // type turned off
+    ASSERT_TRUE(native) << native.reason;
     uint64_t waits = dev->stream_stats().waits;
     Tensor r = run_op(*dev, "slice", {type, out}, {t, starts[0], starts[1]}, at);
     EXPECT_EQ(dev->stream_stats().waits, waits);
