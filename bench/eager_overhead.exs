@@ -5,7 +5,7 @@
 #
 #     mix run bench/eager_overhead.exs
 #
-# (NX_PATH etc. as for the Elixir suite.)
+# (NX_PATH etc. as for the Elixir suite.) The pipelined figure is also split by layer.
 Nx.global_default_backend(Nx.Vulkan.Backend)
 a = Nx.iota({1000}, type: :f32)
 b = Nx.iota({1000}, type: :f32)
@@ -29,3 +29,13 @@ IO.puts("pipelined Nx.add of f32[1000]: #{Float.round(pipelined, 2)} us per op")
 
 synchronous = best.(1000, fn -> Nx.add(a, b) |> Nx.to_binary() end)
 IO.puts("synchronous Nx.add of f32[1000] + Nx.to_binary: #{Float.round(synchronous, 2)} us per op")
+
+# Where the pipelined figure goes, layer by layer: the backend callback without Nx's front end
+# (type and shape inference), and the NIF call alone (the engine's recording plus the NIF).
+out = %{a | data: nil}
+callback = best.(5000, fn -> Nx.Vulkan.Backend.add(out, a, b) end)
+IO.puts("  of which the backend callback (no Nx front end): #{Float.round(callback, 2)} us")
+{:ok, {id, _}} = Nx.Vulkan.Native.native_entry(:add, {:f, 32}, [a, b])
+refs = [a.data.ref, b.data.ref]
+nif = best.(5000, fn -> Nx.Vulkan.NIF.op(a.data.device, id, {:f, 32}, {1000}, refs, []) end)
+IO.puts("  of which the NIF call alone: #{Float.round(nif, 2)} us")

@@ -122,7 +122,23 @@ bool Device::lost() const { return impl_->core->lost(); }
 void Device::reset_peak_memory() { impl_->core->reset_peak(); }
 void Device::synchronize() { impl_->stream.synchronize(); }
 
-std::shared_ptr<Buffer> DeviceImpl::allocate(uint64_t bytes, BufferKind kind) {
+std::shared_ptr<Buffer> DeviceImpl::allocate(uint64_t bytes, BufferKind kind, bool stream_ordered) {
+  // Large buffers the cache cannot serve take the memory of a dropped tensor that queued work
+  // still holds, in stream order, before asking the driver (NX_VULKAN_STREAM_REUSE=0: never).
+  static const bool reuse = [] {
+    const char* e = std::getenv("NX_VULKAN_STREAM_REUSE");
+    return !(e && std::string(e) == "0");
+  }();
+  constexpr uint64_t kReuseMinBytes = 1 << 20;
+  uint64_t class_bytes = BufferCache::size_class(bytes);
+  if (reuse && stream_ordered && kind == BufferKind::Device && class_bytes >= kReuseMinBytes && !core->buffer_cache().has(class_bytes)) {
+    if (auto r = stream.reclaim_dropped(class_bytes)) {
+      auto buffer = std::make_shared<Buffer>(core, bytes, class_bytes, std::move(r->chunks));
+      buffer->last_write_batch = r->after_batch;
+      buffer->last_write_epoch = r->after_epoch;
+      return buffer;
+    }
+  }
   try {
     return std::make_shared<Buffer>(core, bytes, kind);
   } catch (const Error& e) {

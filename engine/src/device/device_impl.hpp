@@ -16,7 +16,9 @@ class DeviceImpl {
 
   // Allocates; on out-of-memory waits for in-flight work (which may free buffers) and retries
   // once before reporting OutOfMemory.
-  std::shared_ptr<Buffer> allocate(uint64_t bytes, BufferKind kind = BufferKind::Device);
+  // `stream_ordered`: the buffer's first access is recorded on the stream, so it may take the
+  // memory of a dropped buffer that queued work still uses (Stream::reclaim_dropped).
+  std::shared_ptr<Buffer> allocate(uint64_t bytes, BufferKind kind = BufferKind::Device, bool stream_ordered = true);
 
   std::shared_ptr<DeviceCore> core;
   KernelCache kernels;

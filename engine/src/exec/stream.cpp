@@ -38,7 +38,7 @@ void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
     b.last_write_disjoint = access == Access::WriteDisjoint;
     batch.written.push_back(buffer);
   }
-  batch.keep.push_back(buffer);
+  batch.used.push_back(buffer);
 }
 
 void Recorder::keep(std::shared_ptr<const void> object) { stream_.open_->keep.push_back(std::move(object)); }

@@ -94,12 +94,24 @@ class Stream {
   // `result` is the failure reported; VK_ERROR_DEVICE_LOST marks the device lost.
   void fail_submission(uint64_t n, vk::Result result = vk::Result::eErrorOutOfDeviceMemory);
 
+  // Stream-ordered reuse (stream_reclaim.cpp): the memory of a device buffer of size class
+  // `class_bytes` that only recorded or in-flight work still holds (its tensors were dropped),
+  // for a new buffer whose work this stream runs after that work. The new buffer must take
+  // `after_batch` / `after_epoch` as its last write, so that its first use in the same batch
+  // records a barrier (write after read) and host access waits for the old work.
+  struct Reclaimed {
+    std::vector<BufferChunk> chunks;
+    uint64_t after_batch = 0, after_epoch = 0;
+  };
+  std::optional<Reclaimed> reclaim_dropped(uint64_t class_bytes);
+
  private:
   friend class Recorder;
   struct Batch {
     uint64_t value = 0;
     std::optional<vk::raii::CommandBuffer> cmd;
     std::vector<std::shared_ptr<const void>> keep;
+    std::vector<std::shared_ptr<Buffer>> used;          // by its commands (reclaim_dropped scans them)
     std::vector<std::shared_ptr<Buffer>> param_blocks;  // the last one is being filled
     std::vector<std::shared_ptr<Buffer>> written;       // lost if the submission fails
     uint64_t param_used = 0;

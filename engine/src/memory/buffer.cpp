@@ -20,6 +20,26 @@ Buffer::Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind
   if (kind == BufferKind::Device) core_->note_allocated(bytes);
 }
 
+Buffer::Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, uint64_t class_bytes, std::vector<BufferChunk> chunks)
+    : core_(std::move(core)),
+      size_(bytes),
+      class_bytes_(class_bytes),
+      chunk_bytes_(core_->chunk_bytes()),
+      kind_(BufferKind::Device),
+      chunks_(std::move(chunks)) {
+  set_host_access();
+  core_->note_allocated(bytes);
+}
+
+std::vector<BufferChunk> Buffer::release_chunks() {
+  if (kind_ != BufferKind::Device || chunks_.empty()) return {};
+  core_->note_freed(size_);
+  released_ = true;
+  std::vector<BufferChunk> out = std::move(chunks_);
+  chunks_.clear();
+  return out;
+}
+
 void Buffer::allocate_chunks(uint64_t bytes) {
   VmaAllocationCreateInfo alloc{};
   switch (kind_) {
@@ -94,7 +114,7 @@ void Buffer::set_host_access() {
 
 Buffer::~Buffer() {
   if (kind_ == BufferKind::Device) {
-    core_->note_freed(size_);
+    if (!released_) core_->note_freed(size_);
     if (!chunks_.empty()) core_->buffer_cache().give(class_bytes_, std::move(chunks_));
   } else {
     BufferCache::destroy(core_->allocator(), chunks_, false);

@@ -24,14 +24,21 @@ class Buffer {
  public:
   // Throws Error(OutOfMemory) when the allocator refuses; nothing is leaked then.
   Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, BufferKind kind);
+  // A device buffer over chunks of size class `class_bytes` taken from another (release_chunks).
+  Buffer(std::shared_ptr<DeviceCore> core, uint64_t bytes, uint64_t class_bytes, std::vector<BufferChunk> chunks);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   uint64_t size() const { return size_; }
   BufferKind kind() const { return kind_; }
+  uint64_t class_bytes() const { return class_bytes_; }
   uint64_t chunk_bytes() const { return chunk_bytes_; }
   const std::vector<BufferChunk>& chunks() const { return chunks_; }
+  // Hands this device buffer's memory to another Buffer (stream-ordered reuse: the caller
+  // orders the new owner's work after this one's). This buffer is left empty and no longer
+  // counts as memory in use; only the stream, which holds it for recorded work, may call it.
+  std::vector<BufferChunk> release_chunks();
   DeviceCore& core() const { return *core_; }
   const std::shared_ptr<DeviceCore>& core_ptr() const { return core_; }
 
@@ -64,6 +71,7 @@ class Buffer {
   uint64_t chunk_bytes_ = 0;
   BufferKind kind_;
   bool host_readable_ = true, host_writable_ = true;
+  bool released_ = false;
   std::vector<BufferChunk> chunks_;
 };
 

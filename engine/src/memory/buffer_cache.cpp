@@ -53,6 +53,11 @@ void BufferCache::clear() {
   for (auto& [_, entry] : all) destroy(allocator_, entry.chunks, true);
 }
 
+bool BufferCache::has(uint64_t class_bytes) const {
+  std::lock_guard lock(mutex_);
+  return free_.count(class_bytes) > 0;
+}
+
 uint64_t BufferCache::cached_bytes() const {
   std::lock_guard lock(mutex_);
   return cached_;

@@ -42,6 +42,8 @@ class BufferCache {
   // frees them at once if they alone exceed it.
   void give(uint64_t class_bytes, std::vector<BufferChunk> chunks);
   void clear();
+  bool has(uint64_t class_bytes) const;
+  uint64_t limit() const { return limit_; }
   uint64_t cached_bytes() const;
 
   // Frees chunks; `unmap` for memory mapped with vmaMapMemory (not VMA's persistent mapping).

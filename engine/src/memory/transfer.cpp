@@ -50,9 +50,14 @@ Tensor from_host(Device& device, DType type, const Shape& shape, const void* dat
   if (bytes != n * dtype_size(type))
     throw Error(ErrorKind::InvalidArgument, "binary of " + std::to_string(bytes) + " bytes does not match " +
                                                 std::to_string(n) + " elements of " + std::string(dtype_name(type)));
-  Tensor t = empty(device, type, shape);
-  if (bytes == 0) return t;
   auto& impl = device.impl();
+  // Not memory reused in stream order: the host may write it at once.
+  Tensor t;
+  t.buffer = impl.allocate(bytes, BufferKind::Device, false);
+  t.type = type;
+  t.shape = shape;
+  t.strides = row_major_strides(shape);
+  if (bytes == 0) return t;
   if (t.buffer->host_writable()) {
     t.buffer->write_host(0, data, bytes);  // a fresh buffer: the GPU has not touched it
     return t;

@@ -2,6 +2,7 @@
 // op's data inputs): dynamic_slice.comp reads and clamps them on the device, so recording the
 // op never waits for the starts. Static starts are clamped here.
 #include <algorithm>
+#include <bit>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -15,16 +16,20 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
-// The elements a view reaches from its offset (its strides must be non-negative), refused when
-// they leave the offset's buffer chunk: the kernel addresses the view from one base address.
-void check_one_chunk(const Tensor& t) {
+// Whether the elements a view reaches from its offset (its strides must be non-negative) stay
+// in the offset's buffer chunk, within 2^32 elements: then one base address reaches them all.
+bool in_one_chunk(const Tensor& t) {
   int64_t last = t.offset;
   for (size_t d = 0; d < t.shape.size(); ++d) {
     if (t.strides[d] < 0) throw Error(ErrorKind::Unsupported, "slice: a view with negative strides");
     last += std::max<int64_t>(0, t.shape[d] - 1) * t.strides[d];
   }
   uint64_t e = dtype_size(t.type), chunk = t.buffer->chunk_bytes();
-  if (last - t.offset >= (int64_t(1) << 32) || uint64_t(t.offset) * e / chunk != uint64_t(last) * e / chunk)
+  return last - t.offset < (int64_t(1) << 32) && uint64_t(t.offset) * e / chunk == uint64_t(last) * e / chunk;
+}
+
+void check_one_chunk(const Tensor& t) {
+  if (!in_one_chunk(t))
     throw Error(ErrorKind::Unsupported, "slice: a view spanning more than one device buffer chunk or 2^32 elements");
 }
 
@@ -64,16 +69,36 @@ Starts starts_of(const LowerArgs& a, const ShapeAttrs& attrs, size_t first_start
   return s;
 }
 
+// The big side (slice's source, put_slice's output) over several chunks: the kernel finds each
+// element through a table of the buffer's chunk addresses. Strides (times steps) must fit 32
+// bits, and the buffer at most NXV_DYNAMIC_SLICE_MAX_CHUNKS chunks.
+void address_big_side(Starts& s, const Tensor& t, uint32_t slot, const std::vector<int64_t>& steps) {
+  if (in_one_chunk(t)) return;
+  const Buffer& b = *t.buffer;
+  uint64_t e = dtype_size(t.type), chunk_elems = b.chunk_bytes() / e;
+  if (b.chunks().size() > NXV_DYNAMIC_SLICE_MAX_CHUNKS)
+    throw Error(ErrorKind::Unsupported, "slice: dynamic starts into a buffer of more than " +
+                                            std::to_string(NXV_DYNAMIC_SLICE_MAX_CHUNKS) + " chunks");
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (uint64_t(t.strides[d]) * uint64_t(steps.empty() ? 1 : steps[d]) >= (uint64_t(1) << 32))
+      throw Error(ErrorKind::Unsupported, "slice: dynamic starts with strides of 2^32 elements or more");
+  s.params.chunk_shift = uint32_t(std::countr_zero(chunk_elems));
+  s.params.big_offset = uint64_t(t.offset);
+  for (size_t k = 0; k < b.chunks().size(); ++k)
+    s.patches.push_back({uint32_t(offsetof(DynamicSliceParams, big_chunk) + k * sizeof(uint64_t)),
+                         {slot, uint64_t(k) * b.chunk_bytes()}});
+}
+
 }  // namespace
 
 void lower_dynamic_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
   const Tensor& in = a.inputs[0].tensor;
   const Tensor& out = a.output;
-  check_one_chunk(in);
   size_t rank = in.shape.size();
   Shape limits(rank);
   for (size_t d = 0; d < rank; ++d) limits[d] = in.shape[d] - attrs.lengths[d];
   Starts s = starts_of(a, attrs, 1, limits);
+  address_big_side(s, in, a.inputs[0].slot, attrs.steps);
   s.params.rank = uint32_t(rank);
   for (size_t d = 0; d < rank; ++d) {
     s.params.shape[d] = uint32_t(out.shape[d]);
@@ -89,9 +114,11 @@ void lower_dynamic_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
     DynamicSlicePush push{};
     push.n = uint32_t(len), push.start = uint32_t(at);
     std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, len, kWorkgroupSize), 1, 1};
+    // (A chunked source is reached through the parameter block's table; in_addr is unused.)
+    uint64_t in_at = s.params.chunk_shift ? 0 : uint64_t(in.offset) * e;
     Launch& l = a.builder.launch(kernel, grid, push,
                                  {{offsetof(DynamicSlicePush, out_addr), {a.output_slot, at * e}},
-                                  {offsetof(DynamicSlicePush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * e}}});
+                                  {offsetof(DynamicSlicePush, in_addr), {a.inputs[0].slot, in_at}}});
     a.builder.params(l, s.params, offsetof(DynamicSlicePush, params_addr), s.patches);
     a.builder.use(l, a.inputs[0].slot, Access::Read);
     for (uint32_t slot : s.slots) a.builder.use(l, slot, Access::Read);
@@ -107,11 +134,11 @@ void lower_dynamic_put_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
   append_copy(a.device, a.builder, in.tensor, in.slot, out, a.output_slot);
   if (update.tensor.size() == 0) return;
   check_one_chunk(update.tensor);
-  check_one_chunk(out);
   size_t rank = out.shape.size();
   Shape limits(rank);
   for (size_t d = 0; d < rank; ++d) limits[d] = out.shape[d] - update.tensor.shape[d];
   Starts s = starts_of(a, attrs, 2, limits);
+  address_big_side(s, out, a.output_slot, {});
   s.params.rank = uint32_t(rank);
   s.params.put = 1;
   for (size_t d = 0; d < rank; ++d) {
@@ -126,7 +153,7 @@ void lower_dynamic_put_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
   push.n = uint32_t(total);
   std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, total, kWorkgroupSize), 1, 1};
   Launch& l = a.builder.launch(kernel_for(a.device, bytes), grid, push,
-                               {{offsetof(DynamicSlicePush, out_addr), {a.output_slot, uint64_t(out.offset) * e}},
+                               {{offsetof(DynamicSlicePush, out_addr), {a.output_slot, s.params.chunk_shift ? 0 : uint64_t(out.offset) * e}},
                                 {offsetof(DynamicSlicePush, in_addr), {update.slot, uint64_t(update.tensor.offset) * e}}});
   a.builder.params(l, s.params, offsetof(DynamicSlicePush, params_addr), s.patches);
   a.builder.use(l, update.slot, Access::Read);

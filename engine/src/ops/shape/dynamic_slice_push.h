@@ -6,6 +6,7 @@
 #include "nxv_shared.h"
 
 #define NXV_DYNAMIC_SLICE_MAX_RANK 8
+#define NXV_DYNAMIC_SLICE_MAX_CHUNKS 16
 
 NXV_STRUCT(DynamicSliceParams) {
   NXV_ADDR start_addr[NXV_DYNAMIC_SLICE_MAX_RANK];  // the 4-byte word holding a dynamic start
@@ -19,6 +20,13 @@ NXV_STRUCT(DynamicSliceParams) {
   NXV_U32 start_kind[NXV_DYNAMIC_SLICE_MAX_RANK];
   NXV_U32 rank;
   NXV_U32 put;  // 0: slice (the big side is the source), 1: put_slice (the output)
+  // A big side over several buffer chunks (chunk_shift != 0): its element `big_offset + i`
+  // lies in chunk (index >> chunk_shift), at element (index & mask) of big_chunk[that].
+  // chunk_shift == 0: the big side is addressed from in_addr / out_addr alone.
+  NXV_U64 big_offset;
+  NXV_ADDR big_chunk[NXV_DYNAMIC_SLICE_MAX_CHUNKS];
+  NXV_U32 chunk_shift;
+  NXV_U32 unused;
 };
 
 NXV_STRUCT(DynamicSlicePush) {

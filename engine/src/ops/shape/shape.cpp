@@ -218,11 +218,16 @@ class ShapeFamily final : public Family {
     bool converts = c.op == OpId::pad || c.op == OpId::concatenate || c.op == OpId::stack || c.op == OpId::put_slice;
     if (!same_type && !converts) return invalid("the output type must be the input's");
     if (shape_size(out) >= (int64_t(1) << 32)) return not_native(name + ": tensors of 2^32 elements or more");
-    if (!a.dynamic_axes.empty()) {  // the kernel addresses the sliced tensor from one base address
+    if (!a.dynamic_axes.empty()) {
+      // The sliced tensor through a table of its chunks (up to NXV_DYNAMIC_SLICE_MAX_CHUNKS);
+      // put_slice's update from one base address.
       const Shape& whole = c.op == OpId::slice ? in->shape : out;
-      uint64_t chunk = c.device.impl().core->chunk_bytes();
-      if (uint64_t(shape_size(whole)) * dtype_size(c.out.type) > chunk)
-        return not_native(name + ": dynamic starts into a tensor over one buffer chunk");
+      uint64_t chunk = c.device.impl().core->chunk_bytes(), e = dtype_size(c.out.type);
+      if (uint64_t(shape_size(whole)) * e > chunk * NXV_DYNAMIC_SLICE_MAX_CHUNKS || shape_size(whole) >= (int64_t(1) << 32))
+        return not_native(name + ": dynamic starts into a tensor over " + std::to_string(NXV_DYNAMIC_SLICE_MAX_CHUNKS) +
+                          " buffer chunks or 2^32 elements");
+      if (c.op == OpId::put_slice && uint64_t(shape_size(c.inputs[1].shape)) * e > chunk)
+        return not_native(name + ": an update over one buffer chunk with dynamic starts");
     }
     FeatureSet features;
     features.add_type(c.out.type);

@@ -15,6 +15,8 @@
 namespace nxv {
 namespace {
 
+constexpr uint32_t kVectorTile = 64, kVectorRows = 16;
+
 
 struct Axis {
   int64_t size, in_stride, out_stride;
@@ -47,6 +49,23 @@ bool within_one_chunk(const Tensor& t) {
   return last - t.offset < (int64_t(1) << 31) && uint64_t(t.offset) * e / chunk == uint64_t(last) * e / chunk;
 }
 
+// Elements per global load and store of the tiled kernel: 4 where the element is at most 4
+// bytes and every row start on both sides falls on a 4-element boundary, else 1. `requested`
+// (NXV_TRANSPOSE_VEC) overrides the 4; 1 turns vectors off.
+uint32_t vector_width(const Tensor& view, const Tensor& out, const std::vector<Axis>& axes,
+                      const Axis& p, const Axis& l, uint32_t requested) {
+  uint32_t vec = requested ? requested : 4;
+  size_t e = dtype_size(view.type);
+  if (vec != 4 || e > 4) return 1;
+  if (view.offset % vec || out.offset % vec || l.in_stride % vec || p.out_stride % vec) return 1;
+  for (const Axis& x : axes)
+    if (&x != &p && &x != &l && (x.in_stride % vec || x.out_stride % vec)) return 1;
+  if (view.buffer->address_at(uint64_t(view.offset) * e) % (vec * e) ||
+      out.buffer->address_at(uint64_t(out.offset) * e) % (vec * e))
+    return 1;
+  return vec;
+}
+
 }  // namespace
 
 void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t view_slot,
@@ -62,28 +81,30 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
   features.add_type(view.type);
   features.check(*device.impl().core, "transpose");
   size_t bytes = dtype_size(view.type);
-  static const uint32_t tile_env = [] {
-    const char* e = std::getenv("NXV_TRANSPOSE_TILE");
+  static const auto env = [](const char* name) {
+    const char* e = std::getenv(name);
     return e ? uint32_t(std::atoi(e)) : 0u;
-  }();
-  static const uint32_t rows_env = [] {
-    const char* e = std::getenv("NXV_TRANSPOSE_ROWS");
-    return e ? uint32_t(std::atoi(e)) : 0u;
-  }();
-  uint32_t tile = tile_env ? tile_env : NXV_TRANSPOSE_TILE, rows = rows_env ? rows_env : 8;
+  };
+  static const uint32_t tile_env = env("NXV_TRANSPOSE_TILE"), rows_env = env("NXV_TRANSPOSE_ROWS"),
+                        vec_env = env("NXV_TRANSPOSE_VEC");
+  const Axis& p = *fastest;
+  const Axis& l = axes.back();
+  uint32_t vec = vector_width(view, out, axes, p, l, vec_env);
+  uint32_t tile = tile_env ? tile_env : vec > 1 ? kVectorTile : NXV_TRANSPOSE_TILE;
+  uint32_t rows = rows_env ? rows_env : vec > 1 ? kVectorRows : 8;
+  // The vector kernel's lane layout: warps of 8 vectors by 4 rows tiling the tile's width.
+  if (vec > 1 && (tile % (8 * vec) != 0 || rows % 4 != 0 || tile % rows != 0)) vec = 1;
   VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::transpose)};
-  variant.tile = uint32_t(bytes) | (tile << 8) | (rows << 16);
+  variant.tile = uint32_t(bytes) | (tile << 8) | (rows << 16) | (vec << 24);
   const Kernel& kernel = device.impl().kernels.get(variant, [&] {
     KernelKey key{"transpose",
                   {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
                    {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
-                   {"TILE", std::to_string(tile)}, {"ROWS", std::to_string(rows)}},
-                  tile};
-    key.workgroup_y = rows;
+                   {"TILE", std::to_string(tile)}, {"ROWS", std::to_string(rows)}, {"VEC", std::to_string(vec)}},
+                  vec > 1 ? tile / vec * rows : tile};
+    key.workgroup_y = vec > 1 ? 1 : rows;
     return key;
   });
-  const Axis& p = *fastest;
-  const Axis& l = axes.back();
   TransposePush push{};
   push.p_size = uint32_t(p.size), push.l_size = uint32_t(l.size);
   push.l_in_stride = uint32_t(l.in_stride), push.p_out_stride = uint32_t(p.out_stride);

@@ -2,8 +2,10 @@
 // type, stable (as Nx.BinaryBackend is), with Nx's order: NaN above +Inf (first when
 // descending), -0.0 equal to 0.0. Rows up to kRowSortMax are sorted in shared memory, one
 // launch (sort_rows.cpp); longer ones by an LSD radix sort (radix.cpp). top_k is the row sort's
-// argsort, descending, writing the first k of each row.
+// argsort, descending, writing the first k of each row; for longer rows, the radix argsort's
+// first k columns.
 #include "device/device_impl.hpp"
+#include "memory/copy.hpp"
 #include "ops/family.hpp"
 #include "ops/sort/radix.hpp"
 #include "ops/sort/sort_attrs.hpp"
@@ -13,8 +15,7 @@
 namespace nxv {
 namespace {
 
-// top_k (Nx.Block.TopK): rows along the last axis short enough for the shared-memory sort; longer
-// rows are refused, and the block's default (argsort, take_along_axis, slice) runs instead.
+// top_k (Nx.Block.TopK) along the last axis.
 Support check_top_k(const CheckArgs& c, const SortAttrs& a) {
   auto invalid = [&](const std::string& why) { return not_native("top_k: " + why, ErrorKind::InvalidArgument); };
   const TensorSpec& in = c.inputs[0];
@@ -26,10 +27,11 @@ Support check_top_k(const CheckArgs& c, const SortAttrs& a) {
   if (c.out.shape != expected) return invalid("the output shape does not match");
   if (!sortable(in.type)) return invalid("complex numbers have no order");
   if (!is_integer(c.out.type)) return invalid("indices are integers");
-  if (n > kRowSortMax) return not_native("top_k: rows longer than " + std::to_string(kRowSortMax));
   const DeviceCore& core = *c.device.impl().core;
   uint64_t elements = uint64_t(shape_size(in.shape));
-  if (elements >= (1ull << 32) || elements * std::max<uint64_t>(dtype_size(in.type), 4) > core.chunk_bytes())
+  // (Long rows: the whole argsort is written first, indices as wide as the output's.)
+  uint64_t widest = std::max<uint64_t>({dtype_size(in.type), dtype_size(c.out.type), 4});
+  if (elements >= (1ull << 32) || elements * widest > core.chunk_bytes())
     return not_native("top_k: inputs over 2^32 elements or one buffer chunk");
   try {
     sort_features(in.type, c.out.type).check(core, "top_k");
@@ -96,7 +98,16 @@ class SortFamily final : public Family {
       SortAttrs along = attrs;
       along.axis = int64_t(in.shape.size()) - 1;
       along.descending = true;
-      return lower_row_sort(a, along, attrs.k);
+      if (in.shape.back() <= kRowSortMax) return lower_row_sort(a, along, attrs.k);
+      // Rows too long for shared memory: the radix sort's stable descending argsort of whole
+      // rows, then its first k columns.
+      Tensor all = empty(a.device, a.out.type, in.shape);
+      uint32_t all_slot = a.builder.bind(all.buffer);
+      OutSpec all_spec{a.out.type, in.shape};
+      lower_radix_sort(LowerArgs{a.device, OpId::argsort, all_spec, a.inputs, all, all_slot, a.attrs, a.builder}, along);
+      std::vector<int64_t> zeros(in.shape.size(), 0), ones(in.shape.size(), 1);
+      append_copy(a.device, a.builder, slice_view(all, zeros, a.output.shape, ones), all_slot, a.output, a.output_slot);
+      return;
     }
     int64_t n = in.shape.empty() ? 1 : in.shape[size_t(attrs.axis)];
     if (n <= kRowSortMax) return lower_row_sort(a, attrs);
