@@ -24,6 +24,9 @@ defmodule NxVulkan.Fixtures.Cases do
             [:equal, :not_equal, :greater, :less, :greater_equal, :less_equal] ++
             [:logical_and, :logical_or, :logical_xor]
 
+  @doc "The type lists the fixture families draw from."
+  def types, do: %{ints: @ints, floats: @floats, complex: @complex, f8: @f8}
+
   def family_cases("elementwise_unary") do
     ops = @unary_math ++ @unary_other
 

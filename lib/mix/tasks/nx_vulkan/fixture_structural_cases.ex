@@ -6,12 +6,12 @@ defmodule NxVulkan.Fixtures.StructuralCases do
   import NxVulkan.Fixtures
   alias NxVulkan.Fixtures.{Recorder, Undefined}
 
-  @ints [{:u, 8}, {:u, 16}, {:u, 32}, {:u, 64}, {:s, 8}, {:s, 16}, {:s, 32}, {:s, 64}]
-  @floats [{:f, 16}, {:bf, 16}, {:f, 32}, {:f, 64}]
-  @complex [{:c, 64}, {:c, 128}]
-  # The 8-bit floats come last in each family, so that the cases before them (and the random
-  # draws they take) stay as they were.
-  @f8 [{:f, 8}, {:f8_e4m3fn, 8}]
+  # The same type lists as the elementwise families.
+  @types NxVulkan.Fixtures.Cases.types()
+  @ints @types.ints
+  @floats @types.floats
+  @complex @types.complex
+  @f8 @types.f8
   @all @ints ++ @floats ++ @complex
   @real @ints ++ @floats
 
