@@ -104,12 +104,7 @@ void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const 
   std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>((uint64_t(shape.n) + cols - 1) / cols, max_count[0])),
                                uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tile.tm - 1) / tile.tm, max_count[1])),
                                uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
-  Launch& l = builder.launch(kernel, grid, push,
-                             {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
-                              {offsetof(GemmPush, c_addr), c}});
-  builder.use(l, a.ref.slot, Access::Read);
-  builder.use(l, b.ref.slot, Access::Read);
-  builder.use(l, c.slot, Access::Write);
+  launch_gemm_once(builder, kernel, grid, push, a, b, c);
 }
 
 }  // namespace nxv

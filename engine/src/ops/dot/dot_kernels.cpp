@@ -282,12 +282,7 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
       uint32_t(std::min<uint64_t>((uint64_t(shape.n) + per_group - 1) / per_group, max_count[0])),
       uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tm - 1) / tm, max_count[1])),
       uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
-  Launch& l = builder.launch(kernel, grid, push,
-                             {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
-                              {offsetof(GemmPush, c_addr), c}});
-  builder.use(l, a.ref.slot, Access::Read);
-  builder.use(l, b.ref.slot, Access::Read);
-  builder.use(l, c.slot, Access::Write);
+  launch_gemm_once(builder, kernel, grid, push, a, b, c);
 }
 
 }  // namespace
@@ -319,6 +314,16 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
   uint32_t stages = gemm_dbuf(core) ? 2 : 1;
   while (t.bk > 1 && shared_bytes(t, acc_bytes, stages) > limit) t.bk /= 2;
   return t;
+}
+
+void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::array<uint32_t, 3>& grid,
+                      const GemmPush& push, const GemmOperand& a, const GemmOperand& b, BufferRef c) {
+  Launch& l = builder.launch(kernel, grid, push,
+                             {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
+                              {offsetof(GemmPush, c_addr), c}});
+  builder.use(l, a.ref.slot, Access::Read);
+  builder.use(l, b.ref.slot, Access::Read);
+  builder.use(l, c.slot, Access::Write);
 }
 
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,

@@ -9,6 +9,7 @@
 #include "exec/launch.hpp"
 #include "kernels/glsl_types.hpp"
 #include "ops/dot/dot_plan.hpp"
+#include "ops/dot/gemm_push.h"
 
 namespace nxv {
 
@@ -113,6 +114,10 @@ bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const Gemm
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
                         const GemmTile& tile, const std::string& acc, uint32_t k_align);
+
+// Launches `kernel` once over `grid`, A, B and C patched into `push` (no split-K).
+void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::array<uint32_t, 3>& grid,
+                      const GemmPush& push, const GemmOperand& a, const GemmOperand& b, BufferRef c);
 
 // C (row-major [batch, m, n], at `c`) = A * B.
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
