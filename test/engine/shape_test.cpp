@@ -60,6 +60,26 @@ class Shape_ : public DeviceTest {
     device_->impl().stream.synchronize();
     return device_->impl().stream.stats().commands;
   }
+  // Transposes a random tensor of `type` and `shape` by `perm`; returns the result's bytes and
+  // the expected ones.
+  std::pair<std::vector<std::byte>, std::vector<std::byte>> transpose_random(DType type, const Shape& shape,
+                                                                            const std::vector<int64_t>& perm) {
+    size_t rank = shape.size(), e = dtype_size(type);
+    auto data = random_bytes(rng, size_t(shape_size(shape)) * e);
+    Tensor t = from_host(*device_, type, shape, data.data(), data.size());
+    Shape out_shape(rank);
+    for (size_t d = 0; d < rank; ++d) out_shape[d] = shape[perm[d]];
+    ShapeAttrs a;
+    a.axes = perm;
+    Tensor r = run_op(*device_, "transpose", {type, out_shape}, {t}, attrs(a));
+    auto expected = gather(data, e, shape_size(out_shape), [&](int64_t i) {
+      auto oc = coords(i, out_shape);
+      std::vector<int64_t> ic(rank);
+      for (size_t d = 0; d < rank; ++d) ic[perm[d]] = oc[d];
+      return linear(ic, shape);
+    });
+    return {bytes_of(r), expected};
+  }
 };
 
 const DType kTypes[] = {DType::U8, DType::F16, DType::F32, DType::F64, DType::C128};
@@ -97,22 +117,8 @@ TEST_F(Shape_, TransposeRandomPermutations) {
     bool wide = trial % 3 == 0;  // tiles straddled on two or three axes, or many small axes
     size_t rank = wide ? 2 + rng() % 2 : 2 + rng() % 4;
     Shape shape = random_shape(rank, wide ? 70 : 9);
-    auto perm = permutation(rank);
-    size_t e = dtype_size(type);
-    auto data = random_bytes(rng, size_t(shape_size(shape)) * e);
-    Tensor t = from_host(*device_, type, shape, data.data(), data.size());
-    Shape out_shape(rank);
-    for (size_t d = 0; d < rank; ++d) out_shape[d] = shape[perm[d]];
-    ShapeAttrs a;
-    a.axes = perm;
-    Tensor r = run_op(*device_, "transpose", {type, out_shape}, {t}, attrs(a));
-    auto expected = gather(data, e, shape_size(out_shape), [&](int64_t i) {
-      auto oc = coords(i, out_shape);
-      std::vector<int64_t> ic(rank);
-      for (size_t d = 0; d < rank; ++d) ic[perm[d]] = oc[d];
-      return linear(ic, shape);
-    });
-    ASSERT_EQ(bytes_of(r), expected) << "trial " << trial << " type " << dtype_name(type);
+    auto [got, expected] = transpose_random(type, shape, permutation(rank));
+    ASSERT_EQ(got, expected) << "trial " << trial << " type " << dtype_name(type);
   }
 }
 
@@ -126,26 +132,14 @@ TEST_F(Shape_, TransposeVectorAlignedShapes) {
   int trial = 0;
   for (const Shape& shape : shapes)
     for (DType type : types) {
-      size_t rank = shape.size(), e = dtype_size(type);
+      size_t rank = shape.size();
       // The last two axes swapped (a plain matrix transpose per batch), or a random permutation.
       std::vector<int64_t> perm(rank);
       for (size_t d = 0; d < rank; ++d) perm[d] = int64_t(d);
       if (trial++ % 2) perm = permutation(rank);
       else std::swap(perm[rank - 1], perm[rank - 2]);
-      auto data = random_bytes(rng, size_t(shape_size(shape)) * e);
-      Tensor t = from_host(*device_, type, shape, data.data(), data.size());
-      Shape out_shape(rank);
-      for (size_t d = 0; d < rank; ++d) out_shape[d] = shape[perm[d]];
-      ShapeAttrs a;
-      a.axes = perm;
-      Tensor r = run_op(*device_, "transpose", {type, out_shape}, {t}, attrs(a));
-      auto expected = gather(data, e, shape_size(out_shape), [&](int64_t i) {
-        auto oc = coords(i, out_shape);
-        std::vector<int64_t> ic(rank);
-        for (size_t d = 0; d < rank; ++d) ic[perm[d]] = oc[d];
-        return linear(ic, shape);
-      });
-      ASSERT_EQ(bytes_of(r), expected) << "shape " << shape.size() << "-d, first " << shape[0] << " type "
+      auto [got, expected] = transpose_random(type, shape, perm);
+      ASSERT_EQ(got, expected) << "shape " << shape.size() << "-d, first " << shape[0] << " type "
                                        << dtype_name(type);
     }
   // Views of a 200x136 matrix: 188 rows cut to 129 columns from column 4 (aligned, a partial
