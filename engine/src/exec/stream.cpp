@@ -251,6 +251,7 @@ std::optional<Error> Stream::submit_queued(Lock& lock) {
                            .pSignalSemaphoreInfos = &signal};
     bool injected = ++submissions_ == fail_at_;
     submitting_ = true;
+    submitting_batch_ = &batch;
     lock.unlock();
     // vkQueueSubmit is externally synchronised: `submitting_` admits one submitter at a time.
     VkResult r = injected ? static_cast<VkResult>(fail_with_)
@@ -259,6 +260,7 @@ std::optional<Error> Stream::submit_queued(Lock& lock) {
                                 reinterpret_cast<const VkSubmitInfo2*>(&submit), VK_NULL_HANDLE);
     lock.lock();
     submitting_ = false;
+    submitting_batch_ = nullptr;
     if (r == VK_SUCCESS) {
       ++stats_.submits;
       in_flight_.push_back(std::move(batch));

@@ -148,6 +148,7 @@ class Stream {
   std::optional<Batch> open_;
   std::deque<Batch> queued_;     // closed, waiting for submission, in value order
   bool submitting_ = false;      // a batch is between queued_ and in_flight_
+  const Batch* submitting_batch_ = nullptr;  // that batch, while the mutex is released around the submit
   std::deque<Batch> in_flight_;
   uint64_t next_value_ = 1;
   uint64_t epoch_ = 1;  // barrier epoch inside the open batch

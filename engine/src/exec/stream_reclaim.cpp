@@ -31,6 +31,8 @@ std::optional<Stream::Reclaimed> Stream::reclaim_dropped(uint64_t class_bytes) {
       }
   };
   for (const Batch& b : in_flight_) scan(b);
+  // Read only by the submitting thread meanwhile: its lists can be scanned under the mutex.
+  if (submitting_batch_) scan(*submitting_batch_);
   for (const Batch& b : queued_) scan(b);
   if (open_) scan(*open_);
   // Only this stream's lists hold a candidate: no tensor can reach it again (nothing keeps weak
