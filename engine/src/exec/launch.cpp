@@ -5,11 +5,11 @@
 namespace nxv {
 namespace {
 
-void patch(std::vector<std::byte>& bytes, const std::vector<AddressPatch>& patches,
+void patch(std::byte* bytes, const std::vector<AddressPatch>& patches,
            std::span<const std::shared_ptr<Buffer>> buffers) {
   for (const auto& p : patches) {
     uint64_t address = buffers[p.ref.slot]->address_at(p.ref.byte_offset);
-    std::memcpy(bytes.data() + p.offset, &address, sizeof address);
+    std::memcpy(bytes + p.offset, &address, sizeof address);
   }
 }
 
@@ -32,7 +32,8 @@ void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const 
   if (launches_.empty()) return;
   stream.record([&](Recorder& rec) {
     const Kernel* bound = nullptr;
-    std::vector<std::byte> push, params;
+    std::array<std::byte, kPushConstantBytes> push;
+    std::vector<std::byte> params;
     for (const Launch& l : launches_) {
       for (auto [slot, access] : l.uses) rec.use(buffers[slot], access);
       const auto& cmd = rec.cmd();
@@ -40,16 +41,16 @@ void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const 
         cmd.bindPipeline(vk::PipelineBindPoint::eCompute, *l.kernel->pipeline);
         bound = l.kernel;
       }
-      push = l.push;
-      patch(push, l.push_addresses, buffers);
+      std::memcpy(push.data(), l.push.data(), l.push_size);
+      patch(push.data(), l.push_addresses, buffers);
       if (!l.params.empty()) {
         params = l.params;
-        patch(params, l.params_addresses, buffers);
+        patch(params.data(), l.params_addresses, buffers);
         uint64_t address = rec.params(params.data(), params.size());
         std::memcpy(push.data() + l.params_address_offset, &address, sizeof address);
       }
       rec.cmd().getDispatcher()->vkCmdPushConstants(static_cast<VkCommandBuffer>(*cmd), static_cast<VkPipelineLayout>(layout),
-                                                    VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size()), push.data());
+                                                    VK_SHADER_STAGE_COMPUTE_BIT, 0, l.push_size, push.data());
       cmd.dispatch(l.grid[0], l.grid[1], l.grid[2]);
       rec.count_command();
     }

@@ -32,7 +32,8 @@ struct AddressPatch {
 struct Launch {
   const Kernel* kernel = nullptr;
   std::array<uint32_t, 3> grid{1, 1, 1};  // workgroups
-  std::vector<std::byte> push;            // at most kPushConstantBytes
+  std::array<std::byte, kPushConstantBytes> push{};  // inline: a launch is built per eager op
+  uint32_t push_size = 0;
   std::vector<AddressPatch> push_addresses;
   // Optional parameter block: its device address is written at `params_address_offset` of the
   // push constants.
@@ -60,6 +61,7 @@ class Executable {
 // constants are a struct declared once for C++ and GLSL (see ops/elementwise/elementwise_push.h).
 class LaunchBuilder {
  public:
+  LaunchBuilder() { buffers_.reserve(4); }  // an eager op binds up to four buffers: one allocation
   // A new slot with `access`, or the existing one of the same buffer.
   uint32_t bind(const std::shared_ptr<Buffer>& buffer);
   // The buffer bound to `slot` while building (for chunk geometry).
@@ -72,9 +74,10 @@ class LaunchBuilder {
     Launch& l = exec_.launches_.emplace_back();
     l.kernel = &kernel;
     l.grid = grid;
-    l.push.resize(sizeof(Push));
     std::memcpy(l.push.data(), &push, sizeof(Push));
+    l.push_size = sizeof(Push);
     l.push_addresses = std::move(addresses);
+    l.uses.reserve(4);
     return l;
   }
   // Attaches a parameter block to `l`; its address goes at `address_offset` of the push.

@@ -135,6 +135,11 @@ void Stream::open_batch_locked() {
   // Orders this batch after everything submitted before it (submission order is not enough).
   vk::DependencyInfo dep{.memoryBarrierCount = 1, .pMemoryBarriers = &kFullBarrier};
   (*batch.cmd).pipelineBarrier2(dep);
+  for (auto* list : {&batch.used, &batch.written}) {
+    if (free_lists_.empty()) break;
+    *list = std::move(free_lists_.back());
+    free_lists_.pop_back();
+  }
   epoch_ = 1;
   batch.opened_at = std::chrono::steady_clock::now();
   open_.emplace(std::move(batch));
@@ -340,6 +345,10 @@ void Stream::retire_locked(bool) {
     Batch b = std::move(in_flight_.front());
     in_flight_.pop_front();
     b.keep.clear();
+    for (auto* list : {&b.used, &b.written}) {
+      list->clear();
+      if (free_lists_.size() < 8) free_lists_.push_back(std::move(*list));
+    }
     for (auto& block : b.param_blocks)
       if (block->size() == 64 * 1024 && free_param_blocks_.size() < 16) free_param_blocks_.push_back(std::move(block));
     free_cmds_.push_back(std::move(*b.cmd));

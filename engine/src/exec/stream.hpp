@@ -145,6 +145,8 @@ class Stream {
   std::optional<vk::raii::Semaphore> timeline_;
   std::vector<vk::raii::CommandBuffer> free_cmds_;
   std::vector<std::shared_ptr<Buffer>> free_param_blocks_;
+  // Emptied `used`/`written` lists of retired batches, kept for their capacity.
+  std::vector<std::vector<std::shared_ptr<Buffer>>> free_lists_;
   std::optional<Batch> open_;
   std::deque<Batch> queued_;     // closed, waiting for submission, in value order
   bool submitting_ = false;      // a batch is between queued_ and in_flight_

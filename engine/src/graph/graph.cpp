@@ -24,24 +24,31 @@ namespace {
 
 // Lowers one node whose inputs are `inputs`; returns its result (a new tensor, or a view when
 // the family gives one).
-Tensor lower_node(Device& device, const GraphNode& node, const std::vector<Tensor>& inputs, LaunchBuilder& builder) {
-  const Family& family = family_of(node.op);
-  std::vector<TensorSpec> specs;
-  specs.reserve(inputs.size());
-  for (const auto& t : inputs) {
+Tensor lower_node(Device& device, OpId op, const OutSpec& out_spec, const Attrs& attrs, const std::vector<Tensor>& inputs,
+                  LaunchBuilder& builder) {
+  const Family& family = family_of(op);
+  // Reused per thread (their vectors keep their capacity): read by the check alone, which
+  // lowers nothing, so no nested lowering on this thread sees them change.
+  thread_local std::vector<TensorSpec> specs;
+  specs.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
     if (!t.buffer && t.size() > 0) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
-    specs.push_back(spec_of(t));
+    specs[i].type = t.type;
+    specs[i].shape.assign(t.shape.begin(), t.shape.end());
+    specs[i].strides.assign(t.strides.begin(), t.strides.end());
+    specs[i].offset = t.offset;
   }
-  Support support = check_op(device, node.op, node.out, specs, node.attrs);
+  Support support = check_op(device, op, out_spec, std::span<const TensorSpec>(specs), attrs);
   if (!support) throw Error(support.kind, support.reason);
-  if (auto view = family.view_result(node.op, node.out, inputs, node.attrs)) return *view;
-  Tensor out = empty(device, node.out.type, node.out.shape);
+  if (auto view = family.view_result(op, out_spec, inputs, attrs)) return *view;
+  Tensor out = empty(device, out_spec.type, out_spec.shape);
   if (out.size() == 0) return out;
   std::vector<LowerInput> lowered;
   lowered.reserve(inputs.size());
   for (const auto& t : inputs) lowered.push_back({t, t.buffer ? builder.bind(t.buffer) : 0u});
   uint32_t out_slot = builder.bind(out.buffer);
-  family.lower(LowerArgs{device, node.op, node.out, lowered, out, out_slot, node.attrs, builder});
+  family.lower(LowerArgs{device, op, out_spec, lowered, out, out_slot, attrs, builder});
   return out;
 }
 
@@ -49,9 +56,8 @@ Tensor lower_node(Device& device, const GraphNode& node, const std::vector<Tenso
 
 Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   LaunchBuilder builder;
-  GraphNode node{op, out, {}, attrs};
-  Tensor result = lower_node(device, node, inputs, builder);
-  auto buffers = builder.buffers();
+  Tensor result = lower_node(device, op, out, attrs, inputs, builder);
+  const auto& buffers = builder.buffers();  // finish() takes the launches only
   Executable exec = std::move(builder).finish();
   exec.run(device.impl().stream, device.impl().kernels.layout(), buffers);
   return result;
@@ -70,7 +76,7 @@ GraphExecutable compile_graph(Device& device, const Graph& graph, const std::vec
   for (const auto& node : graph.nodes()) {
     std::vector<Tensor> inputs;
     for (uint32_t v : node.inputs) inputs.push_back(values[v]);
-    values.push_back(lower_node(device, node, inputs, builder));
+    values.push_back(lower_node(device, node.op, node.out, node.attrs, inputs, builder));
   }
   const auto& buffers = builder.buffers();
   for (const auto& b : buffers) g.slot_bytes_.push_back(b->size());

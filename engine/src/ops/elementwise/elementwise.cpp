@@ -55,6 +55,7 @@ class ElementwiseFamily final : public Family {
   Support check(const CheckArgs& a) const override {
     std::string name(op_info(a.op).name);
     std::vector<DType> in;
+    in.reserve(a.inputs.size());
     for (const auto& t : a.inputs) {
       in.push_back(t.type);
       if (!broadcastable(t.shape, a.out.shape))
@@ -108,6 +109,9 @@ class ElementwiseFamily final : public Family {
     std::vector<Tensor> views;
     std::vector<uint32_t> slots;
     std::vector<DType> types;
+    views.reserve(a.inputs.size());
+    slots.reserve(a.inputs.size());
+    types.reserve(a.inputs.size());
     for (const auto& in : a.inputs) {
       views.push_back(broadcast_view(in.tensor, a.out.shape));
       slots.push_back(in.slot);
@@ -196,6 +200,7 @@ bool env_is(const char* name, const char* value) {
 }  // namespace
 
 bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements) {
+  // Read per call (tests switch them); GPU devices never read them.
   if (device.impl().core->info().type != "cpu" || env_is("NXV_EW_GPU_LOOPS", "1")) return false;
   return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out) || elements <= kOneWideMaxElements;
 }
@@ -261,6 +266,7 @@ void emit_elementwise_launches(Device& device, LaunchBuilder& builder, const Ker
   plan_linear(out, out_slot, views, slots, dense, max_rank, [&](const PlannedRange& p) {
     std::array<uint32_t, 3> grid{workgroups_for(core, p.n, kernel.workgroup_size, kernel.max_workgroups), 1, 1};
     std::vector<AddressPatch> patches;
+    patches.reserve(4);
     Launch* l = nullptr;
     if (views.size() <= 2) {
       ElementwisePush push{};
