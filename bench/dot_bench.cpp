@@ -66,6 +66,10 @@ void BM_DotF32_256x784x1024(benchmark::State& s) { run_dot(s, DType::F32, DType:
 void BM_DotF32_256x1024x1024(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 256, 1024, 1024); }
 void BM_DotF32_1x4096x4096(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 1, 4096, 4096); }
 void BM_DotF32_512(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 512, 512, 512); }
+// The rest of bench/dot_vs_numpy.exs's GEMM shapes on lavapipe: an odd size, f64 and s32.
+void BM_DotF32_511(benchmark::State& s) { run_dot(s, DType::F32, DType::F32, 511, 511, 511); }
+void BM_DotF64_512(benchmark::State& s) { run_dot(s, DType::F64, DType::F64, 512, 512, 512); }
+void BM_DotS32_512(benchmark::State& s) { run_dot(s, DType::S32, DType::S32, 512, 512, 512); }
 void BM_DotF64_2048(benchmark::State& s) { run_dot(s, DType::F64, DType::F64, 2048, 2048, 2048); }
 // jnp.matmul(x, y, preferred_element_type=f32): bf16/f16 inputs, f32 accumulation and result.
 void BM_DotBF16_8192(benchmark::State& s) { run_dot(s, DType::BF16, DType::F32, 8192, 8192, 8192); }
@@ -82,6 +86,9 @@ NXV_DOT_BENCH(BM_DotF32_256x784x1024);
 NXV_DOT_BENCH(BM_DotF32_256x1024x1024);
 NXV_DOT_BENCH(BM_DotF32_1x4096x4096);
 NXV_DOT_BENCH(BM_DotF32_512);
+NXV_DOT_BENCH(BM_DotF32_511);
+NXV_DOT_BENCH(BM_DotF64_512);
+NXV_DOT_BENCH(BM_DotS32_512);
 NXV_DOT_BENCH(BM_DotF64_2048);
 NXV_DOT_BENCH(BM_DotBF16_8192);
 NXV_DOT_BENCH(BM_DotF16_8192);
