@@ -53,13 +53,6 @@ std::string kept_product(DType t) {
   }
 }
 
-// `glsl_store(t)` of the value named `name`.
-std::string store_of(DType t, const std::string& name) {
-  std::string store = glsl_store(t);
-  store.replace(store.find("(v)"), 3, "(" + name + ")");
-  return store;
-}
-
 std::string generated_code(const DotEpilogue& e, const std::string& chain_glsl, const ScalarExpr& s) {
   std::ostringstream g;
   const char* names[] = {"x", "y"};
@@ -67,8 +60,9 @@ std::string generated_code(const DotEpilogue& e, const std::string& chain_glsl, 
     g << "layout(buffer_reference, std430, buffer_reference_align = " << dtype_size(e.extra[i])
       << ") readonly buffer DotEpilogue_" << names[i] << " { " << glsl_storage_type(e.extra[i]) << " v[]; };\n";
   g << chain_glsl << "#undef C\n"
-    << "// the dot's epilogue (ops/dot/dot_epilogue.cpp): output element i from accumulator acc\n"
-    << glsl_storage_type(e.out) << " nxv_epilogue(uint i, ACC acc) {\n"
+    << "// the dot's epilogue (ops/dot/dot_epilogue.cpp): output element i from accumulator acc, in\n"
+    << "// the chain's compute type (STORE_EPILOGUE converts it where it is stored)\n"
+    << s.compute << " nxv_epilogue(uint i, ACC acc) {\n"
     << "  DotEpilogueParams p = DotEpilogueRef(pc.epi_addr).p;\n"
     << "  uint zero = p.zero;\n"
     << "  uint col = i % p.n, rest = i / p.n, row = rest % p.m, bz = rest / p.m;\n"
@@ -81,7 +75,7 @@ std::string generated_code(const DotEpilogue& e, const std::string& chain_glsl, 
     args += ", in" + std::to_string(i + 1);
   }
   g << "  precise " << s.compute << " r = nxv_chain(" << args << ");\n"
-    << "  return " << store_of(e.out, "r") << ";\n}\n";
+    << "  return r;\n}\n";
   return g.str();
 }
 
@@ -199,6 +193,7 @@ const Kernel* dot_kernel(DeviceImpl& impl, const VariantKey& variant, const DotE
   std::erase_if(d, [](const auto& p) { return p.first == "NXV_SELECT" || p.first.rfind("NXV_USE_", 0) == 0; });
   for (const auto& x : epi->defines) set_define(d, x.first, x.second);
   d.emplace_back("EPILOGUE", "1");
+  d.emplace_back("STORE_EPILOGUE(v)", glsl_store(epi->out));
   key.generated = epi->generated;
   GlslDefines scanned = d;
   scanned.emplace_back("", key.generated);
