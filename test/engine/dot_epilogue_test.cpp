@@ -4,7 +4,8 @@
 // cpu, matvec; with NXV_DOT_GPU_PATHS=1 the SIMT tile and the GPU matvec; with NXV_DOT_SPLITS
 // split-K's final sum), on shapes with empty outputs, K = 0, 1 x N, N = 1 and sizes straddling
 // the tiles; and against a host reference (integers exactly; floats within the dot's error
-// bound plus a few roundings of the output type). A graph's dot and elementwise consumers
+// bound plus a few roundings of the output type); with NaN, infinities, signed zeros and
+// subnormals too (bit for bit). A graph's dot and elementwise consumers
 // become one kernel; a chain that cannot fuse (chain_rounding) stays separate kernels.
 #include <cmath>
 #include <cstring>
@@ -84,6 +85,9 @@ Tensor fused(Device& d, const Tensor& l, const Tensor& r, DotAttrs a, DType prod
   return run_op(d, OpId::dot, {chain.steps.back().out, out}, inputs, Attrs::of(a));
 }
 
+// Bit for bit; NaNs need only both be NaN (IEEE leaves a NaN's sign and payload to the
+// implementation, and a compiler may order an add's operands differently in one kernel only:
+// the rule of fusion_test.cpp).
 void expect_same_bits(Device& d, const Tensor& want, const Tensor& got) {
   ASSERT_EQ(want.shape, got.shape);
   ASSERT_EQ(want.type, got.type);
@@ -91,7 +95,9 @@ void expect_same_bits(Device& d, const Tensor& want, const Tensor& got) {
   auto w = to_host(d, want), g = to_host(d, got);
   size_t e = dtype_size(want.type);
   for (size_t i = 0; i < w.size(); i += e)
-    if (std::memcmp(w.data() + i, g.data() + i, e) != 0) {
+    if (std::memcmp(w.data() + i, g.data() + i, e) != 0 &&
+        !(is_float(want.type) && std::isnan(typed_value_at(want.type, w.data() + i).real()) &&
+          std::isnan(typed_value_at(got.type, g.data() + i).real()))) {
       ADD_FAILURE() << "element " << i / e << " differs from the unfused ops (" << typed_value_at(want.type, w.data() + i)
                     << " unfused, " << typed_value_at(got.type, g.data() + i) << " fused)";
       return;
@@ -239,6 +245,10 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
         Tensor half = scalar(d, t, 0.5);
         expect_same_bits(d, unfused(d, l, r, a, t, out, {residual, half}, res),
                          fused(d, l, r, a, t, out, {residual, half}, res));
+        // A bias per row ({m, 1}: broadcast along the columns and any batch).
+        Tensor row_bias = random_tensor(d, t, {p.m, 1}, rng);
+        ElementwiseChain add{{step(OpId::add, t, {in(0), in(1)})}};
+        expect_same_bits(d, unfused(d, l, r, a, t, out, {row_bias}, add), fused(d, l, r, a, t, out, {row_bias}, add));
         // f32 product and bias add, stored as f16.
         ElementwiseChain narrow{{step(OpId::add, t, {in(0), in(1)}), step(OpId::as_type, DType::F16, {st(0)})}};
         expect_same_bits(d, unfused(d, l, r, a, t, out, {bias}, narrow), fused(d, l, r, a, t, out, {bias}, narrow));
@@ -254,6 +264,38 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
   Tensor residual = transpose_view(random_tensor(d, t, {3, 2, 6}, rng), {1, 0, 2});
   ElementwiseChain add{{step(OpId::add, t, {in(0), in(1)})}};
   expect_same_bits(d, unfused(d, l, r, a, t, {2, 3, 6}, {residual}, add), fused(d, l, r, a, t, {2, 3, 6}, {residual}, add));
+}
+
+// NaN, infinities, signed zeros and subnormals in the operands and the bias: the same bits as
+// the ops one by one.
+TEST_F(DotEpilogues, SpecialValues) {
+  Device& d = *device_;
+  const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e-40, -1e-42, 3e38, 0.75, -1.5};
+  auto special_tensor = [&](DType t, const Shape& shape, std::mt19937& rng) {
+    auto bytes = random_typed_values(t, size_t(shape_size(shape)), rng);
+    size_t e = dtype_size(t);
+    for (size_t i = 0; i < bytes.size() / e; ++i)
+      if (rng() % 3 == 0) store_real(t, specials[rng() % std::size(specials)], bytes.data() + i * e);
+    return from_host(d, t, shape, bytes.data(), bytes.size());
+  };
+  std::vector<DType> floats{DType::F32, DType::F16, DType::BF16};
+  if (d.has(kCapFloat64)) floats.push_back(DType::F64);
+  for (const PathConfig& path : {kPaths[0], kPaths[2]}) {
+    ScopedEnv gpu("NXV_DOT_GPU_PATHS", path.gpu_paths), splits("NXV_DOT_SPLITS", path.splits);
+    for (DType t : floats) {
+      SCOPED_TRACE(std::string(path.name) + ", " + std::string(dtype_name(t)));
+      std::mt19937 rng(sample_seed() + 200 + uint32_t(t));
+      const Problem p{0, 9, 6, 12};
+      Tensor l = special_tensor(t, left_shape(p), rng), r = special_tensor(t, right_shape(p), rng);
+      std::vector<Tensor> extras{special_tensor(t, {p.n}, rng), scalar(d, t, 0)};
+      ElementwiseChain relu{{step(OpId::add, t, {in(0), in(1)}), step(OpId::max, t, {st(0), in(2)})}};
+      ElementwiseChain tanh_chain{{step(OpId::add, t, {in(0), in(1)}), step(OpId::tanh, t, {st(0)})}};
+      DotAttrs a = matmul(false);
+      expect_same_bits(d, unfused(d, l, r, a, t, out_shape(p), extras, relu), fused(d, l, r, a, t, out_shape(p), extras, relu));
+      expect_same_bits(d, unfused(d, l, r, a, t, out_shape(p), {extras[0]}, tanh_chain),
+                       fused(d, l, r, a, t, out_shape(p), {extras[0]}, tanh_chain));
+    }
+  }
 }
 
 TEST_F(DotEpilogues, CheckRefusesWhatItCannotFuse) {
