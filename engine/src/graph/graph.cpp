@@ -1,6 +1,7 @@
 #include "graph/graph.hpp"
 
 #include "device/device_impl.hpp"
+#include "graph/epilogue_fusion.hpp"
 #include "ops/family.hpp"
 
 namespace nxv {
@@ -63,9 +64,10 @@ Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vect
   return result;
 }
 
-GraphExecutable compile_graph(Device& device, const Graph& graph, const std::vector<Tensor>& example_inputs) {
-  if (example_inputs.size() != graph.input_count())
-    throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(graph.input_count()) + " inputs");
+GraphExecutable compile_graph(Device& device, const Graph& given, const std::vector<Tensor>& example_inputs) {
+  if (example_inputs.size() != given.input_count())
+    throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
+  const Graph graph = fuse_dot_epilogues(device, given);
   LaunchBuilder builder;
   GraphExecutable g;
   std::vector<Tensor> values(example_inputs.begin(), example_inputs.end());

@@ -8,6 +8,8 @@
 // f16/bf16/f8 in f32 rounded once at the end, f32 in f32 with fma, f64 in double, complex in
 // (re, im) pairs of the output's precision. Inputs of other types than the output are
 // converted on load, as Nx.BinaryBackend computes on their values.
+// With an epilogue (compiled graphs: graph/epilogue_fusion.hpp) the kernels apply an elementwise
+// chain where they store (dot_epilogue.hpp); the op's output type is then the chain's.
 #include <algorithm>
 #include <numeric>
 
@@ -15,6 +17,7 @@
 #include "kernels/glsl_types.hpp"
 #include "memory/copy.hpp"
 #include "ops/dot/dot_attrs.hpp"
+#include "ops/dot/dot_epilogue.hpp"
 #include "ops/dot/dot_kernels.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "ops/family.hpp"
@@ -65,6 +68,9 @@ class DotFamily final : public Family {
     auto invalid = [](const std::string& why) { return not_native("dot: " + why, ErrorKind::InvalidArgument); };
     if (c.attrs.empty()) return invalid("needs its options (left_contract, left_batch, right_contract, right_batch)");
     const auto& a = c.attrs.as<DotAttrs>();
+    if (!a.epilogue && c.inputs.size() != 2)
+      return invalid("takes 2 tensors, got " + std::to_string(c.inputs.size()));
+    if (c.inputs.size() < 2) return invalid("takes at least 2 tensors");
     const TensorSpec& l = c.inputs[0];
     const TensorSpec& r = c.inputs[1];
     if (!valid_axes(l.shape.size(), a.left_contract, a.left_batch) ||
@@ -84,12 +90,13 @@ class DotFamily final : public Family {
     for (int64_t x : free_axes(l.shape.size(), a.left_contract, a.left_batch)) want.push_back(l.shape[size_t(x)]);
     for (int64_t x : free_axes(r.shape.size(), a.right_contract, a.right_batch)) want.push_back(r.shape[size_t(x)]);
     if (c.out.shape != want) return invalid("the output shape is not batch, left free, right free axes");
-    DType out = c.out.type;
+    DType out = a.epilogue ? a.product : c.out.type;  // the product's type
     if (!promotes_to(l.type, out) || !promotes_to(r.type, out))
       return invalid("the output type " + std::string(dtype_name(out)) + " cannot hold the inputs' products");
     const DeviceCore& core = *c.device.impl().core;
     for (const Shape* s : {&l.shape, &r.shape, &c.out.shape}) {
-      DType t = s == &l.shape ? l.type : s == &r.shape ? r.type : out;
+      DType wider = dtype_size(c.out.type) > dtype_size(out) ? c.out.type : out;  // product or epilogue's
+      DType t = s == &l.shape ? l.type : s == &r.shape ? r.type : wider;
       uint64_t n = uint64_t(shape_size(*s));
       if (n >= uint64_t(kMaxIndex) || n * dtype_size(t) > core.chunk_bytes())
         return not_native("dot: operands over 2^31 elements or one buffer chunk are not multiplied natively yet");
@@ -100,6 +107,11 @@ class DotFamily final : public Family {
       fold_features({l.type, r.type, out}, acc).check(core, "dot");
     } catch (const Error& e) {
       return not_native(e.what());
+    }
+    if (a.epilogue) {
+      bool bad = false;
+      if (std::string why = dot_epilogue_error(c, a, bad); !why.empty())
+        return not_native(why, bad ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
     }
     return {};
   }
@@ -113,15 +125,19 @@ class DotFamily final : public Family {
     GemmOperand B = operand(a, 1, right_axes(right.shape.size(), at));
     DeviceImpl& impl = a.device.impl();
     BufferRef c{a.output_slot, 0};
-    if (g.m == 1 && g.n > 1 && !rows_kernel_fits(*impl.core, g, B, a.out.type)) {
+    std::optional<DotEpilogue> epilogue;
+    if (at.epilogue) epilogue = make_dot_epilogue(a, at);
+    const DotEpilogue* epi = epilogue ? &*epilogue : nullptr;
+    DType out = at.epilogue ? at.product : a.out.type;
+    if (g.m == 1 && g.n > 1 && !rows_kernel_fits(*impl.core, g, B, out)) {
       // out[b, n] = sum_k B[b, k, n] * A[b, 0, k]: B's columns are the matrix's rows.
       GemmOperand mat{B.ref, B.type, {B.strides[0], B.strides[2], B.strides[1]}};
-      append_matvec(impl, a.builder, a.out.type, uint32_t(g.batch), uint32_t(g.n), uint32_t(g.k), mat, A, c);
+      append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.n), uint32_t(g.k), mat, A, c, epi);
     } else if (g.n == 1) {
       GemmOperand vec{B.ref, B.type, {B.strides[0], 0, B.strides[1]}};
-      append_matvec(impl, a.builder, a.out.type, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c);
+      append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c, epi);
     } else {
-      append_gemm(impl, a.builder, a.out.type, g, A, B, c);
+      append_gemm(impl, a.builder, out, g, A, B, c, epi);
     }
   }
 

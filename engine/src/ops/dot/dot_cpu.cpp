@@ -8,6 +8,7 @@
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "nxv/ops.hpp"
+#include "ops/dot/dot_epilogue.hpp"
 #include "ops/dot/gemm_push.h"
 #include "ops/reduce/folds.hpp"
 
@@ -69,7 +70,8 @@ std::optional<CpuGemmTile> cpu_gemm_tile(const DeviceCore& core, const GemmShape
 }
 
 void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
-                     const GemmOperand& b, BufferRef c, const CpuGemmTile& tile) {
+                     const GemmOperand& b, BufferRef c, const CpuGemmTile& tile,
+                     const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out);
   uint32_t sg = shuffle_width(core);
@@ -80,7 +82,7 @@ void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const 
   variant.type_count = 3;
   variant.tile = tile.tm | (tile.tn << 8) | (wg << 16);
   variant.layout = uint8_t(sg);
-  const Kernel& kernel = impl.kernels.get(variant, [&] {
+  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm_cpu";
     key.workgroup_size = wg;
@@ -104,7 +106,7 @@ void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const 
   std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>((uint64_t(shape.n) + cols - 1) / cols, max_count[0])),
                                uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tile.tm - 1) / tile.tm, max_count[1])),
                                uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
-  launch_gemm_once(builder, kernel, grid, push, a, b, c);
+  launch_gemm_once(builder, kernel, grid, push, a, b, c, epi);
 }
 
 }  // namespace nxv

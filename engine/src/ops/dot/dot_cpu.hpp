@@ -20,6 +20,7 @@ std::optional<CpuGemmTile> cpu_gemm_tile(const DeviceCore& core, const GemmShape
 
 // C (row-major [batch, m, n], at `c`) = A * B.
 void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
-                     const GemmOperand& b, BufferRef c, const CpuGemmTile& tile);
+                     const GemmOperand& b, BufferRef c, const CpuGemmTile& tile,
+                     const DotEpilogue* epi = nullptr);
 
 }  // namespace nxv

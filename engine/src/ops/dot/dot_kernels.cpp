@@ -11,6 +11,7 @@
 #include "ops/dot/dot_coopmat.hpp"
 #include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/dot_cpu.hpp"
+#include "ops/dot/dot_epilogue.hpp"
 #include "ops/dot/gemm_push.h"
 #include "ops/reduce/folds.hpp"
 
@@ -202,7 +203,7 @@ bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOper
 namespace {
 
 void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
-                      const GemmOperand& a, const GemmOperand& b, BufferRef c) {
+                      const GemmOperand& a, const GemmOperand& b, BufferRef c, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
   // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
@@ -239,7 +240,7 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   variant.type_count = 3;
   variant.layout = uint8_t((a_vec4 ? 1 : 0) | (a_wide ? 2 : 0) | (b_wide ? 4 : 0));
   variant.tile = tm | (tn4 << 8) | (wg << 16);
-  const Kernel& kernel = impl.kernels.get(variant, [&] {
+  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm_rows";
     key.workgroup_size = wg;
@@ -282,7 +283,7 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
       uint32_t(std::min<uint64_t>((uint64_t(shape.n) + per_group - 1) / per_group, max_count[0])),
       uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tm - 1) / tm, max_count[1])),
       uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
-  launch_gemm_once(builder, kernel, grid, push, a, b, c);
+  launch_gemm_once(builder, kernel, grid, push, a, b, c, epi);
 }
 
 }  // namespace
@@ -317,26 +318,30 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
 }
 
 void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::array<uint32_t, 3>& grid,
-                      const GemmPush& push, const GemmOperand& a, const GemmOperand& b, BufferRef c) {
+                      const GemmPush& push, const GemmOperand& a, const GemmOperand& b, BufferRef c,
+                      const DotEpilogue* epi) {
   Launch& l = builder.launch(kernel, grid, push,
                              {{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
                               {offsetof(GemmPush, c_addr), c}});
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);
   builder.use(l, c.slot, Access::Write);
+  attach_dot_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
 }
 
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
-                 const GemmOperand& b, BufferRef c) {
+                 const GemmOperand& b, BufferRef c, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out);
   // CPU drivers: the row kernel where B's rows are read in aligned vectors of four, else the
   // register-block kernel (any strides and sizes).
-  if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c);
-  if (auto cpu = cpu_gemm_tile(core, shape, out)) return append_gemm_cpu(impl, builder, out, shape, a, b, c, *cpu);
-  if (auto coop2 = coopmat2_gemm_tile(core, shape, a, b, out))
+  if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c, epi);
+  if (auto cpu = cpu_gemm_tile(core, shape, out)) return append_gemm_cpu(impl, builder, out, shape, a, b, c, *cpu, epi);
+  // The cooperative-matrix tiers store from matrix fragments and have no epilogue.
+  if (auto coop2 = epi ? std::nullopt : coopmat2_gemm_tile(core, shape, a, b, out))
     return append_gemm_coopmat2(impl, builder, out, shape, a, b, c, *coop2);
-  if (auto coop = coopmat_gemm_tile(core, shape, a, b, out)) return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
+  if (auto coop = epi ? std::nullopt : coopmat_gemm_tile(core, shape, a, b, out))
+    return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
@@ -360,7 +365,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // are then up to the driver's compiler).
   bool no_fc = std::getenv("NXV_DOT_NO_FC") != nullptr;
   variant.switches = o.switches() | (no_fc ? 1u << 16 : 0u);
-  const Kernel& kernel = impl.kernels.get(variant, [&] {
+  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm";
     key.workgroup_size = tile.invocations();
@@ -374,12 +379,13 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   });
   // Vectors along k never straddle a split.
   bool k_vectors = (o.a_vec4 && o.a_k_unit) || (o.b_vec4 && !o.b_n_unit);
-  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, k_vectors ? 4 : 1);
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, k_vectors ? 4 : 1, epi);
 }
 
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
-                        const GemmTile& tile, const std::string& acc, uint32_t k_align) {
+                        const GemmTile& tile, const std::string& acc, uint32_t k_align,
+                        const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   GemmPush push{};
   push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
@@ -401,11 +407,12 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);
   builder.use(l, part.slot, Access::Write);
-  if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits);
+  attach_dot_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
+  if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits, epi);
 }
 
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
-                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst) {
+                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
   // GPUs: neighbouring invocations read neighbouring matrix elements (outputs across lanes
@@ -450,7 +457,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   variant.type_count = 3;
   variant.layout = uint8_t((cols ? 1 : 0) | (vw4 ? 2 : 0));
   variant.tile = lx | (ly << 16);
-  const Kernel& kernel = impl.kernels.get(variant, [&] {
+  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "matvec";
     key.workgroup_size = lx * ly;
@@ -500,19 +507,20 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   builder.use(l, mat.ref.slot, Access::Read);
   builder.use(l, vec.ref.slot, Access::Read);
   builder.use(l, splits > 1 ? part.slot : dst.slot, Access::Write);
+  attach_dot_epilogue(builder, l, epi, offsetof(MatvecPush, epi_addr));
   if (splits == 1) return;
 
-  append_split_sum(impl, builder, out, part, dst, n, splits);
+  append_split_sum(impl, builder, out, part, dst, n, splits, epi);
 }
 
 void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
-                      uint32_t splits) {
+                      uint32_t splits, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   std::string acc = dot_acc_type(out);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
   variant.types = {out};
   variant.type_count = 1;
-  const Kernel& sum = impl.kernels.get(variant, [&] {
+  const Kernel& sum = *dot_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "dot_split_sum";
     key.workgroup_size = 256;
@@ -531,6 +539,7 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
                              {{offsetof(SplitSumPush, part_addr), part}, {offsetof(SplitSumPush, out_addr), dst}});
   builder.use(l, part.slot, Access::Read);
   builder.use(l, dst.slot, Access::Write);
+  attach_dot_epilogue(builder, l, epi, offsetof(SplitSumPush, epi_addr));
 }
 
 }  // namespace nxv

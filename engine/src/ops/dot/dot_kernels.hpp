@@ -13,6 +13,8 @@
 
 namespace nxv {
 
+struct DotEpilogue;  // dot_epilogue.hpp: applied where a kernel stores, where given
+
 // An operand as the kernels read it: where it starts, its type and its element strides in
 // its reading order: A {batch, m, k}, B {batch, k, n}; a matrix-vector product's matrix
 // {batch, row, k} and vector {batch, unused, k}.
@@ -102,7 +104,7 @@ BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits
 // The second pass of split-K: dst[i] (row-major, n elements) = the splits' sums of element i
 // (part[s * n + i]), added in order of s.
 void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
-                      uint32_t splits);
+                      uint32_t splits, const DotEpilogue* epi = nullptr);
 
 // Whether the GEMM on this device is gemm_rows.comp (CPU drivers, B read along n in aligned
 // vectors of four; NXV_DOT_NO_ROWS turns it off). It then serves M == 1 too.
@@ -113,18 +115,21 @@ bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const Gemm
 // fill the device (partial sums in `acc`, then the split-sum pass into `c`).
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
-                        const GemmTile& tile, const std::string& acc, uint32_t k_align);
+                        const GemmTile& tile, const std::string& acc, uint32_t k_align,
+                        const DotEpilogue* epi = nullptr);
 
 // Launches `kernel` once over `grid`, A, B and C patched into `push` (no split-K).
 void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::array<uint32_t, 3>& grid,
-                      const GemmPush& push, const GemmOperand& a, const GemmOperand& b, BufferRef c);
+                      const GemmPush& push, const GemmOperand& a, const GemmOperand& b, BufferRef c,
+                      const DotEpilogue* epi = nullptr);
 
-// C (row-major [batch, m, n], at `c`) = A * B.
+// C (row-major [batch, m, n], at `c`) = A * B, then the epilogue where given (the
+// cooperative-matrix tiers are then not taken).
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
-                 const GemmOperand& b, BufferRef c);
+                 const GemmOperand& b, BufferRef c, const DotEpilogue* epi = nullptr);
 
 // out[b, r] = sum_k mat[b, r, k] * vec[b, k].
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
-                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst);
+                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi = nullptr);
 
 }  // namespace nxv

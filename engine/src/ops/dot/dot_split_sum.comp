@@ -1,6 +1,6 @@
 // The second pass of a split-K product: out[i] = sum over s of part[s * n + i] (the
 // accumulator type), added in order of s, rounded once to the output type.
-// Defines: ACC, ZERO, OUT_STORE, OUT_ALIGN, STORE_OUT(v).
+// Defines: ACC, ZERO, OUT_STORE, OUT_ALIGN, STORE_OUT(v), EPILOGUE (dot_epilogue.glsl).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -28,12 +28,14 @@ layout(push_constant, std430) uniform Params { SplitSumPush pc; };
 layout(buffer_reference, std430) readonly buffer PartBuf { ACC v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 
+#include "dot_epilogue.glsl"
+
 void main() {
   PartBuf part = PartBuf(pc.part_addr);
   OutBuf dst = OutBuf(pc.out_addr);
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
     ACC acc = ZERO;
     for (uint s = 0u; s < pc.splits; ++s) acc += part.v[s * pc.n + i];
-    dst.v[i] = STORE_OUT(acc);
+    dst.v[i] = STORE_RESULT(i, acc);
   }
 }

@@ -8,7 +8,7 @@
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
 // is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4;
-// A_VEC4, B_VEC4, DBUF, WARP_X (gemm_tile.glsl).
+// A_VEC4, B_VEC4, DBUF, WARP_X (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -41,6 +41,8 @@ layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buff
 layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buffer BBuf { B_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
 layout(buffer_reference, std430) writeonly buffer PartBuf { ACC v[]; };
+
+#include "dot_epilogue.glsl"
 
 #include "gemm_tile.glsl"
 
@@ -106,7 +108,7 @@ void main() {
             if (gm < pc.m && gn < pc.n) {
               ACC v = acc[i][j];
               if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
-              else c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
+              else c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, v);
             }
           }
         }

@@ -9,7 +9,7 @@
 // barriers. Rows and columns past the edges are clamped on load and not stored.
 // Defines: TM, TN, SG (0: A loaded by every lane, no subgroup operations), SHUFFLE(v, s) (with
 // SG); ACC, ZERO, MAC(acc, a, b); A_/B_/C_STORE and _ALIGN; LOAD_A(x), LOAD_B(x) (stored ->
-// ACC), STORE_OUT(v).
+// ACC), STORE_OUT(v); EPILOGUE (dot_epilogue.glsl).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -42,6 +42,8 @@ layout(push_constant, std430) uniform Params { GemmPush pc; };
 layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buffer ABuf { A_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buffer BBuf { B_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
+
+#include "dot_epilogue.glsl"
 
 void main() {
   ABuf a = ABuf(pc.a_addr);
@@ -106,7 +108,7 @@ void main() {
           uint gm = m0 + i;
           [[unroll]] for (uint j = 0u; j < TN; ++j) {
             uint gn = n0 + j * wg;
-            if (gm < pc.m && gn < pc.n) c.v[cbase + gm * pc.n + gn] = STORE_OUT(acc[i][j]);
+            if (gm < pc.m && gn < pc.n) c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, acc[i][j]);
           }
         }
       }

@@ -25,6 +25,7 @@ NXV_STRUCT(GemmPush) {
   NXV_U32 sb_n;
   NXV_U32 splits;   // gemm.comp: 1, or the split-K count
   NXV_U32 k_chunk;  // gemm.comp: k per split
+  NXV_ADDR epi_addr;  // with an epilogue: its parameter block (dot_epilogue.h)
 };
 
 // matvec.comp: out[b, r] = sum_k MAT[b, r, k] * VEC[b, k] (one of M, N is 1: the other
@@ -47,14 +48,17 @@ NXV_STRUCT(MatvecPush) {
   NXV_U32 svec_k;
   NXV_U32 splits;
   NXV_U32 k_chunk;
+  NXV_ADDR epi_addr;  // with an epilogue: its parameter block (dot_epilogue.h)
 };
 
-// dot_split_sum.comp: out[i] = sum over s < splits of part[s * n + i], in order of s.
+// dot_split_sum.comp: out[i] = sum over s < splits of part[s * n + i], in order of s (then
+// the epilogue, where there is one: the multiply kernels then store only partial sums).
 NXV_STRUCT(SplitSumPush) {
   NXV_ADDR part_addr;
   NXV_ADDR out_addr;
   NXV_U32 n;
   NXV_U32 splits;
+  NXV_ADDR epi_addr;  // with an epilogue: its parameter block (dot_epilogue.h)
 };
 
 #endif

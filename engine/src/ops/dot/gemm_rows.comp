@@ -11,7 +11,7 @@
 // 32-bit values of B_VEC (and A_VEC) are loaded as two 64-bit ones (u64vec2), half the gathers.
 // Defines: TM, TN4, ACC, ACC4 (vector of ACC), ZERO4, MAC4(acc, a, b) (a: ACC, b: ACC4);
 // A_/B_/C_STORE and _ALIGN, B_VEC (4 stored B values), B_VALIGN; LOAD_A(x) (-> ACC),
-// LOAD_B4(q) (B_VEC -> ACC4), STORE_OUT(v); WIDE_LOADS.
+// LOAD_B4(q) (B_VEC -> ACC4), STORE_OUT(v); WIDE_LOADS; EPILOGUE (dot_epilogue.glsl).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -43,6 +43,8 @@ layout(buffer_reference, std430, buffer_reference_align = B_VALIGN) readonly buf
 layout(buffer_reference, std430, buffer_reference_align = A_VALIGN) readonly buffer A4Buf { A_VEC v[]; };
 #endif
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
+
+#include "dot_epilogue.glsl"
 
 void main() {
   ABuf a = ABuf(pc.a_addr);
@@ -96,7 +98,7 @@ void main() {
               uint gn = n0 + 4u * j + e;
               if (gm < pc.m && gn < pc.n) {
                 ACC v = acc[i][j][e];
-                c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
+                c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, v);
               }
             }
           }

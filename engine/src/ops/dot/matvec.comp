@@ -9,7 +9,7 @@
 // Split-K: with pc.splits > 1, grid z splits k further across workgroups, whose sums go to
 // pc.part_addr for dot_split_sum.comp (so that a few long rows still fill a GPU).
 // Defines: LX, LY, COLS, VW; ACC, ZERO, MAC(acc, m, v); M_/V_/OUT_STORE and _ALIGN;
-// LOAD_M(x), LOAD_V(x), STORE_OUT(v); with VW == 4: ACC4, ZERO4, MAC4(acc, m4, v), M_VEC,
+// LOAD_M(x), LOAD_V(x), STORE_OUT(v), EPILOGUE (dot_epilogue.glsl); with VW == 4: ACC4, ZERO4, MAC4(acc, m4, v), M_VEC,
 // M_VALIGN, LOAD_M4(q).
 #version 460
 #extension GL_EXT_buffer_reference : require
@@ -40,6 +40,8 @@ layout(buffer_reference, std430, buffer_reference_align = M_ALIGN) readonly buff
 layout(buffer_reference, std430, buffer_reference_align = V_ALIGN) readonly buffer VBuf { V_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 layout(buffer_reference, std430) writeonly buffer PartBuf { ACC v[]; };
+
+#include "dot_epilogue.glsl"
 #if VW == 4
 layout(buffer_reference, std430, buffer_reference_align = M_VALIGN) readonly buffer M4Buf { M_VEC v[]; };
 #define VACC ACC4
@@ -140,7 +142,7 @@ void main() {
           ACC v = acc;
 #endif
           if (pc.splits > 1u) partial.v[split * pc.batch * pc.rows + o + e] = v;
-          else dst.v[o + e] = STORE_OUT(v);
+          else dst.v[o + e] = STORE_RESULT(o + e, v);
         }
       }
     }

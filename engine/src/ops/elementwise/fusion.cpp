@@ -144,7 +144,10 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
                              std::string& generated) {
   ScalarExpr result;
   std::set<std::pair<std::string, std::string>> defines;
-  std::string g = "// elementwise chain (ops/elementwise/fusion.cpp)\n", body;
+  // `zero`: 0, from a value the compiler cannot see; a kernel whose grid has several rows
+  // defines NXV_CHAIN_ZERO itself (a matmul's epilogue: ops/dot/dot_epilogue.cpp).
+  std::string g = "// elementwise chain (ops/elementwise/fusion.cpp)\n#ifndef NXV_CHAIN_ZERO\n"
+                  "#define NXV_CHAIN_ZERO (gl_NumWorkGroups.y - 1u)\n#endif\n", body;
   const size_t last = chain.steps.size() - 1;
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const ChainStep& step = chain.steps[s];
@@ -199,7 +202,7 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     g += (i ? ", " : "") + glsl_scalar_register_type(in[i]) + " in" + std::to_string(i);
     args += (i ? ", " : "") + (i < 3 ? std::string(1, "abc"[i]) : "in" + std::to_string(i));
   }
-  g += ") {\n  uint zero = gl_NumWorkGroups.y - 1u;\n" + body + "  return t" + std::to_string(last) + ";\n}\n";
+  g += ") {\n  uint zero = NXV_CHAIN_ZERO;\n" + body + "  return t" + std::to_string(last) + ";\n}\n";
   for (DType t : in) result.features.add_type(t);
   result.defines.assign(defines.begin(), defines.end());
   result.defines.emplace_back("NXV_GENERATED", "1");

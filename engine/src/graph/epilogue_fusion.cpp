@@ -1,0 +1,131 @@
+#include "graph/epilogue_fusion.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "ops/dot/dot_attrs.hpp"
+#include "ops/family.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+// The dot's epilogue extended by the consumer's work (the chain over the product and the
+// dot's other tensors, then the consumer's steps over its result and the consumer's other
+// inputs), and the epilogue's tensors; nullopt where the consumer is no elementwise kernel or
+// the epilogue would read more than two tensors.
+std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilogue(const GraphNode& dot,
+                                                                                    uint32_t product,
+                                                                                    const GraphNode& node,
+                                                                                    const Graph& graph) {
+  if (op_info(node.op).family != FamilyId::elementwise || node.op == OpId::bitcast) return std::nullopt;
+  if (node.op == OpId::elementwise_chain && node.attrs.empty()) return std::nullopt;
+  // as_type into its own type is a view: no kernel to save.
+  if (node.op == OpId::as_type && graph.value(node.inputs[0]).type == node.out.type) return std::nullopt;
+  const auto& attrs = dot.attrs.as<DotAttrs>();
+  ElementwiseChain chain = attrs.epilogue.value_or(ElementwiseChain{});
+  std::vector<uint32_t> extras(dot.inputs.begin() + 2, dot.inputs.end());
+  // What the consumer's result operand becomes: the product, or the epilogue's last step.
+  ChainOperand result{ChainOperand::From::Input, 0};
+  if (!chain.steps.empty()) result = {ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
+  std::vector<ChainOperand> operand_of;  // for each of the consumer's inputs
+  for (uint32_t v : node.inputs) {
+    if (v == product) {
+      operand_of.push_back(result);
+      continue;
+    }
+    auto it = std::find(extras.begin(), extras.end(), v);
+    if (it == extras.end()) {
+      extras.push_back(v);
+      it = extras.end() - 1;
+    }
+    operand_of.push_back({ChainOperand::From::Input, uint32_t(it - extras.begin()) + 1});
+  }
+  if (extras.size() > 2) return std::nullopt;
+  uint32_t shift = uint32_t(chain.steps.size());
+  if (node.op == OpId::elementwise_chain) {
+    for (ChainStep step : node.attrs.as<ElementwiseChain>().steps) {
+      for (auto& o : step.operands) {
+        if (o.from == ChainOperand::From::Step) o.index += shift;
+        else if (o.index < operand_of.size()) o = operand_of[o.index];
+        else return std::nullopt;
+      }
+      chain.steps.push_back(std::move(step));
+    }
+  } else {
+    chain.steps.push_back({node.op, node.out.type, operand_of});
+  }
+  return std::make_pair(std::move(chain), std::move(extras));
+}
+
+// One round: each dot whose result one fusible node alone reads takes that node's work.
+Graph fuse_once(Device& device, const Graph& graph) {
+  const auto& nodes = graph.nodes();
+  const uint32_t first_node = uint32_t(graph.input_count());
+  // For each value: the one node that reads it (kNone: none yet; kNone - 1: several, or an output).
+  std::vector<uint32_t> reader(first_node + nodes.size(), kNone);
+  for (uint32_t n = 0; n < nodes.size(); ++n)
+    for (uint32_t v : nodes[n].inputs) reader[v] = reader[v] == kNone || reader[v] == n ? n : kNone - 1;
+  for (uint32_t v : graph.outputs()) reader[v] = kNone - 1;
+
+  // Node c replaced by the fused dot (fused_attrs[c] over fused_inputs[c]); skipped: the dots.
+  std::vector<bool> fused(nodes.size(), false), skipped(nodes.size(), false);
+  std::vector<Attrs> fused_attrs(nodes.size());
+  std::vector<std::vector<uint32_t>> fused_inputs(nodes.size());
+  for (uint32_t d = 0; d < nodes.size(); ++d) {
+    const GraphNode& dot = nodes[d];
+    if (dot.op != OpId::dot || dot.attrs.empty() || fused[d]) continue;
+    uint32_t c = reader[first_node + d];
+    if (c >= kNone - 1 || fused[c] || skipped[c]) continue;
+    const GraphNode& consumer = nodes[c];
+    if (consumer.out.shape != dot.out.shape) continue;
+    auto epilogue = extended_epilogue(dot, first_node + d, consumer, graph);
+    if (!epilogue) continue;
+    const auto& attrs = dot.attrs.as<DotAttrs>();
+    DotAttrs with = attrs;
+    if (!attrs.epilogue) with.product = dot.out.type;
+    with.epilogue = std::move(epilogue->first);
+    std::vector<uint32_t> inputs(dot.inputs.begin(), dot.inputs.begin() + 2);
+    inputs.insert(inputs.end(), epilogue->second.begin(), epilogue->second.end());
+    std::vector<TensorSpec> specs;
+    for (uint32_t v : inputs) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
+    Attrs a = Attrs::of(std::move(with));
+    if (!check_op(device, OpId::dot, consumer.out, specs, a)) continue;
+    fused[c] = true;
+    fused_attrs[c] = std::move(a);
+    fused_inputs[c] = std::move(inputs);
+    skipped[d] = true;
+  }
+
+  Graph out;
+  std::vector<uint32_t> id(first_node + nodes.size(), kNone);
+  for (uint32_t v = 0; v < first_node; ++v) id[v] = out.input(graph.value(v).type, graph.value(v).shape);
+  auto mapped = [&](const std::vector<uint32_t>& values) {
+    std::vector<uint32_t> m;
+    for (uint32_t v : values) m.push_back(id[v]);
+    return m;
+  };
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    if (skipped[n]) continue;
+    const GraphNode& node = nodes[n];
+    id[first_node + n] = fused[n] ? out.add(OpId::dot, node.out, mapped(fused_inputs[n]), fused_attrs[n])
+                                  : out.add(node.op, node.out, mapped(node.inputs), node.attrs);
+  }
+  for (uint32_t v : graph.outputs()) out.output(id[v]);
+  return out;
+}
+
+}  // namespace
+
+Graph fuse_dot_epilogues(Device& device, const Graph& graph) {
+  // Rounds until none fuses: a dot takes a chain of consumers one node a round.
+  Graph g = fuse_once(device, graph);
+  for (size_t before = graph.nodes().size(); g.nodes().size() < before;) {
+    before = g.nodes().size();
+    g = fuse_once(device, g);
+  }
+  return g;
+}
+
+}  // namespace nxv
