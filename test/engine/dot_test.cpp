@@ -6,6 +6,7 @@
 // wrap). Floats: |got - exact| <= eps_out * |exact| + (K + 2) * eps_acc * sum_k |a| |b|
 // (eps_acc: f32 for f16/bf16/f32 outputs, f64 for f64; bf16 stores truncate: eps_out 2^-7).
 #include <bit>
+#include <cmath>
 #include <chrono>
 #include <complex>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "ops/dot/dot_coopmat.hpp"
 #include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/dot_cpu.hpp"
+#include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "test_util.hpp"
 
@@ -644,6 +646,46 @@ TEST_F(Dot, CooperativeMatrix2TierSwitches) {
     auto masked = Device::open({.disabled = mask});
     EXPECT_FALSE(coopmat2_gemm_tile(*masked->impl().core, g, a, b, DType::F16).has_value()) << mask;
   }
+}
+
+// CPU drivers: f32/f64 products go to the system's OpenBLAS (dot_host.hpp) where it loads.
+// The other tests run the kernels (test_main turns this tier off unless asked for).
+TEST_F(Dot, HostBlasTier) {
+  if (device_->impl().core->info().type != "cpu" || !host_blas_available())
+    GTEST_SKIP() << "the host BLAS tier needs a CPU driver and libopenblas.so.0";
+  ScopedEnv on("NX_VULKAN_HOST_BLAS", "1");
+  auto cases = dot_cases();
+  for (size_t i = 0; i < cases.size(); ++i)
+    for (DType t : {DType::F32, DType::F64}) run_case(*device_, cases[i], {t, t, t}, sample_seed() + 900 + uint32_t(i));
+  Device& dev = *device_;
+  Attrs mm = Attrs::of(axes({1}, {}, {0}, {}));
+  // Between GPU work: negate before it (on the stream, not yet waited for), add after it.
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y = {1, 0, -1, 2, 0.5f, 3};  // 2x3 . 3x2
+  Tensor tx = from_host(dev, DType::F32, {2, 3}, x.data(), x.size() * 4);
+  Tensor ty = from_host(dev, DType::F32, {3, 2}, y.data(), y.size() * 4);
+  Tensor nx = run_op(dev, "negate", {DType::F32, {2, 3}}, {tx});
+  uint64_t commands = dev.stream_stats().commands;
+  Tensor d = run_op(dev, "dot", {DType::F32, {2, 2}}, {nx, ty}, mm);
+  EXPECT_EQ(dev.stream_stats().commands, commands) << "a dense product records no kernel";
+  Tensor dd = run_op(dev, "add", {DType::F32, {2, 2}}, {d, d});
+  auto got = download<float>(dev, dd);
+  std::vector<float> want = {-2 * (1 - 2 + 1.5f), -2 * (0 + 4 + 9), -2 * (4 - 5 + 3), -2 * (0 + 10 + 18)};
+  EXPECT_EQ(got, want);
+  // NaN and infinities propagate as in the kernels (0 * inf and 0 * NaN are NaN).
+  std::vector<double> p = {std::nan(""), 1, INFINITY, 0}, z = {0, 0, 0, 0};
+  Tensor tp = from_host(dev, DType::F64, {2, 2}, p.data(), 32), tz = from_host(dev, DType::F64, {2, 2}, z.data(), 32);
+  for (double v : download<double>(dev, run_op(dev, "dot", {DType::F64, {2, 2}}, {tp, tz}, mm))) EXPECT_TRUE(std::isnan(v));
+  // A caller that may not block (a normal BEAM scheduler) is told to retry where it may.
+  {
+    CompileFreeScope no_blocking;
+    EXPECT_FALSE(run_op_if_compiled(dev, *find_op("dot"), {DType::F32, {2, 2}}, {nx, ty}, mm).has_value());
+  }
+  // Off: the kernels take it.
+  ScopedEnv off("NX_VULKAN_HOST_BLAS", "0");
+  commands = dev.stream_stats().commands;
+  Tensor k = run_op(dev, "dot", {DType::F32, {2, 2}}, {nx, ty}, mm);
+  EXPECT_GT(dev.stream_stats().commands, commands);
+  EXPECT_EQ(download<float>(dev, run_op(dev, "add", {DType::F32, {2, 2}}, {k, k})), want);
 }
 
 TEST_F(Dot, RejectsMismatchedShapesAndTypes) {

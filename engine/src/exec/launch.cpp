@@ -29,12 +29,41 @@ void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const 
   if (buffers.size() != slot_count_)
     throw Error(ErrorKind::InvalidArgument, "an executable of " + std::to_string(slot_count_) + " buffers was given " +
                                                 std::to_string(buffers.size()));
-  if (launches_.empty()) return;
-  stream.record([&](Recorder& rec) {
+  if (!has_host_steps_) return record(stream, layout, buffers, 0, launches_.size());
+  // A host step waits for the GPU: a caller that may not block retries where it may.
+  if (CompileFreeScope::active()) throw KernelNotReady();
+  size_t begin = 0;
+  while (begin < launches_.size()) {
+    size_t end = begin;
+    while (end < launches_.size() && !launches_[end].host) ++end;
+    record(stream, layout, buffers, begin, end);
+    if (end == launches_.size()) break;
+    // Its inputs were written by work recorded until now (here or by earlier ops); its output
+    // may be memory that such work still reads (stream-ordered reuse).
+    stream.synchronize();
+    for (auto [slot, access] : launches_[end].uses)
+      if (access == Access::Read) stream.wait_for_writes(*buffers[slot]);  // raises for contents never computed
+    launches_[end].host(buffers);
+    begin = end + 1;
+  }
+}
+
+void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
+                        size_t begin, size_t end) const {
+  if (begin == end) return;
+  // Two pointers captured: std::function keeps the lambda inline (no allocation per op).
+  struct Bound {
+    vk::PipelineLayout layout;
+    std::span<const std::shared_ptr<Buffer>> buffers;
+    size_t begin, end;
+  } bound_args{layout, buffers, begin, end};
+  stream.record([this, &bound_args](Recorder& rec) {
+    auto [layout, buffers, begin, end] = bound_args;
     const Kernel* bound = nullptr;
     std::array<std::byte, kPushConstantBytes> push;
     std::vector<std::byte> params;
-    for (const Launch& l : launches_) {
+    for (size_t i = begin; i < end; ++i) {
+      const Launch& l = launches_[i];
       for (auto [slot, access] : l.uses) rec.use(buffers[slot], access);
       const auto& cmd = rec.cmd();
       if (bound != l.kernel) {

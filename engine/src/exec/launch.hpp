@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -41,6 +42,9 @@ struct Launch {
   std::vector<AddressPatch> params_addresses;
   uint32_t params_address_offset = 0;
   std::vector<std::pair<uint32_t, Access>> uses;  // slots read and written
+  // A host step instead of a kernel (CPU drivers' BLAS): run after the work recorded before
+  // it has finished, with the executable's buffers.
+  std::function<void(std::span<const std::shared_ptr<Buffer>>)> host;
 };
 
 // A recorded list of launches over `slots` buffers.
@@ -53,8 +57,11 @@ class Executable {
 
  private:
   friend class LaunchBuilder;
+  void record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers, size_t begin,
+              size_t end) const;
   uint32_t slot_count_ = 0;
   std::vector<Launch> launches_;
+  bool has_host_steps_ = false;
 };
 
 // Builds an Executable. Lowerings bind buffers to slots, then append launches whose push
@@ -78,6 +85,13 @@ class LaunchBuilder {
     l.push_size = sizeof(Push);
     l.push_addresses = std::move(addresses);
     l.uses.reserve(4);
+    return l;
+  }
+  // A host step (Launch::host); its uses still name the slots it reads and writes.
+  Launch& host_step(std::function<void(std::span<const std::shared_ptr<Buffer>>)> fn) {
+    Launch& l = exec_.launches_.emplace_back();
+    l.host = std::move(fn);
+    exec_.has_host_steps_ = true;
     return l;
   }
   // Attaches a parameter block to `l`; its address goes at `address_offset` of the push.

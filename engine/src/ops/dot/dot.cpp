@@ -3,7 +3,8 @@
 // strides where each axis group collapses to one stride (a transposed matrix needs no copy),
 // else copied to row-major first in the same executable. M == 1 or N == 1 takes the
 // matrix-vector kernel (except M == 1 on CPU drivers, which the row GEMM serves better),
-// everything else a GEMM kernel (dot_kernels.hpp).
+// everything else a GEMM kernel (dot_kernels.hpp); on CPU drivers f32/f64 products go to the
+// system's BLAS where it is found (dot_host.hpp).
 // Accumulation: integers in the output's compute type (Nx's wrap-around in the output type),
 // f16/bf16/f8 in f32 rounded once at the end, f32 in f32 with fma, f64 in double, complex in
 // (re, im) pairs of the output's precision. Inputs of other types than the output are
@@ -18,6 +19,7 @@
 #include "memory/copy.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "ops/dot/dot_epilogue.hpp"
+#include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "ops/family.hpp"
@@ -125,6 +127,8 @@ class DotFamily final : public Family {
     GemmOperand B = operand(a, 1, right_axes(right.shape.size(), at));
     DeviceImpl& impl = a.device.impl();
     BufferRef c{a.output_slot, 0};
+    // CPU drivers: the system's BLAS where it can take the product (no epilogue: kernels apply those).
+    if (!at.epilogue && append_host_gemm(a.device, a.builder, a.out.type, g, A, B, c)) return;
     std::optional<DotEpilogue> epilogue;
     if (at.epilogue) epilogue = make_dot_epilogue(a, at);
     const DotEpilogue* epi = epilogue ? &*epilogue : nullptr;

@@ -1,0 +1,140 @@
+#include "ops/dot/dot_host.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "device/device_impl.hpp"
+
+namespace nxv {
+namespace {
+
+// The CBLAS C interface (cblas.h), declared here so that nothing needs its headers at build
+// time: the library is optional and found when the first dot runs.
+enum : int { kRowMajor = 101, kNoTrans = 111, kTrans = 112 };
+using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
+                       int);
+
+struct HostBlas {
+  Sgemm sgemm = nullptr;
+  Dgemm dgemm = nullptr;
+};
+
+const HostBlas* load_blas() {
+  // OpenBLAS only: a reference BLAS (libblas.so.3) is slower than the driver's kernels.
+  for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
+    void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) continue;
+    static HostBlas blas;
+    blas.sgemm = reinterpret_cast<Sgemm>(dlsym(lib, "cblas_sgemm"));
+    blas.dgemm = reinterpret_cast<Dgemm>(dlsym(lib, "cblas_dgemm"));
+    if (blas.sgemm && blas.dgemm) return &blas;  // kept loaded for the process's lifetime
+    dlclose(lib);
+  }
+  return nullptr;
+}
+
+const HostBlas* host_blas() {
+  static const HostBlas* blas = load_blas();
+  return blas;
+}
+
+bool enabled() {
+  const char* e = std::getenv("NX_VULKAN_HOST_BLAS");
+  return !(e && std::string(e) == "0");
+}
+
+// How BLAS reads a rows x cols matrix with strides (rs, cs) in elements: row-major (cs == 1)
+// or transposed (rs == 1), with its leading dimension. A stride of a size-1 axis is free.
+struct MatrixLayout {
+  int trans = kNoTrans;
+  int64_t ld = 1;
+};
+
+std::optional<MatrixLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  int64_t row_ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
+  if ((cols == 1 || cs == 1) && row_ld >= std::max<int64_t>(cols, 1)) return MatrixLayout{kNoTrans, row_ld};
+  int64_t col_ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
+  if ((rows == 1 || rs == 1) && col_ld >= std::max<int64_t>(rows, 1)) return MatrixLayout{kTrans, col_ld};
+  return std::nullopt;
+}
+
+// The host address of `ref` when its buffer is mapped, coherent memory and the `bytes` from it
+// lie in one chunk.
+bool host_reachable(const Buffer& buffer, BufferRef ref, uint64_t bytes) {
+  const auto& chunks = buffer.chunks();
+  uint64_t chunk = ref.byte_offset / buffer.chunk_bytes();
+  if (chunk >= chunks.size()) return bytes == 0;
+  const BufferChunk& c = chunks[chunk];
+  return c.mapped && (c.flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) && buffer.bytes_left_in_chunk(ref.byte_offset) >= bytes;
+}
+
+template <typename T>
+T* host_pointer(const Buffer& buffer, BufferRef ref) {
+  const BufferChunk& c = buffer.chunks()[ref.byte_offset / buffer.chunk_bytes()];
+  return reinterpret_cast<T*>(c.mapped + ref.byte_offset % buffer.chunk_bytes());
+}
+
+// The bytes a batched operand spans from its start: batch 0's matrix to the last batch's.
+uint64_t span_bytes(int64_t batch, int64_t rows, int64_t cols, const std::array<int64_t, 3>& s, uint64_t elem) {
+  if (batch == 0 || rows == 0 || cols == 0) return 0;
+  return uint64_t((batch - 1) * s[0] + (rows - 1) * s[1] + (cols - 1) * s[2] + 1) * elem;
+}
+
+}  // namespace
+
+bool host_blas_available() { return host_blas() != nullptr; }
+
+bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const GemmShape& g, const GemmOperand& a,
+                      const GemmOperand& b, BufferRef c) {
+  if (out != DType::F32 && out != DType::F64) return false;
+  if (a.type != out || b.type != out) return false;
+  if (device.impl().core->info().type != "cpu" || !enabled() || !host_blas()) return false;
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return false;  // nothing to compute
+  // A is {batch, m, k}, B is {batch, k, n}; size-1 batches leave their stride free.
+  auto la = blas_layout(g.m, g.k, a.strides[1], a.strides[2]);
+  auto lb = blas_layout(g.k, g.n, b.strides[1], b.strides[2]);
+  if (!la || !lb || a.strides[0] < 0 || b.strides[0] < 0) return false;
+  uint64_t elem = dtype_size(out);
+  if (!host_reachable(builder.buffer(a.ref.slot), a.ref, span_bytes(g.batch, g.m, g.k, a.strides, elem)) ||
+      !host_reachable(builder.buffer(b.ref.slot), b.ref, span_bytes(g.batch, g.k, g.n, b.strides, elem)) ||
+      !host_reachable(builder.buffer(c.slot), c, uint64_t(g.batch * g.m * g.n) * elem))
+    return false;
+  Launch& l = builder.host_step([=, la = *la, lb = *lb](std::span<const std::shared_ptr<Buffer>> buffers) {
+    const Buffer &ba = *buffers[a.ref.slot], &bb = *buffers[b.ref.slot], &bc = *buffers[c.slot];
+    const HostBlas& blas = *host_blas();
+    int m = int(g.m), n = int(g.n), k = int(g.k);
+    for (int64_t i = 0; i < g.batch; ++i) {
+      if (out == DType::F32) {
+        float* pc = host_pointer<float>(bc, c) + i * g.m * g.n;
+        if (k == 0) {
+          std::fill(pc, pc + g.m * g.n, 0.0f);
+          continue;
+        }
+        blas.sgemm(kRowMajor, la.trans, lb.trans, m, n, k, 1.0f, host_pointer<const float>(ba, a.ref) + i * a.strides[0],
+                   int(la.ld), host_pointer<const float>(bb, b.ref) + i * b.strides[0], int(lb.ld), 0.0f, pc,
+                   std::max(n, 1));
+      } else {
+        double* pc = host_pointer<double>(bc, c) + i * g.m * g.n;
+        if (k == 0) {
+          std::fill(pc, pc + g.m * g.n, 0.0);
+          continue;
+        }
+        blas.dgemm(kRowMajor, la.trans, lb.trans, m, n, k, 1.0, host_pointer<const double>(ba, a.ref) + i * a.strides[0],
+                   int(la.ld), host_pointer<const double>(bb, b.ref) + i * b.strides[0], int(lb.ld), 0.0, pc,
+                   std::max(n, 1));
+      }
+    }
+  });
+  builder.use(l, a.ref.slot, Access::Read);
+  builder.use(l, b.ref.slot, Access::Read);
+  builder.use(l, c.slot, Access::Write);
+  return true;
+}
+
+}  // namespace nxv

@@ -1,0 +1,26 @@
+// dot on CPU drivers (lavapipe) through the system's optimised BLAS. A CPU driver runs compute
+// shaders on the same cores as the host, and its generated code gathers every load in a GEMM's
+// inner loop (bench/RESULTS.md, lavapipe dot): OpenBLAS on the same memory is several times
+// faster. The GEMM runs as a host step of the executable, in stream order: the work recorded
+// before it is submitted and waited for, then the host multiplies through the buffers' mappings.
+//
+// Chosen only on CPU devices, for f32 and f64 operands of the output's type whose matrices
+// BLAS can address (one unit stride per matrix), when OpenBLAS loads (libopenblas.so.0, found
+// at run time: nothing links against it). NX_VULKAN_HOST_BLAS=0 turns it off.
+#pragma once
+#include "exec/launch.hpp"
+#include "nxv/device.hpp"
+#include "ops/dot/dot_kernels.hpp"
+#include "ops/dot/dot_plan.hpp"
+
+namespace nxv {
+
+// Appends the host GEMM and returns true where this tier takes the product; false (nothing
+// appended) where the GPU kernels should.
+bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const GemmShape& g, const GemmOperand& a,
+                      const GemmOperand& b, BufferRef c);
+
+// Whether a BLAS library was found (tests).
+bool host_blas_available();
+
+}  // namespace nxv
