@@ -11,20 +11,12 @@
 #include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
 #include "ops/dot/dot_epilogue.h"
+#include "ops/elementwise/elementwise.hpp"
 
 namespace nxv {
 namespace {
 
 constexpr int64_t kMaxIndex = int64_t(1) << 31;
-
-bool broadcastable(const Shape& in, const Shape& out) {
-  if (in.size() > out.size()) return false;
-  for (size_t i = 0; i < in.size(); ++i) {
-    int64_t o = out[out.size() - in.size() + i];
-    if (in[i] != o && in[i] != 1) return false;
-  }
-  return true;
-}
 
 // The chain's inputs: the product, then the extra tensors.
 std::vector<DType> chain_inputs(DType product, std::span<const TensorSpec> extras) {

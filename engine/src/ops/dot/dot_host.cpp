@@ -105,31 +105,22 @@ bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const G
       !host_reachable(builder.buffer(b.ref.slot), b.ref, span_bytes(g.batch, g.k, g.n, b.strides, elem)) ||
       !host_reachable(builder.buffer(c.slot), c, uint64_t(g.batch * g.m * g.n) * elem))
     return false;
-  Launch& l = builder.host_step([=, la = *la, lb = *lb](std::span<const std::shared_ptr<Buffer>> buffers) {
+  auto multiply = [=, la = *la, lb = *lb]<typename T>(std::span<const std::shared_ptr<Buffer>> buffers, auto gemm) {
     const Buffer &ba = *buffers[a.ref.slot], &bb = *buffers[b.ref.slot], &bc = *buffers[c.slot];
-    const HostBlas& blas = *host_blas();
-    int m = int(g.m), n = int(g.n), k = int(g.k);
     for (int64_t i = 0; i < g.batch; ++i) {
-      if (out == DType::F32) {
-        float* pc = host_pointer<float>(bc, c) + i * g.m * g.n;
-        if (k == 0) {
-          std::fill(pc, pc + g.m * g.n, 0.0f);
-          continue;
-        }
-        blas.sgemm(kRowMajor, la.trans, lb.trans, m, n, k, 1.0f, host_pointer<const float>(ba, a.ref) + i * a.strides[0],
-                   int(la.ld), host_pointer<const float>(bb, b.ref) + i * b.strides[0], int(lb.ld), 0.0f, pc,
-                   std::max(n, 1));
-      } else {
-        double* pc = host_pointer<double>(bc, c) + i * g.m * g.n;
-        if (k == 0) {
-          std::fill(pc, pc + g.m * g.n, 0.0);
-          continue;
-        }
-        blas.dgemm(kRowMajor, la.trans, lb.trans, m, n, k, 1.0, host_pointer<const double>(ba, a.ref) + i * a.strides[0],
-                   int(la.ld), host_pointer<const double>(bb, b.ref) + i * b.strides[0], int(lb.ld), 0.0, pc,
-                   std::max(n, 1));
+      T* pc = host_pointer<T>(bc, c) + i * g.m * g.n;
+      if (g.k == 0) {
+        std::fill(pc, pc + g.m * g.n, T(0));
+        continue;
       }
+      gemm(kRowMajor, la.trans, lb.trans, int(g.m), int(g.n), int(g.k), T(1),
+           host_pointer<const T>(ba, a.ref) + i * a.strides[0], int(la.ld),
+           host_pointer<const T>(bb, b.ref) + i * b.strides[0], int(lb.ld), T(0), pc, int(std::max<int64_t>(g.n, 1)));
     }
+  };
+  Launch& l = builder.host_step([=](std::span<const std::shared_ptr<Buffer>> buffers) {
+    if (out == DType::F32) multiply.operator()<float>(buffers, host_blas()->sgemm);
+    else multiply.operator()<double>(buffers, host_blas()->dgemm);
   });
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);

@@ -23,15 +23,6 @@ constexpr uint32_t kWorkgroupSize = 256;
 
 enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2, kDenseOneWide = 3 };
 
-bool broadcastable(const Shape& in, const Shape& out) {
-  if (in.size() > out.size()) return false;
-  for (size_t i = 0; i < in.size(); ++i) {
-    int64_t o = out[out.size() - in.size() + i];
-    if (in[i] != o && in[i] != 1) return false;
-  }
-  return true;
-}
-
 // What an op's scalar expression needs from the device. Building the expression (its GLSL) costs
 // more than recording the op, so each eager call finds the answer here instead.
 FeatureSet cached_features(OpId op, DType out, const std::vector<DType>& in, bool has_f64) {
@@ -198,6 +189,15 @@ bool env_is(const char* name, const char* value) {
 }
 
 }  // namespace
+
+bool broadcastable(const Shape& in, const Shape& out) {
+  if (in.size() > out.size()) return false;
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t o = out[out.size() - in.size() + i];
+    if (in[i] != o && in[i] != 1) return false;
+  }
+  return true;
+}
 
 bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements) {
   // Read per call (tests switch them); GPU devices never read them.

@@ -26,6 +26,9 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
 // call of sin on lavapipe in about half the CPU time, its throughput 1.8x lower);
 // NXV_EW_GPU_LOOPS=1 gives CPU devices the GPU's loops (tests run those on lavapipe).
 inline constexpr int64_t kOneWideMaxElements = 1 << 16;
+
+// Whether `in` broadcasts to `out` by Nx's rule (trailing axes aligned, extents equal or 1).
+bool broadcastable(const Shape& in, const Shape& out);
 bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements = 0);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
