@@ -325,6 +325,28 @@ TEST(Fusion, IntermediatesRoundAsInTheirOwnKernels) {
   }
   EXPECT_EQ(chain_rounding(math, {DType::F32}, true).reason, ChainSplit::None);
   EXPECT_EQ(chain_rounding(exact, {DType::F64}, true).reason, ChainSplit::None);
+  // as_type into the operand's own type is a view run alone: its bits pass through a chain
+  // unrounded, in the middle and at the end (Nx's f8 codes 0x01-0x03 read as values that
+  // store back as other codes), fused and run step by step.
+  if (supports_op(*dev, "negate", {DType::F8, {256}}, {DType::F8})) {
+    std::vector<uint8_t> codes(256);
+    for (size_t i = 0; i < codes.size(); ++i) codes[i] = uint8_t(i);
+    Tensor in = upload(*dev, DType::F8, {256}, codes);
+    ElementwiseChain middle{{{OpId::abs, DType::F8, {{From::Input, 0}}},
+                             {OpId::as_type, DType::F8, {{From::Step, 0}}},
+                             {OpId::negate, DType::F8, {{From::Step, 1}}}}};
+    ElementwiseChain end{{{OpId::negate, DType::F8, {{From::Input, 0}}}, {OpId::as_type, DType::F8, {{From::Step, 0}}}}};
+    expect_same_as_one_by_one(*dev, middle, {DType::F8}, {in}, {256});
+    expect_same_as_one_by_one(*dev, end, {DType::F8}, {in}, {256});
+  }
+  if (has_f64) {
+    ElementwiseChain split{{{OpId::as_type, DType::F32, {{From::Input, 0}}},
+                            {OpId::asinh, DType::F32, {{From::Step, 0}}},
+                            {OpId::as_type, DType::F32, {{From::Step, 1}}}}};
+    EXPECT_EQ(chain_rounding(split, {DType::F64}, true).reason, ChainSplit::FloatMathUnderF64Controls);
+    Tensor in = upload(*dev, DType::F64, {4}, std::vector<double>{0.1, 1e-3, 7.5, -2.25});
+    expect_same_as_one_by_one(*dev, split, {DType::F64}, {in}, {4});
+  }
 }
 
 TEST(Fusion, ABadChainIsAClearError) {

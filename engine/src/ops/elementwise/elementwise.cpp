@@ -11,6 +11,7 @@
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_uses.hpp"
+#include "memory/copy.hpp"
 #include "ops/elementwise/elementwise.hpp"
 #include "ops/elementwise/elementwise_push.h"
 #include "ops/elementwise/fusion.hpp"
@@ -149,11 +150,20 @@ class ElementwiseFamily final : public Family {
     for (size_t s = 0; s < chain.steps.size(); ++s) {
       const ChainStep& step = chain.steps[s];
       bool last = s + 1 == chain.steps.size();
-      Tensor out = last ? a.output : empty(a.device, step.out, a.out.shape);
-      uint32_t slot = last ? a.output_slot : a.builder.bind(out.buffer);
       std::vector<LowerInput> operands;
       for (const auto& o : step.operands)
         operands.push_back(o.from == ChainOperand::From::Input ? a.inputs[o.index] : results[o.index]);
+      bool identity = step.op == OpId::as_type && operands[0].tensor.type == step.out;
+      if (identity && !last) {
+        results.push_back(operands[0]);  // a view when run alone: the operand's bits
+        continue;
+      }
+      Tensor out = last ? a.output : empty(a.device, step.out, a.out.shape);
+      uint32_t slot = last ? a.output_slot : a.builder.bind(out.buffer);
+      if (identity) {
+        append_copy(a.device, a.builder, broadcast_view(operands[0].tensor, a.out.shape), operands[0].slot, out, slot);
+        break;
+      }
       OutSpec spec{step.out, a.out.shape};
       Attrs none;
       lower(LowerArgs{a.device, step.op, spec, operands, out, slot, none, a.builder});

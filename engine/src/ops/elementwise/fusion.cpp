@@ -45,6 +45,11 @@ int step_arity(OpId op) {
   return def ? def->arity : -1;
 }
 
+// as_type into the operand's own type: a view when the op runs alone.
+bool is_identity_cast(const ChainStep& step, const std::vector<DType>& operand_types) {
+  return step.op == OpId::as_type && operand_types.size() == 1 && operand_types[0] == step.out;
+}
+
 }  // namespace
 
 std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid,
@@ -149,17 +154,32 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
   std::string g = "// elementwise chain (ops/elementwise/fusion.cpp)\n#ifndef NXV_CHAIN_ZERO\n"
                   "#define NXV_CHAIN_ZERO (gl_NumWorkGroups.y - 1u)\n#endif\n", body;
   const size_t last = chain.steps.size() - 1;
+  std::vector<std::string> computes(chain.steps.size());
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const ChainStep& step = chain.steps[s];
     std::vector<DType> types;
     for (const auto& o : step.operands) types.push_back(operand_type(chain, in, o));
+    const std::string n = std::to_string(s);
+    if (is_identity_cast(step, types) && step.operands[0].from == ChainOperand::From::Step) {
+      // as_type into its operand's type is a view when run alone: the earlier step's value and
+      // bits pass through unrounded (a store of a loaded f8 is not the identity).
+      const std::string j = std::to_string(step.operands[0].index);
+      computes[s] = computes[step.operands[0].index];
+      body += "  " + computes[s] + " t" + n + " = t" + j + ";\n";
+      if (s == last) {
+        result.compute = computes[s];
+        break;
+      }
+      body += "  precise " + glsl_storage_type(widened(step.out)) + " kept" + n + " = kept" + j + ";\n";
+      continue;
+    }
     ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
+    computes[s] = e.compute;
     result.features.merge(e.features);
     result.features.add_type(step.out);
     defines.insert(e.defines.begin(), e.defines.end());
     if (e.max_workgroups && (!result.max_workgroups || e.max_workgroups < result.max_workgroups))
       result.max_workgroups = e.max_workgroups;
-    const std::string n = std::to_string(s);
     const char* params[] = {"a", "b", "c"};
     std::string signature, call;
     for (size_t k = 0; k < types.size(); ++k) {
