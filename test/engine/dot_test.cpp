@@ -680,6 +680,17 @@ TEST_F(Dot, HostBlasTier) {
     CompileFreeScope no_blocking;
     EXPECT_FALSE(run_op_if_compiled(dev, *find_op("dot"), {DType::F32, {2, 2}}, {nx, ty}, mm).has_value());
   }
+  // By default only products of 2^18 multiply-adds or more: smaller ones record a kernel.
+  {
+    ScopedEnv by_size("NX_VULKAN_HOST_BLAS", "");
+    Tensor big = from_host(dev, DType::F32, {64, 64}, std::vector<float>(4096, 0.5f).data(), 4096 * 4);
+    commands = dev.stream_stats().commands;
+    Tensor sq = run_op(dev, "dot", {DType::F32, {64, 64}}, {big, big}, mm);
+    EXPECT_EQ(dev.stream_stats().commands, commands);
+    EXPECT_EQ(download<float>(dev, sq), std::vector<float>(4096, 16.0f));
+    run_op(dev, "dot", {DType::F32, {2, 2}}, {nx, ty}, mm);
+    EXPECT_GT(dev.stream_stats().commands, commands);
+  }
   // Off: the kernels take it.
   ScopedEnv off("NX_VULKAN_HOST_BLAS", "0");
   commands = dev.stream_stats().commands;

@@ -6,7 +6,8 @@
 //
 // Chosen only on CPU devices, for f32 and f64 operands of the output's type whose matrices
 // BLAS can address (one unit stride per matrix), when OpenBLAS loads (libopenblas.so.0, found
-// at run time: nothing links against it). NX_VULKAN_HOST_BLAS=0 turns it off.
+// at run time: nothing links against it), for products of at least 2^18 multiply-adds.
+// NX_VULKAN_HOST_BLAS=0 turns it off, =1 takes every product it can.
 #pragma once
 #include "exec/launch.hpp"
 #include "nxv/device.hpp"
