@@ -4,16 +4,18 @@
 # work and the download of the result (Nx.to_binary), so the product is really computed. Run
 # with
 #
-#     mix run bench/dot_vs_numpy.exs [rounds] [--binary]
+#     mix run bench/dot_vs_numpy.exs [rounds] [--per-round n] [--binary]
 #
 # (NX_PATH etc. as for the Elixir suite; NXV_PYTHON names the python3 whose numpy to use,
 # /usr/bin/python3 by default: Debian's python3-numpy with libopenblas0-pthread). Prints, per
 # shape and type, the first Vulkan call (the kernel's compile included unless the kernel cache
 # holds it), the medians of both and their ratio, and the load average before and after.
 # --binary also times Nx.BinaryBackend once on 512x512x512 f32 (over a minute).
-{opts, args} = OptionParser.parse!(System.argv(), strict: [binary: :boolean])
+{opts, args} = OptionParser.parse!(System.argv(), strict: [binary: :boolean, per_round: :integer])
 rounds = args |> List.first("7") |> String.to_integer()
-per_round = 3
+# One round of 30 calls each (`1 --per-round 30`) times each side back to back: interleaved, each
+# side's OpenBLAS threads spin after its calls and slow the other's on a small machine.
+per_round = Keyword.get(opts, :per_round, 3)
 
 python = System.get_env("NXV_PYTHON", "/usr/bin/python3")
 script = Path.join(__DIR__, "dot_numpy.py")
