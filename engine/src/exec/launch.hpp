@@ -52,7 +52,9 @@ class Executable {
  public:
   uint32_t slot_count() const { return slot_count_; }
   const std::vector<Launch>& launches() const { return launches_; }
-  // Records every launch on `stream` with `buffers` bound to the slots (one per slot).
+  // Records every launch on `stream` with `buffers` bound to the slots (one per slot). A host
+  // step runs once the work recorded before it has finished (run then blocks; inside a
+  // CompileFreeScope it throws KernelNotReady before recording anything).
   void run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const;
 
  private:
