@@ -3,13 +3,29 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <string>
 
 #include "device/device_impl.hpp"
 #include "device_limits.hpp"
+#include "exec/phase_times.hpp"
 #include "nxv/ops.hpp"
 
 namespace nxv::bench {
 namespace {
+
+// With NXV_PHASE_TIMES=1: the host time of each phase of the eager path per op.
+void reset_phase_times() {
+  for (auto& v : phase_totals().ns) v = 0;
+  for (auto& v : phase_totals().calls) v = 0;
+}
+
+void report_phase_times(benchmark::State& state, double ops) {
+  if (!phase_timing_on()) return;
+  for (size_t p = 0; p < size_t(Phase::Count); ++p) {
+    std::string name = phase_name(Phase(p));
+    state.counters["us_" + name] = double(phase_totals().ns[p]) / 1e3 / ops;
+  }
+}
 
 void BM_SmallOpSynchronous(benchmark::State& state) {
   Device& dev = device();
@@ -27,6 +43,7 @@ void BM_SmallOpPipelined(benchmark::State& state) {
   Device& dev = device();
   Tensor a = empty(dev, DType::F32, {1});
   const int per_iter = 1000;
+  reset_phase_times();
   uint64_t submits_before = dev.impl().stream.stats().submits;
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
@@ -37,13 +54,43 @@ void BM_SmallOpPipelined(benchmark::State& state) {
   state.counters["us_per_op"] =
       benchmark::Counter(1e6 / per_iter, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   // Batching: a submission per op means the GPU drained between ops (each op paid a submit).
+  report_phase_times(state, double(state.iterations() * per_iter));
   state.counters["submits_per_op"] =
       double(dev.impl().stream.stats().submits - submits_before) / double(state.iterations() * per_iter);
   state.counters["floor_us"] = limits().round_trip_s * 1e6;
 }
 
+// The same with the caller busy for range(0) us between ops, as the Elixir side is for each op
+// (the backend and the NIF): whether a slower caller pays more per op than that time (fewer
+// ops share each submission).
+void BM_SmallOpPipelinedBusyCaller(benchmark::State& state) {
+  Device& dev = device();
+  Tensor a = empty(dev, DType::F32, {1});
+  const int per_iter = 1000;
+  const auto busy = std::chrono::microseconds(state.range(0));
+  reset_phase_times();
+  uint64_t submits_before = dev.impl().stream.stats().submits;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < per_iter; ++i) {
+      auto until = std::chrono::steady_clock::now() + busy;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      Tensor r = run_op(dev, "add", {DType::F32, {1}}, {a, a});
+    }
+    dev.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  state.counters["us_per_op"] =
+      benchmark::Counter(1e6 / per_iter, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  report_phase_times(state, double(state.iterations() * per_iter));
+  state.counters["submits_per_op"] =
+      double(dev.impl().stream.stats().submits - submits_before) / double(state.iterations() * per_iter);
+}
+
 BENCHMARK(BM_SmallOpSynchronous)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_SmallOpPipelined)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK(BM_SmallOpPipelinedBusyCaller)->Arg(2)->Arg(5)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 
 }  // namespace
 }  // namespace nxv::bench

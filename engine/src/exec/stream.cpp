@@ -1,9 +1,13 @@
 #include "exec/stream.hpp"
 
+#include "exec/phase_times.hpp"
+
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "common/errors.hpp"
+#include "exec/phase_times.hpp"
 
 namespace nxv {
 namespace {
@@ -77,7 +81,7 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
     fail_at_ = std::strtoull(env, nullptr, 10);
   const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
   threaded_ = env && std::string(env) == "1";
-  defer_ = std::chrono::microseconds(20);
+  defer_ = std::chrono::microseconds(50);
   if (const char* us = std::getenv("NX_VULKAN_SUBMIT_DEFER_US"); us && *us)
     defer_ = std::chrono::microseconds(std::strtoull(us, nullptr, 10));
   if (threaded_) {
@@ -158,22 +162,38 @@ void Stream::record(const std::function<void(Recorder&)>& fn) {
   constexpr uint32_t kMaxCommandsPerBatch = 64;
   bool wake = false, wake_deadline = false;
   {
+    std::optional<PhaseTimer> lock_time(std::in_place, Phase::StreamLock);
     Lock lock(mutex_);
+    lock_time.reset();
     core_->check_not_lost();
     translate_vk("recording", [&] {
-      open_batch_locked();
+      {
+        PhaseTimer t(Phase::OpenBatch);
+        open_batch_locked();
+      }
       Recorder rec(*this, *open_->cmd);
-      fn(rec);
+      {
+        PhaseTimer t(Phase::RecordCommands);
+        fn(rec);
+      }
+      bool first = open_->commands == 0;
       open_->commands += rec.commands_;
       stats_.commands += rec.commands_;
-      retire_locked(false);
+      // Polling the timeline is a driver call: once per batch here, and below where whether
+      // the device is dry decides a submission.
+      if (first) {
+        PhaseTimer t(Phase::Retire);
+        retire_locked(false);
+      }
     });
     bool full = open_->commands >= kMaxCommandsPerBatch;
     if (!threaded_) {
       bool due = full;
       if (!full && open_->commands > 0) {
         auto deadline = open_->opened_at + defer_;
-        if (in_flight_.empty() && (defer_.count() == 0 || std::chrono::steady_clock::now() >= deadline)) {
+        bool old = defer_.count() == 0 || std::chrono::steady_clock::now() >= deadline;
+        if (old) translate_vk("retiring", [&] { retire_locked(false); });
+        if (old && in_flight_.empty()) {
           due = true;
         } else if (!deadline_ && defer_.count() > 0) {
           // Also bounds how long a batch recorded behind busy work waits for the next op.
@@ -258,11 +278,15 @@ std::optional<Error> Stream::submit_queued(Lock& lock) {
     submitting_ = true;
     submitting_batch_ = &batch;
     lock.unlock();
-    // vkQueueSubmit is externally synchronised: `submitting_` admits one submitter at a time.
-    VkResult r = injected ? static_cast<VkResult>(fail_with_)
-                          : core_->device().getDispatcher()->vkQueueSubmit2(
-                                static_cast<VkQueue>(core_->queue()), 1,
-                                reinterpret_cast<const VkSubmitInfo2*>(&submit), VK_NULL_HANDLE);
+    VkResult r;
+    {
+      PhaseTimer t(Phase::Submit);
+      // vkQueueSubmit is externally synchronised: `submitting_` admits one submitter at a time.
+      r = injected ? static_cast<VkResult>(fail_with_)
+                   : core_->device().getDispatcher()->vkQueueSubmit2(static_cast<VkQueue>(core_->queue()), 1,
+                                                                     reinterpret_cast<const VkSubmitInfo2*>(&submit),
+                                                                     VK_NULL_HANDLE);
+    }
     lock.lock();
     submitting_ = false;
     submitting_batch_ = nullptr;

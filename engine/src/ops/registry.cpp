@@ -4,6 +4,7 @@
 
 #include "common/errors.hpp"
 #include "device/device_impl.hpp"
+#include "exec/phase_times.hpp"
 #include "graph/graph.hpp"
 #include "memory/transfer.hpp"
 #include "ops/family.hpp"
@@ -58,6 +59,7 @@ Support check_op(Device& device, OpId op, const OutSpec& out, std::span<const Te
 }
 
 Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  PhaseTimer timer(Phase::RunOp);
   for (const auto& t : inputs) check_same_device(device, t);
   // The node is checked (check_op) where it is lowered, before anything is recorded.
   return translate_vk("running op", [&] { return run_one_node(device, op, out, inputs, attrs); });
