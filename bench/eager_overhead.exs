@@ -24,8 +24,14 @@ best = fn n, fun -> Enum.min(for _ <- 1..5, do: per_op_us.(n, fun)) end
 
 IO.puts("device: #{Nx.Vulkan.device_info().name}")
 
+submits_before = Nx.Vulkan.stream_statistics().submits
 pipelined = best.(5000, fn -> Nx.add(a, b) end)
-IO.puts("pipelined Nx.add of f32[1000]: #{Float.round(pipelined, 2)} us per op")
+submits = (Nx.Vulkan.stream_statistics().submits - submits_before) / (5 * 5001)
+
+IO.puts(
+  "pipelined Nx.add of f32[1000]: #{Float.round(pipelined, 2)} us per op " <>
+    "(#{Float.round(submits, 3)} submits per op)"
+)
 
 synchronous = best.(1000, fn -> Nx.add(a, b) |> Nx.to_binary() end)
 IO.puts("synchronous Nx.add of f32[1000] + Nx.to_binary: #{Float.round(synchronous, 2)} us per op")

@@ -117,6 +117,7 @@ defmodule Nx.Vulkan.Native do
         end
 
       Tables.with_tables(fn -> :ets.insert(Tables.support(), {key, answer}) end)
+      if answer != true, do: mark_refused(id)
       answer
     else
       {:host, _} = no -> no
@@ -158,7 +159,37 @@ defmodule Nx.Vulkan.Native do
     end
   end
 
-  @doc "Records that the engine refused a call with `key` (so the next one goes to the host)."
-  def refuse(key, reason),
-    do: Tables.with_tables(fn -> :ets.insert(Tables.support(), {key, {:host, reason}}) end)
+  @doc """
+  Records that the engine refused a call of op `id` with `key` (so the next one goes to the
+  host).
+  """
+  def refuse(id, key, reason) do
+    Tables.with_tables(fn -> :ets.insert(Tables.support(), {key, {:host, reason}}) end)
+    mark_refused(id)
+  end
+
+  @doc """
+  Whether a call of op `id` was ever refused (a `{:host, _}` answer is cached for it). An op
+  never refused needs no support key and no table lookup before its call: the engine checks
+  every call itself.
+  """
+  def refused_before?(id), do: :atomics.get(refusals(), id + 1) != 0
+
+  defp mark_refused(id), do: :atomics.put(refusals(), id + 1, 1)
+
+  # One flag per row of the op table. Created once (starting the application first where a
+  # script never did: the first op goes through here); a second process racing to create it
+  # may lose flags set meanwhile, which only costs a refusal found again.
+  defp refusals do
+    case :persistent_term.get({__MODULE__, :refusals}, nil) do
+      nil ->
+        Tables.with_tables(fn -> :ets.lookup(Tables.support(), :none) end)
+        flags = :atomics.new(map_size(op_table()) + 1, signed: false)
+        :persistent_term.put({__MODULE__, :refusals}, flags)
+        flags
+
+      flags ->
+        flags
+    end
+  end
 end
