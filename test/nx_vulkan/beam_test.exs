@@ -222,6 +222,36 @@ defmodule Nx.Vulkan.BeamTest do
     Enum.map(values, &String.to_integer/1)
   end
 
+  # In a VM of its own: the refusal below is global to the VM.
+  test "a refusal is remembered per op and per call kind, and only that kind goes to the host" do
+    script = """
+    alias Nx.Vulkan.Native
+    Application.put_env(:nx_vulkan, :host_fallback, :allow)
+    f = Nx.tensor([1.5, -2.0, 3.0], backend: Nx.Vulkan.Backend)
+    i = Nx.tensor([1, -2, 3], backend: Nx.Vulkan.Backend)
+    {:ok, {id, depends}} = Native.native_entry(:add, {:f, 32}, [f, f])
+    IO.puts("refused_before=\#{Native.refused_before?(id)}")
+    native = Nx.to_flat_list(Nx.add(f, f))
+    IO.puts("counts_native=\#{inspect(Nx.Vulkan.fallback_counts())}")
+    key = Native.support_key(Nx.Vulkan.default_device(), :add, f, [f, f], [], depends)
+    Native.refuse(id, key, "refused by the test")
+    IO.puts("refused_after=\#{Native.refused_before?(id)}")
+    host = Nx.to_flat_list(Nx.add(f, f))
+    IO.puts("same=\#{host == native} counts_f32=\#{inspect(Nx.Vulkan.fallback_counts())}")
+    ints = Nx.to_flat_list(Nx.add(i, i))
+    IO.puts("ints=\#{inspect(ints)} counts_s32=\#{inspect(Nx.Vulkan.fallback_counts())}")
+    """
+
+    {output, status} = run_vm(script, [])
+    assert status == 0, output
+    assert output =~ "refused_before=false"
+    assert output =~ "counts_native=%{}"
+    assert output =~ "refused_after=true"
+    # The refused kind (f32 adds) runs on the host with the same result; s32 adds stay native.
+    assert output =~ "same=true counts_f32=%{add: 1}"
+    assert output =~ "ints=[2, -4, 6] counts_s32=%{add: 1}"
+  end
+
   test "a script that never starts the application gets it started by its first op" do
     script = """
     t = Nx.tensor([1.0, 2.0], backend: Nx.Vulkan.Backend)
