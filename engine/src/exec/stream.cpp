@@ -331,7 +331,7 @@ void Stream::abandon_locked(Batch& batch) {
   for (auto& buffer : batch.written) buffer->contents_lost = true;
   try {
     // A host signal must stay below every pending signal: let earlier batches finish first.
-    if (!in_flight_.empty()) wait_value(in_flight_.back().value);
+    if (!in_flight_.empty()) wait_value(in_flight_.back().value, UINT64_MAX, true);
     retire_locked(true);
     if (completed_value() < batch.value) {
       vk::SemaphoreSignalInfo signal{.semaphore = **timeline_, .value = batch.value};
@@ -370,17 +370,49 @@ void Stream::retire_locked(bool) {
   }
 }
 
-bool Stream::wait_value(uint64_t value, uint64_t timeout_ns) {
+bool Stream::wait_value(uint64_t value, uint64_t timeout_ns, bool locked) {
   if (value == 0) return true;
+  const char* limit_s = std::getenv("NX_VULKAN_WAIT_LIMIT_S");
+  uint64_t limit_ns = limit_s && *limit_s ? std::strtoull(limit_s, nullptr, 10) * 1'000'000'000ull : 0;
+  bool limited = limit_ns && timeout_ns > limit_ns;
   vk::Semaphore sem = **timeline_;
   vk::SemaphoreWaitInfo info{.semaphoreCount = 1, .pSemaphores = &sem, .pValues = &value};
   VkResult r = core_->device().getDispatcher()->vkWaitSemaphores(
       static_cast<VkDevice>(*core_->device()), reinterpret_cast<const VkSemaphoreWaitInfo*>(&info),
-      timeout_ns);
+      limited ? limit_ns : timeout_ns);
+  if (r == VK_TIMEOUT && limited) {
+    std::string state = "the stream was busy";
+    if (locked) {
+      state = describe_locked();
+    } else if (Lock lock(mutex_, std::try_to_lock); lock.owns_lock()) {
+      state = describe_locked();
+    }
+    throw Error(ErrorKind::Driver, "waited more than NX_VULKAN_WAIT_LIMIT_S for timeline value " +
+                                       std::to_string(value) + " (" + state + ")");
+  }
   if (r == VK_TIMEOUT) return false;
   if (r == VK_ERROR_DEVICE_LOST) core_->mark_lost();
   if (r != VK_SUCCESS) throw_vk(static_cast<vk::Result>(r), "vkWaitSemaphores");
   return true;
+}
+
+std::string Stream::describe_locked() const {
+  auto values = [](const auto& batches) {
+    std::string out;
+    for (const Batch& b : batches) out += (out.empty() ? "" : ",") + std::to_string(b.value);
+    return out.empty() ? std::string("none") : out;
+  };
+  std::string completed;
+  try {
+    completed = std::to_string(completed_value());
+  } catch (const std::exception& e) {
+    completed = e.what();
+  }
+  return "completed " + completed + "; in flight " + values(in_flight_) + "; queued " + values(queued_) +
+         "; submitting " + (submitting_batch_ ? std::to_string(submitting_batch_->value) : std::string("none")) +
+         "; open " + (open_ ? std::to_string(open_->value) + " with " + std::to_string(open_->commands) + " commands"
+                            : std::string("none")) +
+         "; deadline " + (deadline_ ? "set" : "none");
 }
 
 std::string Stream::lost_message() const { return std::string(kContentsLost) + " (" + last_failure_ + ")"; }

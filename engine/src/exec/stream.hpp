@@ -135,8 +135,12 @@ class Stream {
   std::string lost_message() const;
   void retire_locked(bool block_until_all);
   void barrier_locked();
-  // Whether `value` was reached within `timeout_ns`.
-  bool wait_value(uint64_t value, uint64_t timeout_ns = UINT64_MAX);
+  // Whether `value` was reached within `timeout_ns`. With NX_VULKAN_WAIT_LIMIT_S=n, a wait
+  // longer than n seconds raises instead, naming the stream's state (a hang made visible);
+  // `locked`: the caller holds the stream's mutex.
+  bool wait_value(uint64_t value, uint64_t timeout_ns = UINT64_MAX, bool locked = false);
+  // The batches' timeline values (open, queued, submitting, in flight, completed), for errors.
+  std::string describe_locked() const;
   uint64_t completed_value() const;
 
   std::shared_ptr<DeviceCore> core_;
