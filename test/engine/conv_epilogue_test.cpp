@@ -4,8 +4,9 @@
 // along the feature axis + relu, a full-size residual (contiguous and transposed), a change of
 // type (f32 then f16, a comparison into u8), on f32, f16 and s32; strides, padding, dilations,
 // feature and batch groups, permuted layouts, 1 to 3 spatial axes, batch 1, 1x1 kernels, no
-// channels, outputs straddling the tiles; split-K forced (NXV_DOT_SPLITS: the chain in the
-// final sum). A graph's conv, bias add and relu become one kernel.
+// channels, an empty batch, outputs straddling the tiles; NaN, infinities and signed zeros;
+// split-K forced (NXV_DOT_SPLITS: the chain in the final sum). A graph's conv, bias add and relu
+// become one kernel.
 #include <cmath>
 #include <cstring>
 
@@ -40,6 +41,7 @@ const Case kCases[] = {
     {"batch groups", {4, 3, 5, 5}, {4, 3, 2, 2}, {}, {}, {}, {}, 1, 2, {}, {}, {}},
     {"3d, output permuted", {1, 2, 3, 4, 5}, {3, 2, 2, 2, 2}, {}, {}, {}, {}, 1, 1, {}, {}, {0, 4, 1, 2, 3}},
     {"no channels", {2, 0, 5}, {3, 0, 2}, {}, {}, {}, {}, 1, 1, {}, {}, {}},
+    {"empty batch", {0, 3, 5, 5}, {4, 3, 2, 2}, {}, {}, {}, {}, 1, 1, {}, {}, {}},
 };
 
 std::vector<int64_t> identity(size_t n) {
@@ -199,8 +201,8 @@ TEST_F(ConvEpilogues, SplitKAppliesTheChainInTheSum) {
     // The split is real: one launch more (the partial sums' sum).
     Problem p = problem(d, kCases[0], DType::F32, rng);
     Graph g;
-    g.output(g.add(OpId::conv, {DType::F32, p.out}, {g.input(DType::F32, p.input.shape), g.input(DType::F32, p.kernel.shape)},
-                   Attrs::of(p.attrs)));
+    uint32_t x = g.input(DType::F32, p.input.shape), w = g.input(DType::F32, p.kernel.shape);
+    g.output(g.add(OpId::conv, {DType::F32, p.out}, {x, w}, Attrs::of(p.attrs)));
     size_t whole = compile_graph(d, g, {p.input, p.kernel}).executable().launches().size();
     ScopedEnv splits("NXV_DOT_SPLITS", "3");
     EXPECT_EQ(compile_graph(d, g, {p.input, p.kernel}).executable().launches().size(), whole + 1);
@@ -210,6 +212,28 @@ TEST_F(ConvEpilogues, SplitKAppliesTheChainInTheSum) {
   bias_relu(d, kCases[2], DType::F32, rng);
   bias_relu(d, kCases[1], DType::S32, rng);
   bias_relu(d, kCases[1], DType::F16, rng);
+}
+
+// NaN, infinities and signed zeros in the input, kernel and bias: the same bits as the ops one
+// by one (NaN against NaN).
+TEST_F(ConvEpilogues, SpecialValues) {
+  Device& d = *device_;
+  std::mt19937 rng(sample_seed() + 25);
+  DType t = DType::F32;
+  Problem p = problem(d, kCases[0], t, rng);
+  const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-42f, -1e30f};
+  auto sprinkle = [&](const Tensor& x) {
+    std::vector<float> v(size_t(x.size()));
+    to_host(d, x, v.data(), v.size() * sizeof(float));
+    for (size_t i = 0; i < v.size(); i += 7) v[i] = specials[(i / 7) % std::size(specials)];
+    return from_host(d, t, x.shape, v.data(), v.size() * sizeof(float));
+  };
+  p.input = sprinkle(p.input);
+  p.kernel = sprinkle(p.kernel);
+  Tensor bias = sprinkle(random_tensor(d, t, bias_shape(p), rng));
+  ElementwiseChain chain{{step(OpId::add, t, {in(0), in(1)}), step(OpId::max, t, {st(0), in(2)})}};
+  std::vector<Tensor> extras{bias, scalar(d, t, 0)};
+  expect_same_bits(d, unfused(d, p, t, extras, chain), fused(d, p, t, extras, chain));
 }
 
 // A full-size residual (contiguous, and stored transposed: strides across the output's axes),
@@ -272,8 +296,9 @@ TEST_F(ConvEpilogues, CheckRefusesWhatItCannotFuse) {
   EXPECT_NE(s.reason.find("float controls"), std::string::npos) << s.reason;
 }
 
-// conv -> add bias -> max 0 as graph nodes: one kernel where the unfused graph has three, with
-// the bits of the unfused graph and of the ops run eagerly.
+// conv -> add bias -> max 0 as graph nodes (and as one elementwise_chain node): one kernel
+// where the unfused graph has three, with the bits of the unfused graph and of the ops run
+// eagerly.
 TEST_F(ConvEpilogues, GraphFusesBiasAndRelu) {
   Device& d = *device_;
   std::mt19937 rng(sample_seed() + 24);
@@ -283,13 +308,18 @@ TEST_F(ConvEpilogues, GraphFusesBiasAndRelu) {
     Problem p = problem(d, c, t, rng);
     Shape bs = bias_shape(p);
     std::vector<Tensor> inputs{p.input, p.kernel, random_tensor(d, t, bs, rng), scalar(d, t, 0)};
-    auto build = [&](bool conv_is_output) {
+    auto build = [&](bool conv_is_output, bool as_chain) {
       Graph g;
       uint32_t x = g.input(t, p.input.shape), w = g.input(t, p.kernel.shape), bias = g.input(t, bs),
                zero = g.input(t, {});
       uint32_t y0 = g.add(OpId::conv, {t, p.out}, {x, w}, Attrs::of(p.attrs));
-      uint32_t biased = g.add(OpId::add, {t, p.out}, {y0, bias});
-      g.output(g.add(OpId::max, {t, p.out}, {biased, zero}));
+      if (as_chain) {
+        ElementwiseChain c{{step(OpId::add, t, {in(0), in(1)}), step(OpId::max, t, {st(0), in(2)})}};
+        g.output(g.add(OpId::elementwise_chain, {t, p.out}, {y0, bias, zero}, Attrs::of(c)));
+      } else {
+        uint32_t biased = g.add(OpId::add, {t, p.out}, {y0, bias});
+        g.output(g.add(OpId::max, {t, p.out}, {biased, zero}));
+      }
       if (conv_is_output) g.output(y0);
       return compile_graph(d, g, inputs);
     };
@@ -298,14 +328,17 @@ TEST_F(ConvEpilogues, GraphFusesBiasAndRelu) {
                                    {conv_only.input(t, p.input.shape), conv_only.input(t, p.kernel.shape)},
                                    Attrs::of(p.attrs)));
     size_t conv_launches = compile_graph(d, conv_only, {p.input, p.kernel}).executable().launches().size();
-    GraphExecutable fused_graph = build(false), separate = build(true);
-    EXPECT_EQ(fused_graph.executable().launches().size(), conv_launches);
+    GraphExecutable nodes = build(false, false), chain = build(false, true), separate = build(true, false);
+    EXPECT_EQ(nodes.executable().launches().size(), conv_launches);
+    EXPECT_EQ(chain.executable().launches().size(), conv_launches);
     EXPECT_EQ(separate.executable().launches().size(), conv_launches + 2);
     Tensor want = separate.run(d, inputs)[0];
-    expect_same_bits(d, want, fused_graph.run(d, inputs)[0]);
+    expect_same_bits(d, want, nodes.run(d, inputs)[0]);
+    expect_same_bits(d, want, chain.run(d, inputs)[0]);
     Tensor eager = run_op(d, OpId::max, {t, p.out},
                           {run_op(d, OpId::add, {t, p.out},
-                                  {run_op(d, OpId::conv, {t, p.out}, {p.input, p.kernel}, Attrs::of(p.attrs)), inputs[2]},
+                                  {run_op(d, OpId::conv, {t, p.out}, {p.input, p.kernel}, Attrs::of(p.attrs)),
+                                   inputs[2]},
                                   Attrs{}),
                            inputs[3]},
                           Attrs{});
