@@ -5,8 +5,8 @@
 // type (f32 then f16, a comparison into u8), on f32, f16 and s32; strides, padding, dilations,
 // feature and batch groups, permuted layouts, 1 to 3 spatial axes, batch 1, 1x1 kernels, no
 // channels, an empty batch, outputs straddling the tiles; NaN, infinities and signed zeros;
-// split-K forced (NXV_DOT_SPLITS: the chain in the final sum). A graph's conv, bias add and relu
-// become one kernel.
+// lavapipe's tile and the GPUs' (NXV_DOT_GPU_PATHS=1); split-K forced (NXV_DOT_SPLITS: the
+// chain in the final sum). A graph's conv, bias add and relu become one kernel.
 #include <cmath>
 #include <cstring>
 
@@ -212,6 +212,18 @@ TEST_F(ConvEpilogues, SplitKAppliesTheChainInTheSum) {
   bias_relu(d, kCases[2], DType::F32, rng);
   bias_relu(d, kCases[1], DType::S32, rng);
   bias_relu(d, kCases[1], DType::F16, rng);
+}
+
+// The tile kernel as GPUs run it (NXV_DOT_GPU_PATHS=1: their tile, vectors and layouts), and
+// split-K there: the chain where the tile stores and in the final sum.
+TEST_F(ConvEpilogues, GpuTiles) {
+  Device& d = *device_;
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  std::mt19937 rng(sample_seed() + 26);
+  bias_relu(d, kCases[0], DType::F32, rng);
+  bias_relu(d, kCases[1], DType::F32, rng);
+  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  bias_relu(d, kCases[1], DType::F32, rng);
 }
 
 // NaN, infinities and signed zeros in the input, kernel and bias: the same bits as the ops one
