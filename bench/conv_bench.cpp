@@ -4,7 +4,8 @@
 // kernel is then read in place); and 8x64x28x28 with 64 filters, small enough for lavapipe.
 // Counter TFLOP/s = 2 * N * O * H * W * C * 3 * 3 per second (JAX's count); of_fma_peak: that
 // over the device's f32 fma rate in the same run. Convolutions over NXV_BENCH_MAX_FLOP are
-// skipped (default 5e9 on CPU drivers).
+// skipped (default 5e9 on CPU drivers). BM_ConvBiasRelu*: relu(conv + bias) with the bias
+// along the filters, as one conv with an epilogue (Fused) or as conv, add, max (Ops).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -16,8 +17,12 @@
 namespace nxv::bench {
 namespace {
 
-// [n, c, h, w] * [o, c, 3, 3], padding 1, stride 1; channels last when `nhwc`.
-void run_conv(benchmark::State& state, DType type, int64_t n, int64_t c, int64_t hw, int64_t o, bool nhwc) {
+enum class Epilogue { None, Fused, Ops };
+
+// [n, c, h, w] * [o, c, 3, 3], padding 1, stride 1; channels last when `nhwc`; with a bias
+// add and relu where `epi` says.
+void run_conv(benchmark::State& state, DType type, int64_t n, int64_t c, int64_t hw, int64_t o, bool nhwc,
+              Epilogue epi = Epilogue::None) {
   Device& dev = device();
   double flop = 2.0 * double(n) * double(o) * double(hw * hw) * double(c) * 9;
   if (flop > max_flop()) {
@@ -43,11 +48,23 @@ void run_conv(benchmark::State& state, DType type, int64_t n, int64_t c, int64_t
   }
   Tensor x = bench_values(dev, type, in_shape), w = bench_values(dev, type, ker_shape);
   OutSpec spec{type, out_shape};
+  Tensor bias = bench_values(dev, type, nhwc ? Shape{o} : Shape{o, 1, 1}), zero = bench_values(dev, type, {});
+  ConvAttrs with = attrs;
+  with.product = type;
+  with.epilogue = ElementwiseChain{{{*find_op("add"), type, {{ChainOperand::From::Input, 0}, {ChainOperand::From::Input, 1}}},
+                                    {*find_op("max"), type, {{ChainOperand::From::Step, 0}, {ChainOperand::From::Input, 2}}}}};
+  Attrs fused = Attrs::of(with);
+  auto once = [&] {
+    if (epi == Epilogue::Fused) return run_op(dev, op, spec, {x, w, bias, zero}, fused);
+    Tensor y = run_op(dev, op, spec, {x, w}, at);
+    if (epi == Epilogue::None) return y;
+    return run_op(dev, *find_op("max"), spec, {run_op(dev, *find_op("add"), spec, {y, bias}, Attrs{}), zero}, Attrs{});
+  };
   int per_iter = flop > 1e11 ? 1 : 5;
-  warm_up([&] { run_op(dev, op, spec, {x, w}, at); });
+  warm_up([&] { once(); });
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < per_iter; ++i) run_op(dev, op, spec, {x, w}, at);
+    for (int i = 0; i < per_iter; ++i) once();
     dev.synchronize();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
@@ -62,6 +79,12 @@ void BM_ConvF16_64x256x56(benchmark::State& s) { run_conv(s, DType::F16, 64, 256
 void BM_ConvF32_64x256x56_NHWC(benchmark::State& s) { run_conv(s, DType::F32, 64, 256, 56, 256, true); }
 void BM_ConvF32_8x64x28(benchmark::State& s) { run_conv(s, DType::F32, 8, 64, 28, 64, false); }
 void BM_ConvF32_8x64x28_NHWC(benchmark::State& s) { run_conv(s, DType::F32, 8, 64, 28, 64, true); }
+void BM_ConvBiasReluFusedF32_8x64x28_NHWC(benchmark::State& s) {
+  run_conv(s, DType::F32, 8, 64, 28, 64, true, Epilogue::Fused);
+}
+void BM_ConvBiasReluOpsF32_8x64x28_NHWC(benchmark::State& s) {
+  run_conv(s, DType::F32, 8, 64, 28, 64, true, Epilogue::Ops);
+}
 
 #define NXV_CONV_BENCH(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMillisecond)
 NXV_CONV_BENCH(BM_ConvF32_64x256x56);
@@ -70,6 +93,8 @@ NXV_CONV_BENCH(BM_ConvF16_64x256x56);
 NXV_CONV_BENCH(BM_ConvF32_64x256x56_NHWC);
 NXV_CONV_BENCH(BM_ConvF32_8x64x28);
 NXV_CONV_BENCH(BM_ConvF32_8x64x28_NHWC);
+NXV_CONV_BENCH(BM_ConvBiasReluFusedF32_8x64x28_NHWC);
+NXV_CONV_BENCH(BM_ConvBiasReluOpsF32_8x64x28_NHWC);
 
 }  // namespace
 }  // namespace nxv::bench

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ops/conv/conv_attrs.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "ops/family.hpp"
 
@@ -11,11 +12,27 @@ namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
 
-// The dot's epilogue extended by the consumer's work (the chain over the product and the
-// dot's other tensors, then the consumer's steps over its result and the consumer's other
+// The producers that take epilogues, and their attributes' epilogue and product type.
+bool takes_epilogue(const GraphNode& n) { return (n.op == OpId::dot || n.op == OpId::conv) && !n.attrs.empty(); }
+
+const std::optional<ElementwiseChain>& epilogue_of(const GraphNode& n) {
+  return n.op == OpId::dot ? n.attrs.as<DotAttrs>().epilogue : n.attrs.as<ConvAttrs>().epilogue;
+}
+
+// The producer's attributes with `chain` as its epilogue (the product's type kept where it has one).
+template <typename A>
+Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) {
+  A with = n.attrs.as<A>();
+  if (!with.epilogue) with.product = n.out.type;
+  with.epilogue = std::move(chain);
+  return Attrs::of(std::move(with));
+}
+
+// The producer's epilogue extended by the consumer's work (the chain over the product and the
+// producer's other tensors, then the consumer's steps over its result and the consumer's other
 // inputs), and the epilogue's tensors; nullopt where the consumer is no elementwise kernel or
 // the epilogue would read more than two tensors.
-std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilogue(const GraphNode& dot,
+std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilogue(const GraphNode& producer,
                                                                                     uint32_t product,
                                                                                     const GraphNode& node,
                                                                                     const Graph& graph) {
@@ -23,9 +40,8 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
   if (node.op == OpId::elementwise_chain && node.attrs.empty()) return std::nullopt;
   // as_type into its own type is a view: no kernel to save.
   if (node.op == OpId::as_type && graph.value(node.inputs[0]).type == node.out.type) return std::nullopt;
-  const auto& attrs = dot.attrs.as<DotAttrs>();
-  ElementwiseChain chain = attrs.epilogue.value_or(ElementwiseChain{});
-  std::vector<uint32_t> extras(dot.inputs.begin() + 2, dot.inputs.end());
+  ElementwiseChain chain = epilogue_of(producer).value_or(ElementwiseChain{});
+  std::vector<uint32_t> extras(producer.inputs.begin() + 2, producer.inputs.end());
   // What the consumer's result operand becomes: the product, or the epilogue's last step.
   ChainOperand result{ChainOperand::From::Input, 0};
   if (!chain.steps.empty()) result = {ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
@@ -59,7 +75,7 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
   return std::make_pair(std::move(chain), std::move(extras));
 }
 
-// One round: each dot whose result one fusible node alone reads takes that node's work.
+// One round: each dot or conv whose result one fusible node alone reads takes that node's work.
 Graph fuse_once(Device& device, const Graph& graph) {
   const auto& nodes = graph.nodes();
   const uint32_t first_node = uint32_t(graph.input_count());
@@ -69,30 +85,30 @@ Graph fuse_once(Device& device, const Graph& graph) {
     for (uint32_t v : nodes[n].inputs) reader[v] = reader[v] == kNone || reader[v] == n ? n : kNone - 1;
   for (uint32_t v : graph.outputs()) reader[v] = kNone - 1;
 
-  // Node c replaced by the fused dot (fused_attrs[c] over fused_inputs[c]); skipped: the dots.
+  // Node c replaced by the fused producer (fused_op[c] with fused_attrs[c] over fused_inputs[c]);
+  // skipped: the producers.
   std::vector<bool> fused(nodes.size(), false), skipped(nodes.size(), false);
   std::vector<Attrs> fused_attrs(nodes.size());
+  std::vector<OpId> fused_op(nodes.size(), OpId::dot);
   std::vector<std::vector<uint32_t>> fused_inputs(nodes.size());
   for (uint32_t d = 0; d < nodes.size(); ++d) {
-    const GraphNode& dot = nodes[d];
-    if (dot.op != OpId::dot || dot.attrs.empty() || fused[d]) continue;
+    const GraphNode& producer = nodes[d];
+    if (!takes_epilogue(producer) || fused[d]) continue;
     uint32_t c = reader[first_node + d];
     if (c >= kNone - 1 || fused[c] || skipped[c]) continue;
     const GraphNode& consumer = nodes[c];
-    if (consumer.out.shape != dot.out.shape) continue;
-    auto epilogue = extended_epilogue(dot, first_node + d, consumer, graph);
+    if (consumer.out.shape != producer.out.shape) continue;
+    auto epilogue = extended_epilogue(producer, first_node + d, consumer, graph);
     if (!epilogue) continue;
-    const auto& attrs = dot.attrs.as<DotAttrs>();
-    DotAttrs with = attrs;
-    if (!attrs.epilogue) with.product = dot.out.type;
-    with.epilogue = std::move(epilogue->first);
-    std::vector<uint32_t> inputs(dot.inputs.begin(), dot.inputs.begin() + 2);
+    Attrs a = producer.op == OpId::dot ? with_epilogue<DotAttrs>(producer, std::move(epilogue->first))
+                                  : with_epilogue<ConvAttrs>(producer, std::move(epilogue->first));
+    std::vector<uint32_t> inputs(producer.inputs.begin(), producer.inputs.begin() + 2);
     inputs.insert(inputs.end(), epilogue->second.begin(), epilogue->second.end());
     std::vector<TensorSpec> specs;
     for (uint32_t v : inputs) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
-    Attrs a = Attrs::of(std::move(with));
-    if (!check_op(device, OpId::dot, consumer.out, specs, a)) continue;
+    if (!check_op(device, producer.op, consumer.out, specs, a)) continue;
     fused[c] = true;
+    fused_op[c] = producer.op;
     fused_attrs[c] = std::move(a);
     fused_inputs[c] = std::move(inputs);
     skipped[d] = true;
@@ -109,7 +125,7 @@ Graph fuse_once(Device& device, const Graph& graph) {
   for (uint32_t n = 0; n < nodes.size(); ++n) {
     if (skipped[n]) continue;
     const GraphNode& node = nodes[n];
-    id[first_node + n] = fused[n] ? out.add(OpId::dot, node.out, mapped(fused_inputs[n]), fused_attrs[n])
+    id[first_node + n] = fused[n] ? out.add(fused_op[n], node.out, mapped(fused_inputs[n]), fused_attrs[n])
                                   : out.add(node.op, node.out, mapped(node.inputs), node.attrs);
   }
   for (uint32_t v : graph.outputs()) out.output(id[v]);
@@ -118,8 +134,8 @@ Graph fuse_once(Device& device, const Graph& graph) {
 
 }  // namespace
 
-Graph fuse_dot_epilogues(Device& device, const Graph& graph) {
-  // Rounds until none fuses: a dot takes a chain of consumers one node a round.
+Graph fuse_epilogues(Device& device, const Graph& graph) {
+  // Rounds until none fuses: a producer takes a chain of consumers one node a round.
   Graph g = fuse_once(device, graph);
   for (size_t before = graph.nodes().size(); g.nodes().size() < before;) {
     before = g.nodes().size();

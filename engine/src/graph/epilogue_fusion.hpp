@@ -1,15 +1,16 @@
-// Graph fusion of matmul epilogues: a dot whose result only one elementwise node (or
-// elementwise_chain) reads, of the dot's output shape, and which is not a graph output, becomes
-// one dot node with that node's work as its epilogue (ops/dot/dot_epilogue.hpp): one kernel
-// fewer, and no product written and read back. Repeated, so that a dot followed by a bias add
-// and an activation is one node. Fused only where the fused node passes the dot family's
-// check (the chain keeps its steps' bits: chain_rounding; at most two other tensors).
+// Graph fusion of store epilogues: a dot or conv whose result only one elementwise node (or
+// elementwise_chain) reads, of the producer's output shape, and which is not a graph output,
+// becomes one dot or conv node with that node's work as its epilogue
+// (ops/elementwise/store_epilogue.hpp): one kernel fewer, and no product written and read
+// back. Repeated, so that a dot or conv followed by a bias add and an activation is one node.
+// Fused only where the fused node passes its family's check (the chain keeps its steps' bits:
+// chain_rounding; at most two other tensors).
 #pragma once
 #include "graph/graph.hpp"
 
 namespace nxv {
 
 // `graph` with every such pair fused; value ids change, inputs and outputs stay in order.
-Graph fuse_dot_epilogues(Device& device, const Graph& graph);
+Graph fuse_epilogues(Device& device, const Graph& graph);
 
 }  // namespace nxv

@@ -67,7 +67,7 @@ Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vect
 GraphExecutable compile_graph(Device& device, const Graph& given, const std::vector<Tensor>& example_inputs) {
   if (example_inputs.size() != given.input_count())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
-  const Graph graph = fuse_dot_epilogues(device, given);
+  const Graph graph = fuse_epilogues(device, given);
   LaunchBuilder builder;
   GraphExecutable g;
   std::vector<Tensor> values(example_inputs.begin(), example_inputs.end());

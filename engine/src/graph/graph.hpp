@@ -55,7 +55,7 @@ class GraphExecutable {
   std::vector<std::pair<uint32_t, Tensor>> outputs_;  // slot, view (its buffer replaced per run)
 };
 
-// Fuses what graph passes fuse (a dot and its elementwise consumer: graph/epilogue_fusion.hpp),
+// Fuses what graph passes fuse (a dot or conv and its elementwise consumer: graph/epilogue_fusion.hpp),
 // then checks every node (Unsupported / InvalidArgument with the node's reason) and lowers it.
 GraphExecutable compile_graph(Device& device, const Graph& graph, const std::vector<Tensor>& example_inputs);
 

@@ -7,13 +7,17 @@
 // stride, else copied to [group, kernel position, channel, filter] first in the same
 // executable. Accumulation as dot's: integers in the output's compute type (Nx's wrap-around),
 // f16/bf16/f8 in f32 rounded once, f32 in f32 with fma, f64 in double, complex in pairs.
+// With an epilogue (compiled graphs: graph/epilogue_fusion.hpp) the kernels apply an elementwise
+// chain where they store (conv_epilogue.hpp); the op's output type is then the chain's.
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 
 #include "device/device_impl.hpp"
 #include "kernels/glsl_types.hpp"
 #include "memory/copy.hpp"
 #include "ops/conv/conv_attrs.hpp"
+#include "ops/conv/conv_epilogue.hpp"
 #include "ops/conv/conv_kernels.hpp"
 #include "ops/conv/conv_plan.hpp"
 #include "ops/conv/conv_push.h"
@@ -65,14 +69,17 @@ class ConvFamily final : public Family {
   Support check(const CheckArgs& c) const override {
     auto invalid = [](const std::string& why) { return not_native("conv: " + why, ErrorKind::InvalidArgument); };
     if (c.attrs.empty()) return invalid("needs its options");
+    const auto& attrs = c.attrs.as<ConvAttrs>();
+    if (!attrs.epilogue && c.inputs.size() != 2) return invalid("takes an input and a kernel");
+    if (c.inputs.size() < 2) return invalid("takes an input and a kernel");
     const TensorSpec& in = c.inputs[0];
     const TensorSpec& ker = c.inputs[1];
-    ConvPlan plan = plan_conv(in.shape, ker.shape, c.attrs.as<ConvAttrs>());
+    ConvPlan plan = plan_conv(in.shape, ker.shape, attrs);
     if (!plan.error.empty()) return invalid(plan.error);
     const ConvGeometry& g = plan.geometry;
     if (c.out.shape != conv_output_shape(g, plan.attrs))
       return invalid("the output shape is not the convolution's");
-    DType out = c.out.type;
+    DType out = attrs.epilogue ? attrs.product : c.out.type;  // the conv's own type
     if (!promotes_to(in.type, out) || !promotes_to(ker.type, out))
       return invalid("the output type " + std::string(dtype_name(out)) + " cannot hold the inputs' products");
     if (g.spatial > NXV_CONV_MAX_SPATIAL)
@@ -80,6 +87,7 @@ class ConvFamily final : public Family {
     const DeviceCore& core = *c.device.impl().core;
     for (const Shape* s : {&in.shape, &ker.shape, &c.out.shape}) {
       DType t = s == &in.shape ? in.type : s == &ker.shape ? ker.type : out;
+      if (s == &c.out.shape && dtype_size(c.out.type) > dtype_size(t)) t = c.out.type;  // the epilogue's
       uint64_t n = uint64_t(shape_size(*s));
       if (n >= uint64_t(kMaxIndex) || n * dtype_size(t) > core.chunk_bytes())
         return not_native("conv: operands over 2^31 elements or one buffer chunk are not convolved natively yet");
@@ -101,19 +109,27 @@ class ConvFamily final : public Family {
     } catch (const Error& e) {
       return not_native(e.what());
     }
+    if (attrs.epilogue) {
+      bool bad = false;
+      if (std::string why = conv_epilogue_error(c, attrs, bad); !why.empty())
+        return bad ? not_native(why, ErrorKind::InvalidArgument) : not_native(why);
+    }
     return {};
   }
 
   void lower(const LowerArgs& a) const override {
     const Tensor& input = a.inputs[0].tensor;
     const Tensor& kernel = a.inputs[1].tensor;
-    ConvPlan plan = plan_conv(input.shape, kernel.shape, a.attrs.as<ConvAttrs>());
+    const auto& at = a.attrs.as<ConvAttrs>();
+    ConvPlan plan = plan_conv(input.shape, kernel.shape, at);
     if (a.output.size() == 0) return;
+    std::optional<StoreEpilogue> epilogue;
+    if (at.epilogue) epilogue = make_conv_epilogue(a, at);
     // The canonical axes' strides in the (row-major) result: axis j is output_permutation[j].
     std::vector<int64_t> os = row_major_strides(a.out.shape), out_strides;
     for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
-    append_conv_gemm(a.device.impl(), a.builder, a.out.type, plan, input_operand(a, plan),
-                     kernel_operand(a, plan), {a.output_slot, 0}, out_strides);
+    append_conv_gemm(a.device.impl(), a.builder, at.epilogue ? at.product : a.out.type, plan, input_operand(a, plan),
+                     kernel_operand(a, plan), {a.output_slot, 0}, out_strides, epilogue ? &*epilogue : nullptr);
   }
 
  private:

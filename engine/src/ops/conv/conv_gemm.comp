@@ -11,7 +11,7 @@
 // along k, the input's channels being adjacent; B_N_UNIT; VEC4_SHARED, ACC4; A_VEC4: four
 // adjacent channels per load; B_VEC4, DBUF, WARP_X); NR (spatial
 // axes); IDIL (an input dilation > 1); KALIGN; A_/B_/C_STORE and _ALIGN; LOAD_A(x), LOAD_B(x),
-// STORE_OUT(v).
+// STORE_OUT(v); EPILOGUE (conv_epilogue.glsl: an elementwise chain where C is stored).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -37,7 +37,7 @@ layout(local_size_x_id = 0) in;
 #include "conv_push.h"
 
 layout(push_constant, std430) uniform Params { ConvPush pc; };
-layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer ParamBuf {
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ParamBuf {
   ConvParams p;
   int table[];  // NXV_CONV_TABLE_ROW(NR) ints per kernel position
 };
@@ -45,6 +45,8 @@ layout(buffer_reference, std430, buffer_reference_align = A_ALIGN) readonly buff
 layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buffer BBuf { B_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
 layout(buffer_reference, std430) writeonly buffer PartBuf { ACC v[]; };
+#define NXV_EPILOGUE_PARAMS (ParamBuf(pc.params_addr).p.epi)
+#include "conv_epilogue.glsl"
 
 const uint TROW = NXV_CONV_TABLE_ROW(NR);
 
@@ -208,7 +210,7 @@ void main() {
               uint o = row + (g * pc.n + gn) * P.p.out_o;
               ACC v = acc[i][j];
               if (pc.splits > 1u) part.v[split * pc.total + o] = v;
-              else c.v[o] = STORE_OUT(v);
+              else c.v[o] = STORE_RESULT(o, v);
             }
           }
         }

@@ -15,7 +15,8 @@ namespace nxv {
 namespace {
 
 // The parameter block: ConvParams, then the kernel-position table (conv_push.h).
-std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& in, const std::vector<int64_t>& os) {
+std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& in, const std::vector<int64_t>& os,
+                                   const StoreEpilogue* epi) {
   const ConvGeometry& g = plan.geometry;
   const ConvAttrs& a = plan.attrs;
   size_t r = g.spatial;
@@ -41,6 +42,8 @@ std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& in, co
     p.idil[d] = uint32_t(a.input_dilation[d]);
     fast_division(p.idil[d], p.idil_magic[d], p.idil_shift[d]);
   }
+  // An epilogue's parameters travel inside the block (a launch has one).
+  if (epi) std::memcpy(&p.epi, epi->params.data(), sizeof p.epi);
   // One row per kernel position, row-major over the kernel's spatial extents.
   size_t row = NXV_CONV_TABLE_ROW(r);
   std::vector<int32_t> table(size_t(g.kernel_positions) * row);
@@ -65,7 +68,7 @@ std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& in, co
 
 void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, const ConvPlan& plan,
                       const ConvInput& input, const GemmOperand& kernel, BufferRef out,
-                      const std::vector<int64_t>& out_strides) {
+                      const std::vector<int64_t>& out_strides, const StoreEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   const ConvGeometry& g = plan.geometry;
   std::string acc = dot_acc_type(out_type);
@@ -111,7 +114,7 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
                            (kalign ? 16 : 0));
   variant.tile = pack_gemm_tile(tile);
   variant.switches = uint32_t(g.spatial) | (o.switches() << 8);
-  const Kernel& k = impl.kernels.get(variant, [&] {
+  const Kernel& k = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "conv_gemm";
     key.workgroup_size = tile.invocations();
@@ -143,12 +146,19 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   std::array<uint32_t, 3> grid =
       gemm_grid(core, tile, uint64_t(g.group_filters), uint64_t(g.m()), uint64_t(g.groups) * splits);
   Launch& l = builder.launch(k, grid, push, std::move(patches));
-  builder.params(l, ConvParams{}, offsetof(ConvPush, params_addr), {});
-  l.params = conv_params(plan, input, out_strides);  // ConvParams and the table after it
+  std::vector<AddressPatch> epi_patches;
+  if (epi)
+    for (AddressPatch patch : epi->patches) {
+      patch.offset += uint32_t(offsetof(ConvParams, epi));
+      epi_patches.push_back(patch);
+    }
+  builder.params(l, ConvParams{}, offsetof(ConvPush, params_addr), std::move(epi_patches));
+  l.params = conv_params(plan, input, out_strides, epi);  // ConvParams and the table after it
+  use_epilogue_tensors(builder, l, epi);
   builder.use(l, input.ref.slot, Access::Read);
   builder.use(l, kernel.ref.slot, Access::Read);
   builder.use(l, part.slot, Access::Write);
-  if (splits > 1) append_split_sum(impl, builder, out_type, part, out, total, splits);
+  if (splits > 1) append_split_sum(impl, builder, out_type, part, out, total, splits, epi);
 }
 
 }  // namespace nxv

@@ -9,6 +9,7 @@
 #include "exec/launch.hpp"
 #include "ops/conv/conv_plan.hpp"
 #include "ops/dot/dot_kernels.hpp"
+#include "ops/elementwise/store_epilogue.hpp"
 
 namespace nxv {
 
@@ -22,8 +23,10 @@ struct ConvInput {
 
 // Writes the result (contiguous, at `out`, `out_strides`: the canonical axes' strides in it).
 // `kernel` is B: strides {per group, along k, along n}, k = (kernel position, channel).
+// `out_type` is the conv's own type; with `epi` (conv_epilogue.hpp) the buffer holds epi->out,
+// the chain applied where the kernel (or split-K's sum) stores.
 void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, const ConvPlan& plan,
                       const ConvInput& input, const GemmOperand& kernel, BufferRef out,
-                      const std::vector<int64_t>& out_strides);
+                      const std::vector<int64_t>& out_strides, const StoreEpilogue* epi = nullptr);
 
 }  // namespace nxv

@@ -82,7 +82,7 @@ void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const 
   variant.type_count = 3;
   variant.tile = tile.tm | (tile.tn << 8) | (wg << 16);
   variant.layout = uint8_t(sg);
-  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
+  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm_cpu";
     key.workgroup_size = wg;

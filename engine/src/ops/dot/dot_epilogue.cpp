@@ -1,126 +1,39 @@
-// Dot epilogues: checking the chain with the elementwise typing and rounding rules, reading its
-// extra tensors through collapsed strides, and generating `nxv_epilogue` (served to the dot
-// templates as nxv_generated.glsl with the chain's functions, dot_epilogue.glsl).
+// Dot epilogues: the extra tensors read through collapsed strides over [batch, m, n]; checking
+// and code generation are store_epilogue.cpp's (served to the dot templates as
+// nxv_generated.glsl, dot_epilogue.glsl).
 #include "ops/dot/dot_epilogue.hpp"
 
-#include <algorithm>
+#include <array>
+#include <cstring>
 #include <numeric>
-#include <sstream>
 
 #include "device/device_impl.hpp"
-#include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
 #include "ops/dot/dot_epilogue.h"
-#include "ops/elementwise/elementwise.hpp"
+#include "ops/dot/dot_plan.hpp"
 
 namespace nxv {
 namespace {
 
 constexpr int64_t kMaxIndex = int64_t(1) << 31;
 
-// The chain's inputs: the product, then the extra tensors.
-std::vector<DType> chain_inputs(DType product, std::span<const TensorSpec> extras) {
-  std::vector<DType> in{product};
-  for (const auto& t : extras) in.push_back(t.type);
-  return in;
-}
-
-// The product held in accumulator `acc` as the chain's input 0 (its register type): rounded
-// to the product's type as the dot stores it, through an exclusive or with `zero` so that no
-// compiler folds the rounding into the chain's arithmetic (as fusion.cpp keeps intermediates).
-std::string kept_product(DType t) {
-  switch (t) {
-    case DType::F16: return "nxv_f16_value(nxv_f16_bits(float(acc)) ^ zero)";
-    case DType::F32: return "uintBitsToFloat(floatBitsToUint(float(acc)) ^ zero)";
-    case DType::F64: return "packDouble2x32(unpackDouble2x32(double(acc)) ^ uvec2(zero))";
-    case DType::C64: return "uintBitsToFloat(floatBitsToUint(vec2(acc)) ^ uvec2(zero))";
-    case DType::C128:
-      return "dvec2(packDouble2x32(unpackDouble2x32(dvec2(acc).x) ^ uvec2(zero)), "
-             "packDouble2x32(unpackDouble2x32(dvec2(acc).y) ^ uvec2(zero)))";
-    default: {  // integers, bf16 and f8: stored as integer bits, which are their register type
-      std::string store = glsl_store(t), s = glsl_storage_type(t);
-      store.replace(store.find("(v)"), 3, "(acc)");
-      return "(" + s + "(" + store + ") ^ " + s + "(zero))";
-    }
-  }
-}
-
-std::string generated_code(const DotEpilogue& e, const std::string& chain_glsl, const ScalarExpr& s) {
-  std::ostringstream g;
-  const char* names[] = {"x", "y"};
-  for (size_t i = 0; i < e.extra.size(); ++i)
-    g << "layout(buffer_reference, std430, buffer_reference_align = " << dtype_size(e.extra[i])
-      << ") readonly buffer DotEpilogue_" << names[i] << " { " << glsl_storage_type(e.extra[i]) << " v[]; };\n";
-  g << chain_glsl << "#undef C\n"
-    << "// the dot's epilogue (ops/dot/dot_epilogue.cpp): output element i from accumulator acc, in\n"
-    << "// the chain's compute type (STORE_EPILOGUE converts it where it is stored)\n"
-    << s.compute << " nxv_epilogue(uint i, ACC acc) {\n"
-    << "  DotEpilogueParams p = DotEpilogueRef(pc.epi_addr).p;\n"
-    << "  uint zero = p.zero;\n"
-    << "  uint col = i % p.n, rest = i / p.n, row = rest % p.m, bz = rest / p.m;\n"
-    << "  " << glsl_scalar_register_type(e.product) << " in0 = " << kept_product(e.product) << ";\n";
-  std::string args = "in0";
-  for (size_t i = 0; i < e.extra.size(); ++i) {
-    std::string n = names[i], reg = glsl_scalar_register_type(e.extra[i]);
-    g << "  " << reg << " in" << i + 1 << " = " << reg << "(DotEpilogue_" << n << "(p." << n << "_addr).v[bz * p.s" << n
-      << "_batch + row * p.s" << n << "_m + col * p.s" << n << "_n]);\n";
-    args += ", in" + std::to_string(i + 1);
-  }
-  g << "  precise " << s.compute << " r = nxv_chain(" << args << ");\n"
-    << "  return r;\n}\n";
-  return g.str();
-}
-
-void set_define(Defines& d, const std::string& name, const std::string& value) {
-  auto it = std::find_if(d.begin(), d.end(), [&](const auto& p) { return p.first == name; });
-  if (it != d.end()) it->second = value;
-  else d.emplace_back(name, value);
+// nxv_epilogue's coordinates: output element i is row-major [batch, m, n].
+EpilogueCode dot_code() {
+  EpilogueCode c;
+  c.name = "DotEpilogue";
+  c.comment = "// the dot's epilogue (ops/dot/dot_epilogue.cpp): output element i from accumulator acc, in\n"
+              "// the chain's compute type (STORE_EPILOGUE converts it where it is stored)\n";
+  c.params_type = "DotEpilogueParams";
+  c.params_expr = "DotEpilogueRef(pc.epi_addr).p";
+  c.index = "  uint col = i % p.n, rest = i / p.n, row = rest % p.m, bz = rest / p.m;\n";
+  c.at = {"bz * p.sx_batch + row * p.sx_m + col * p.sx_n", "bz * p.sy_batch + row * p.sy_m + col * p.sy_n"};
+  return c;
 }
 
 }  // namespace
 
 std::string dot_epilogue_error(const CheckArgs& c, const DotAttrs& a, bool& invalid) {
-  invalid = true;
-  const ElementwiseChain& chain = *a.epilogue;
-  if (c.inputs.size() < 2 || c.inputs.size() > 4) return "dot: with an epilogue it takes 2 to 4 tensors";
-  std::span<const TensorSpec> extras = c.inputs.subspan(2);
-  for (const auto& t : extras)
-    if (!broadcastable(t.shape, c.out.shape)) return "dot: an epilogue's tensor cannot be broadcast to the output";
-  std::vector<DType> in = chain_inputs(a.product, extras);
-  if (std::string why = chain_typing_error(chain, c.out.type, in, invalid); !why.empty()) return "dot epilogue: " + why;
-  invalid = false;
-  bool has_f64 = c.device.has(kCapFloat64);
-  if (!has_f64)
-    if (std::string needs = chain_f64_required_error(chain, in); !needs.empty()) return "dot epilogue: " + needs;
-  // The dot's operands are part of the kernel too: an f64 operand brings the f64 float controls.
-  std::vector<DType> kernel_types = in;
-  kernel_types.push_back(c.inputs[0].type);
-  kernel_types.push_back(c.inputs[1].type);
-  FeatureSet features;
-  ChainRounding rounding = chain_rounding(chain, kernel_types, has_f64, &features);
-  if (rounding.reason != ChainSplit::None) return "dot epilogue: " + rounding.message;
-  // A step whose kernel fills per-workgroup tables first (pow f32: NXV_KERNEL_INIT) stays in
-  // the elementwise kernel, which runs that init.
-  for (size_t s = 0; s < chain.steps.size(); ++s) {
-    const ChainStep& step = chain.steps[s];
-    std::vector<DType> types;
-    for (const auto& o : step.operands)
-      types.push_back(o.from == ChainOperand::From::Input ? in[o.index] : chain.steps[o.index].out);
-    for (const auto& [name, value] : scalar_expr(step.op, step.out, types, has_f64).defines)
-      if (name == "NXV_POW_F32")
-        return "dot epilogue: step " + std::to_string(s) + " (pow) fills per-workgroup tables first";
-  }
-  features.add_type(c.out.type);
-  try {
-    features.check(*c.device.impl().core, "dot epilogue");
-    glsl_storage_type(c.out.type);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  for (const auto& t : extras)
-    if (uint64_t(shape_size(c.out.shape)) * dtype_size(t.type) > c.device.impl().core->chunk_bytes())
-      return "dot: an epilogue's tensor over one buffer chunk is not read natively yet";
-  return "";
+  return store_epilogue_error(c, *a.epilogue, a.product, "dot", invalid);
 }
 
 DotEpilogue make_dot_epilogue(const LowerArgs& a, const DotAttrs& at) {
@@ -130,7 +43,7 @@ DotEpilogue make_dot_epilogue(const LowerArgs& a, const DotAttrs& at) {
   const Tensor& left = a.inputs[0].tensor;
   const Tensor& right = a.inputs[1].tensor;
   GemmShape g = gemm_shape(left.shape, right.shape, at);
-  e.m = uint32_t(g.m), e.n = uint32_t(g.n);
+  std::vector<std::array<int64_t, 3>> strides_of;  // {batch, m, n} element strides per tensor
   // The output's axes in order: batch, left free, right free.
   OperandAxes out_axes;
   out_axes.order.resize(a.out.shape.size());
@@ -145,70 +58,29 @@ DotEpilogue make_dot_epilogue(const LowerArgs& a, const DotAttrs& at) {
     e.extra.push_back(t.type);
     if (strides && max_element_index(view.shape, view.strides, view.offset) < kMaxIndex) {
       e.refs.push_back({a.inputs[i].slot, uint64_t(view.offset) * elem});
-      e.strides.push_back(*strides);
+      strides_of.push_back(*strides);
       continue;
     }
     Tensor copy = empty(a.device, t.type, view.shape);
     uint32_t slot = a.builder.bind(copy.buffer);
     append_copy(a.device, a.builder, view, a.inputs[i].slot, copy, slot);
     e.refs.push_back({slot, 0});
-    e.strides.push_back(*collapse_groups(copy.shape, copy.strides, out_axes));
+    strides_of.push_back(*collapse_groups(copy.shape, copy.strides, out_axes));
   }
-  std::vector<DType> in{e.product};
-  in.insert(in.end(), e.extra.begin(), e.extra.end());
-  std::string chain_glsl;
-  ScalarExpr s = chain_scalar_expr(*at.epilogue, in, a.device.has(kCapFloat64), chain_glsl);
-  e.generated = generated_code(e, chain_glsl, s);
-  e.defines = s.defines;
-  e.features = s.features;
-  e.features.add_type(e.product);
-  e.features.add_type(e.out);
-  return e;
-}
-
-const Kernel* dot_kernel(DeviceImpl& impl, const VariantKey& variant, const DotEpilogue* epi,
-                         const std::function<KernelKey()>& make_key) {
-  if (!epi) return &impl.kernels.get(variant, make_key);
-  KernelKey key = make_key();
-  auto& d = key.defines;
-  // The output buffer holds the chain's type; STORE_OUT stays the product's rounding.
-  for (const char* buffer : {"C", "OUT"}) {
-    std::string b = buffer;
-    set_define(d, b + "_STORE", glsl_storage_type(epi->out));
-    set_define(d, b + "_ALIGN", std::to_string(dtype_size(epi->out)));
-  }
-  Defines features;
-  epi->features.add_defines(features);
-  for (const auto& [name, value] : features)
-    if (value == "1") set_define(d, name, "1");
-  // The library switches again, now over the generated code too.
-  std::erase_if(d, [](const auto& p) { return p.first == "NXV_SELECT" || p.first.rfind("NXV_USE_", 0) == 0; });
-  for (const auto& x : epi->defines) set_define(d, x.first, x.second);
-  d.emplace_back("EPILOGUE", "1");
-  d.emplace_back("STORE_EPILOGUE(v)", glsl_store(epi->out));
-  key.generated = epi->generated;
-  GlslDefines scanned = d;
-  scanned.emplace_back("", key.generated);
-  auto uses = glsl_use_defines(scanned);
-  d.insert(d.end(), uses.begin(), uses.end());
-  return &impl.kernels.get(key);
-}
-
-void attach_dot_epilogue(LaunchBuilder& builder, Launch& l, const DotEpilogue* epi, uint32_t push_offset) {
-  if (!epi) return;
   DotEpilogueParams p{};
-  p.m = epi->m, p.n = epi->n;
-  std::vector<AddressPatch> patches;
-  if (!epi->refs.empty()) {
-    p.sx_batch = uint32_t(epi->strides[0][0]), p.sx_m = uint32_t(epi->strides[0][1]), p.sx_n = uint32_t(epi->strides[0][2]);
-    patches.push_back({offsetof(DotEpilogueParams, x_addr), epi->refs[0]});
+  p.m = uint32_t(g.m), p.n = uint32_t(g.n);
+  if (!e.refs.empty()) {
+    p.sx_batch = uint32_t(strides_of[0][0]), p.sx_m = uint32_t(strides_of[0][1]), p.sx_n = uint32_t(strides_of[0][2]);
+    e.patches.push_back({offsetof(DotEpilogueParams, x_addr), e.refs[0]});
   }
-  if (epi->refs.size() > 1) {
-    p.sy_batch = uint32_t(epi->strides[1][0]), p.sy_m = uint32_t(epi->strides[1][1]), p.sy_n = uint32_t(epi->strides[1][2]);
-    patches.push_back({offsetof(DotEpilogueParams, y_addr), epi->refs[1]});
+  if (e.refs.size() > 1) {
+    p.sy_batch = uint32_t(strides_of[1][0]), p.sy_m = uint32_t(strides_of[1][1]), p.sy_n = uint32_t(strides_of[1][2]);
+    e.patches.push_back({offsetof(DotEpilogueParams, y_addr), e.refs[1]});
   }
-  builder.params(l, p, push_offset, std::move(patches));
-  for (const auto& r : epi->refs) builder.use(l, r.slot, Access::Read);
+  e.params.resize(sizeof p);
+  std::memcpy(e.params.data(), &p, sizeof p);
+  generate_store_epilogue(e, *at.epilogue, a.device.has(kCapFloat64), dot_code());
+  return e;
 }
 
 }  // namespace nxv

@@ -240,7 +240,7 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   variant.type_count = 3;
   variant.layout = uint8_t((a_vec4 ? 1 : 0) | (a_wide ? 2 : 0) | (b_wide ? 4 : 0));
   variant.tile = tm | (tn4 << 8) | (wg << 16);
-  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
+  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm_rows";
     key.workgroup_size = wg;
@@ -326,7 +326,7 @@ void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::a
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);
   builder.use(l, c.slot, Access::Write);
-  attach_dot_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
+  attach_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
 }
 
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
@@ -365,7 +365,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // are then up to the driver's compiler).
   bool no_fc = std::getenv("NXV_DOT_NO_FC") != nullptr;
   variant.switches = o.switches() | (no_fc ? 1u << 16 : 0u);
-  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
+  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm";
     key.workgroup_size = tile.invocations();
@@ -407,7 +407,7 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);
   builder.use(l, part.slot, Access::Write);
-  attach_dot_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
+  attach_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
   if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits, epi);
 }
 
@@ -457,7 +457,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   variant.type_count = 3;
   variant.layout = uint8_t((cols ? 1 : 0) | (vw4 ? 2 : 0));
   variant.tile = lx | (ly << 16);
-  const Kernel& kernel = *dot_kernel(impl, variant, epi, [&] {
+  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "matvec";
     key.workgroup_size = lx * ly;
@@ -507,7 +507,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   builder.use(l, mat.ref.slot, Access::Read);
   builder.use(l, vec.ref.slot, Access::Read);
   builder.use(l, splits > 1 ? part.slot : dst.slot, Access::Write);
-  attach_dot_epilogue(builder, l, epi, offsetof(MatvecPush, epi_addr));
+  attach_epilogue(builder, l, epi, offsetof(MatvecPush, epi_addr));
   if (splits == 1) return;
 
   append_split_sum(impl, builder, out, part, dst, n, splits, epi);
@@ -520,7 +520,7 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
   variant.types = {out};
   variant.type_count = 1;
-  const Kernel& sum = *dot_kernel(impl, variant, epi, [&] {
+  const Kernel& sum = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "dot_split_sum";
     key.workgroup_size = 256;
@@ -539,7 +539,7 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
                              {{offsetof(SplitSumPush, part_addr), part}, {offsetof(SplitSumPush, out_addr), dst}});
   builder.use(l, part.slot, Access::Read);
   builder.use(l, dst.slot, Access::Write);
-  attach_dot_epilogue(builder, l, epi, offsetof(SplitSumPush, epi_addr));
+  attach_epilogue(builder, l, epi, offsetof(SplitSumPush, epi_addr));
 }
 
 }  // namespace nxv

@@ -13,7 +13,8 @@
 
 namespace nxv {
 
-struct DotEpilogue;  // dot_epilogue.hpp: applied where a kernel stores, where given
+struct StoreEpilogue;  // ops/elementwise/store_epilogue.hpp: applied where a kernel stores, where given
+using DotEpilogue = StoreEpilogue;
 
 // An operand as the kernels read it: where it starts, its type and its element strides in
 // its reading order: A {batch, m, k}, B {batch, k, n}; a matrix-vector product's matrix

@@ -1,0 +1,65 @@
+// A store epilogue: an elementwise chain that a producing kernel (dot, conv) applies to each
+// value where it stores it. Chain input 0 is the value rounded to the producer's type (as the
+// producer alone stores it), inputs 1 and 2 the op's extra tensors broadcast to the output and
+// read at the output element's position; each step keeps the scalar expression and rounding of
+// its own kernel (ops/elementwise/fusion.hpp), so that the result has the bits of the producer
+// followed by the chain's ops one by one. A chain chain_rounding would split is refused
+// (store_epilogue_error), never split. The producer lays out the parameter block and says how
+// an output index reaches the extra tensors (ops/dot/dot_epilogue.cpp, ops/conv/conv_epilogue.cpp).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exec/launch.hpp"
+#include "kernels/glsl_types.hpp"
+#include "ops/elementwise/fusion.hpp"
+#include "ops/family.hpp"
+
+namespace nxv {
+
+class DeviceImpl;
+
+struct StoreEpilogue {
+  DType product = DType::F32, out = DType::F32;
+  std::vector<DType> extra;          // types of chain inputs 1 (and 2)
+  std::vector<BufferRef> refs;       // where they start
+  std::vector<std::byte> params;     // the producer's parameter block (its `zero` left 0)
+  std::vector<AddressPatch> patches; // the extra tensors' addresses in it
+  std::string generated;  // nxv_epilogue and the chain's functions (nxv_generated.glsl)
+  Defines defines;        // the chain's library switches, NXV_GENERATED and the producer's
+  FeatureSet features;
+};
+
+// "" when `chain` (over the product of type `product` and c.inputs[2..]) runs where `op`'s
+// kernels store, c.inputs[0] and [1] being the producer's operands; else why not, with
+// `invalid` set where the request is malformed (types, shapes, operand count).
+std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& chain, DType product,
+                                 const std::string& op, bool& invalid);
+
+// How the generated nxv_epilogue(uint i, ACC acc) reaches its data: `name` prefixes the extra
+// tensors' buffer types, `params_type p = params_expr` is read first, `index` (code over i and
+// p) computes what `at[j]` (extra tensor j's element index) uses.
+struct EpilogueCode {
+  std::string name, comment, params_type, params_expr, index;
+  std::vector<std::string> at;
+};
+
+// Fills e.generated, e.defines and e.features for `chain` (e.product, e.extra, e.out set).
+void generate_store_epilogue(StoreEpilogue& e, const ElementwiseChain& chain, bool has_f64, const EpilogueCode& code);
+
+// A producer's kernel: `variant` without an epilogue; with one, make_key()'s source with the
+// epilogue's code, defines and output type (keyed by its source: the chain is in the key).
+// A pointer: the kernel outlives the key's function (a reference would read as dangling).
+const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const StoreEpilogue* epi,
+                              const std::function<KernelKey()>& make_key);
+
+// Attaches the epilogue's parameter block to `l` (its address at `push_offset` of the push
+// constants) and marks its tensors read. Nothing without an epilogue.
+void attach_epilogue(LaunchBuilder& builder, Launch& l, const StoreEpilogue* epi, uint32_t push_offset);
+
+// Marks the epilogue's tensors read by `l` (where the block travels inside another one).
+void use_epilogue_tensors(LaunchBuilder& builder, Launch& l, const StoreEpilogue* epi);
+
+}  // namespace nxv
