@@ -39,42 +39,21 @@ void BM_SmallOpSynchronous(benchmark::State& state) {
   state.counters["floor_us"] = limits().round_trip_s * 1e6;
 }
 
-void BM_SmallOpPipelined(benchmark::State& state) {
+// Ops recorded back to back, one wait per 1000; the caller busy for `busy_us` before each op,
+// as the Elixir side is for each op (the backend and the NIF): whether a slower caller pays
+// more per op than that time (fewer ops share each submission).
+void run_pipelined(benchmark::State& state, int64_t busy_us) {
   Device& dev = device();
   Tensor a = empty(dev, DType::F32, {1});
   const int per_iter = 1000;
-  reset_phase_times();
-  uint64_t submits_before = dev.impl().stream.stats().submits;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < per_iter; ++i) Tensor r = run_op(dev, "add", {DType::F32, {1}}, {a, a});
-    dev.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  state.counters["us_per_op"] =
-      benchmark::Counter(1e6 / per_iter, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
-  // Batching: a submission per op means the GPU drained between ops (each op paid a submit).
-  report_phase_times(state, double(state.iterations() * per_iter));
-  state.counters["submits_per_op"] =
-      double(dev.impl().stream.stats().submits - submits_before) / double(state.iterations() * per_iter);
-  state.counters["floor_us"] = limits().round_trip_s * 1e6;
-}
-
-// The same with the caller busy for range(0) us between ops, as the Elixir side is for each op
-// (the backend and the NIF): whether a slower caller pays more per op than that time (fewer
-// ops share each submission).
-void BM_SmallOpPipelinedBusyCaller(benchmark::State& state) {
-  Device& dev = device();
-  Tensor a = empty(dev, DType::F32, {1});
-  const int per_iter = 1000;
-  const auto busy = std::chrono::microseconds(state.range(0));
+  const auto busy = std::chrono::microseconds(busy_us);
   reset_phase_times();
   uint64_t submits_before = dev.impl().stream.stats().submits;
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < per_iter; ++i) {
       auto until = std::chrono::steady_clock::now() + busy;
-      while (std::chrono::steady_clock::now() < until) {
+      while (busy_us && std::chrono::steady_clock::now() < until) {
       }
       Tensor r = run_op(dev, "add", {DType::F32, {1}}, {a, a});
     }
@@ -84,9 +63,17 @@ void BM_SmallOpPipelinedBusyCaller(benchmark::State& state) {
   state.counters["us_per_op"] =
       benchmark::Counter(1e6 / per_iter, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   report_phase_times(state, double(state.iterations() * per_iter));
+  // Batching: a submission per op means the GPU drained between ops (each op paid a submit).
   state.counters["submits_per_op"] =
       double(dev.impl().stream.stats().submits - submits_before) / double(state.iterations() * per_iter);
 }
+
+void BM_SmallOpPipelined(benchmark::State& state) {
+  run_pipelined(state, 0);
+  state.counters["floor_us"] = limits().round_trip_s * 1e6;
+}
+
+void BM_SmallOpPipelinedBusyCaller(benchmark::State& state) { run_pipelined(state, state.range(0)); }
 
 BENCHMARK(BM_SmallOpSynchronous)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_SmallOpPipelined)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);

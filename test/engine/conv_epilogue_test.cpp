@@ -13,7 +13,7 @@
 #include "graph/graph.hpp"
 #include "ops/conv/conv_attrs.hpp"
 #include "ops/conv/conv_plan.hpp"
-#include "test_util.hpp"
+#include "op_case_util.hpp"
 
 using namespace nxv;
 using namespace nxv::test;
@@ -44,54 +44,6 @@ const Case kCases[] = {
     {"empty batch", {0, 3, 5, 5}, {4, 3, 2, 2}, {}, {}, {}, {}, 1, 1, {}, {}, {}},
 };
 
-std::vector<int64_t> identity(size_t n) {
-  std::vector<int64_t> p(n);
-  for (size_t i = 0; i < n; ++i) p[i] = int64_t(i);
-  return p;
-}
-
-ConvAttrs attrs_of(const Case& c) {
-  size_t r = c.input.size() - 2;
-  ConvAttrs a;
-  a.strides = c.strides.empty() ? std::vector<int64_t>(r, 1) : c.strides;
-  a.padding = c.padding.empty() ? std::vector<std::pair<int64_t, int64_t>>(r, {0, 0}) : c.padding;
-  a.input_dilation = c.idil.empty() ? std::vector<int64_t>(r, 1) : c.idil;
-  a.kernel_dilation = c.kdil.empty() ? std::vector<int64_t>(r, 1) : c.kdil;
-  a.feature_group_size = c.feature_groups;
-  a.batch_group_size = c.batch_groups;
-  a.input_permutation = c.in_perm.empty() ? identity(r + 2) : c.in_perm;
-  a.kernel_permutation = c.ker_perm.empty() ? identity(r + 2) : c.ker_perm;
-  a.output_permutation = c.out_perm.empty() ? identity(r + 2) : c.out_perm;
-  return a;
-}
-
-// Stored shape of a canonical shape (canonical axis i is stored axis perm[i]).
-Shape stored(const Shape& canonical, const std::vector<int64_t>& perm) {
-  Shape s(canonical.size());
-  for (size_t i = 0; i < canonical.size(); ++i) s[size_t(perm[i])] = canonical[i];
-  return s;
-}
-
-Tensor random_tensor(Device& d, DType t, const Shape& shape, std::mt19937& rng) {
-  auto bytes = random_typed_values(t, size_t(shape_size(shape)), rng);
-  return from_host(d, t, shape, bytes.data(), bytes.size());
-}
-
-Tensor scalar(Device& d, DType t, double v) {
-  std::vector<std::byte> b(dtype_size(t));
-  if (is_integer(t)) {
-    int64_t i = int64_t(v);
-    std::memcpy(b.data(), &i, b.size());
-  } else {
-    store_real(t, v, b.data());
-  }
-  return from_host(d, t, {}, b.data(), b.size());
-}
-
-ChainStep step(OpId op, DType out, std::vector<ChainOperand> operands) { return {op, out, std::move(operands)}; }
-ChainOperand in(uint32_t i) { return {ChainOperand::From::Input, i}; }
-ChainOperand st(uint32_t i) { return {ChainOperand::From::Step, i}; }
-
 // A case's operands and output shape.
 struct Problem {
   ConvAttrs attrs;
@@ -102,9 +54,9 @@ struct Problem {
 
 Problem problem(Device& d, const Case& c, DType t, std::mt19937& rng) {
   Problem p;
-  p.attrs = attrs_of(c);
-  p.input = random_tensor(d, t, stored(c.input, p.attrs.input_permutation), rng);
-  p.kernel = random_tensor(d, t, stored(c.kernel, p.attrs.kernel_permutation), rng);
+  p.attrs = conv_attrs_of(c);
+  p.input = random_tensor(d, t, stored_shape(c.input, p.attrs.input_permutation), rng);
+  p.kernel = random_tensor(d, t, stored_shape(c.kernel, p.attrs.kernel_permutation), rng);
   ConvPlan plan = plan_conv(p.input.shape, p.kernel.shape, p.attrs);
   EXPECT_EQ(plan.error, "");
   p.out = conv_output_shape(plan.geometry, plan.attrs);
@@ -280,7 +232,7 @@ TEST_F(ConvEpilogues, ResidualsAndTypeChanges) {
 
 TEST_F(ConvEpilogues, CheckRefusesWhatItCannotFuse) {
   Device& d = *device_;
-  ConvAttrs a = attrs_of(kCases[0]);
+  ConvAttrs a = conv_attrs_of(kCases[0]);
   ConvAttrs plain = a;
   a.product = DType::F32;
   a.epilogue = ElementwiseChain{{step(OpId::add, DType::F32, {in(0), in(1)})}};

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "ops/conv/conv_attrs.hpp"
-#include "test_util.hpp"
+#include "op_case_util.hpp"
 
 using namespace nxv;
 using namespace nxv::test;
@@ -35,34 +35,6 @@ struct Types {
   DType input, kernel, out;
 };
 
-std::vector<int64_t> identity(size_t n) {
-  std::vector<int64_t> p(n);
-  for (size_t i = 0; i < n; ++i) p[i] = int64_t(i);
-  return p;
-}
-
-// The case's attributes with every option spelled out, as Nx passes them.
-ConvAttrs attrs_of(const ConvCase& c) {
-  size_t r = c.input.size() - 2;
-  ConvAttrs a;
-  a.strides = c.strides.empty() ? std::vector<int64_t>(r, 1) : c.strides;
-  a.padding = c.padding.empty() ? std::vector<std::pair<int64_t, int64_t>>(r, {0, 0}) : c.padding;
-  a.input_dilation = c.idil.empty() ? std::vector<int64_t>(r, 1) : c.idil;
-  a.kernel_dilation = c.kdil.empty() ? std::vector<int64_t>(r, 1) : c.kdil;
-  a.feature_group_size = c.feature_groups;
-  a.batch_group_size = c.batch_groups;
-  a.input_permutation = c.in_perm.empty() ? identity(r + 2) : c.in_perm;
-  a.kernel_permutation = c.ker_perm.empty() ? identity(r + 2) : c.ker_perm;
-  a.output_permutation = c.out_perm.empty() ? identity(r + 2) : c.out_perm;
-  return a;
-}
-
-// Stored shape of a canonical shape under `perm` (canonical axis i is stored axis perm[i]).
-Shape stored_shape(const Shape& canonical, const std::vector<int64_t>& perm) {
-  Shape s(canonical.size());
-  for (size_t i = 0; i < perm.size(); ++i) s[size_t(perm[i])] = canonical[i];
-  return s;
-}
 
 // Row-major pitches of the stored tensor, per canonical axis.
 std::vector<int64_t> canonical_pitches(const Shape& canonical, const std::vector<int64_t>& perm) {
@@ -89,7 +61,7 @@ std::string describe(const ConvCase& c, const Types& t) {
     for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
     return s + "]";
   };
-  ConvAttrs a = attrs_of(c);
+  ConvAttrs a = conv_attrs_of(c);
   std::ostringstream s;
   s << c.name << ": " << dtype_name(t.input) << list(c.input) << " * " << dtype_name(t.kernel) << list(c.kernel)
     << " -> " << dtype_name(t.out) << " strides " << list(a.strides) << " padding [";
@@ -122,7 +94,7 @@ std::pair<Tensor, std::vector<std::byte>> make_stored(Device& dev, DType t, cons
 void run_case(Device& dev, const ConvCase& c, const Types& types, uint32_t seed) {
   SCOPED_TRACE(describe(c, types));
   std::mt19937 rng(seed);
-  ConvAttrs a = attrs_of(c);
+  ConvAttrs a = conv_attrs_of(c);
   auto [input, ibytes] = make_stored(dev, types.input, c.input, a.input_permutation, c.input_slice, rng);
   auto [kernel, kbytes] = make_stored(dev, types.kernel, c.kernel, a.kernel_permutation, false, rng);
   Shape canon = canonical_output(c, a);
@@ -240,7 +212,7 @@ class Conv : public DeviceTest {
   bool supported(const Types& t) {
     ConvCase c{"probe", {1, 1, 3}, {1, 1, 2}};
     TensorSpec specs[] = {contiguous_spec(t.input, {1, 1, 3}), contiguous_spec(t.kernel, {1, 1, 2})};
-    return bool(check_op(*device_, *find_op("conv"), {t.out, {1, 1, 2}}, specs, Attrs::of(attrs_of(c))));
+    return bool(check_op(*device_, *find_op("conv"), {t.out, {1, 1, 2}}, specs, Attrs::of(conv_attrs_of(c))));
   }
   const ConvCase& named(const std::string& name) {
     static const std::vector<ConvCase> all = conv_cases();
@@ -295,14 +267,14 @@ TEST_F(Conv, Refusals) {
     return check_op(*device_, conv, {t.out, out}, specs, Attrs::of(a));
   };
   Types f32{DType::F32, DType::F32, DType::F32};
-  EXPECT_TRUE(check(f32, {1, 2, 5}, {3, 2, 2}, {1, 3, 4}, attrs_of(c)));
-  EXPECT_FALSE(check({DType::F32, DType::F32, DType::S32}, {1, 2, 5}, {3, 2, 2}, {1, 3, 4}, attrs_of(c)));
-  EXPECT_FALSE(check(f32, {1, 2, 5}, {3, 2, 2}, {1, 3, 5}, attrs_of(c)));  // wrong output shape
-  EXPECT_FALSE(check(f32, {1, 3, 5}, {3, 2, 2}, {1, 3, 4}, attrs_of(c)));  // channels
-  ConvAttrs both = attrs_of(c);
+  EXPECT_TRUE(check(f32, {1, 2, 5}, {3, 2, 2}, {1, 3, 4}, conv_attrs_of(c)));
+  EXPECT_FALSE(check({DType::F32, DType::F32, DType::S32}, {1, 2, 5}, {3, 2, 2}, {1, 3, 4}, conv_attrs_of(c)));
+  EXPECT_FALSE(check(f32, {1, 2, 5}, {3, 2, 2}, {1, 3, 5}, conv_attrs_of(c)));  // wrong output shape
+  EXPECT_FALSE(check(f32, {1, 3, 5}, {3, 2, 2}, {1, 3, 4}, conv_attrs_of(c)));  // channels
+  ConvAttrs both = conv_attrs_of(c);
   both.feature_group_size = 2, both.batch_group_size = 2;
   EXPECT_FALSE(check(f32, {2, 4, 5}, {4, 2, 2}, {1, 4, 4}, both));
-  ConvAttrs bad_perm = attrs_of(c);
+  ConvAttrs bad_perm = conv_attrs_of(c);
   bad_perm.input_permutation = {0, 0, 1};
   Support s = check(f32, {1, 2, 5}, {3, 2, 2}, {1, 3, 4}, bad_perm);
   EXPECT_FALSE(s);
@@ -391,7 +363,7 @@ TEST_F(Conv, RandomConfigurations) {
       c.kdil.push_back(rng() % 3 == 0 ? pick(2, 3) : 1);
       c.padding.push_back({pick(-1, 3), pick(-1, 3)});
     }
-    ConvAttrs a = attrs_of(c);
+    ConvAttrs a = conv_attrs_of(c);
     Shape out = canonical_output(c, a);
     if (shape_size(out) == 0 || shape_size(out) * ci * shape_size(Shape(c.kernel.begin() + 2, c.kernel.end())) > 200000) {
       --n;

@@ -12,7 +12,7 @@
 
 #include "graph/graph.hpp"
 #include "ops/dot/dot_attrs.hpp"
-#include "test_util.hpp"
+#include "op_case_util.hpp"
 
 using namespace nxv;
 using namespace nxv::test;
@@ -39,27 +39,6 @@ DotAttrs matmul(bool batched) {
 Shape left_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.m, p.k} : Shape{p.m, p.k}; }
 Shape right_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.k, p.n} : Shape{p.k, p.n}; }
 Shape out_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.m, p.n} : Shape{p.m, p.n}; }
-
-Tensor random_tensor(Device& d, DType t, const Shape& shape, std::mt19937& rng) {
-  auto bytes = random_typed_values(t, size_t(shape_size(shape)), rng);
-  return from_host(d, t, shape, bytes.data(), bytes.size());
-}
-
-// A scalar tensor of `t` holding `v`.
-Tensor scalar(Device& d, DType t, double v) {
-  std::vector<std::byte> b(dtype_size(t));
-  if (is_integer(t)) {
-    int64_t i = int64_t(v);
-    std::memcpy(b.data(), &i, b.size());
-  } else {
-    store_real(t, v, b.data());
-  }
-  return from_host(d, t, {}, b.data(), b.size());
-}
-
-ChainStep step(OpId op, DType out, std::vector<ChainOperand> operands) { return {op, out, std::move(operands)}; }
-ChainOperand in(uint32_t i) { return {ChainOperand::From::Input, i}; }
-ChainOperand st(uint32_t i) { return {ChainOperand::From::Step, i}; }
 
 // The dot, then each step as its own op.
 Tensor unfused(Device& d, const Tensor& l, const Tensor& r, const DotAttrs& a, DType product, const Shape& out,

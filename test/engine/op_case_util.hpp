@@ -1,0 +1,70 @@
+// Helpers shared by the op families' tests: random and scalar tensors, elementwise chain steps
+// (the epilogue tests), and conv attributes from a case with defaults spelled out.
+#pragma once
+#include <cstring>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "ops/conv/conv_attrs.hpp"
+#include "ops/elementwise/fusion.hpp"
+#include "test_util.hpp"
+
+namespace nxv::test {
+
+inline Tensor random_tensor(Device& d, DType t, const Shape& shape, std::mt19937& rng) {
+  auto bytes = random_typed_values(t, size_t(shape_size(shape)), rng);
+  return from_host(d, t, shape, bytes.data(), bytes.size());
+}
+
+// A scalar tensor of `t` holding `v`.
+inline Tensor scalar(Device& d, DType t, double v) {
+  std::vector<std::byte> b(dtype_size(t));
+  if (is_integer(t)) {
+    int64_t i = int64_t(v);
+    std::memcpy(b.data(), &i, b.size());
+  } else {
+    store_real(t, v, b.data());
+  }
+  return from_host(d, t, {}, b.data(), b.size());
+}
+
+inline ChainStep step(OpId op, DType out, std::vector<ChainOperand> operands) {
+  return {op, out, std::move(operands)};
+}
+inline ChainOperand in(uint32_t i) { return {ChainOperand::From::Input, i}; }
+inline ChainOperand st(uint32_t i) { return {ChainOperand::From::Step, i}; }
+
+inline std::vector<int64_t> identity(size_t n) {
+  std::vector<int64_t> p(n);
+  for (size_t i = 0; i < n; ++i) p[i] = int64_t(i);
+  return p;
+}
+
+// A conv case's attributes with every option spelled out, as Nx passes them (the case has
+// input, strides, padding, idil, kdil, feature_groups, batch_groups and the three permutations;
+// empty ones take their defaults).
+template <typename Case>
+ConvAttrs conv_attrs_of(const Case& c) {
+  size_t r = c.input.size() - 2;
+  ConvAttrs a;
+  a.strides = c.strides.empty() ? std::vector<int64_t>(r, 1) : c.strides;
+  a.padding = c.padding.empty() ? std::vector<std::pair<int64_t, int64_t>>(r, {0, 0}) : c.padding;
+  a.input_dilation = c.idil.empty() ? std::vector<int64_t>(r, 1) : c.idil;
+  a.kernel_dilation = c.kdil.empty() ? std::vector<int64_t>(r, 1) : c.kdil;
+  a.feature_group_size = c.feature_groups;
+  a.batch_group_size = c.batch_groups;
+  a.input_permutation = c.in_perm.empty() ? identity(r + 2) : c.in_perm;
+  a.kernel_permutation = c.ker_perm.empty() ? identity(r + 2) : c.ker_perm;
+  a.output_permutation = c.out_perm.empty() ? identity(r + 2) : c.out_perm;
+  return a;
+}
+
+// Stored shape of a canonical shape under `perm` (canonical axis i is stored axis perm[i]).
+inline Shape stored_shape(const Shape& canonical, const std::vector<int64_t>& perm) {
+  Shape s(canonical.size());
+  for (size_t i = 0; i < perm.size(); ++i) s[size_t(perm[i])] = canonical[i];
+  return s;
+}
+
+}  // namespace nxv::test
