@@ -98,23 +98,6 @@ Tensor fused(Device& d, const Problem& p, DType product, const std::vector<Tenso
   return run_op(d, OpId::conv, {chain.steps.back().out, p.out}, inputs, Attrs::of(a));
 }
 
-// Bit for bit; NaNs need only both be NaN (dot_epilogue_test.cpp's rule).
-void expect_same_bits(Device& d, const Tensor& want, const Tensor& got) {
-  ASSERT_EQ(want.shape, got.shape);
-  ASSERT_EQ(want.type, got.type);
-  if (want.size() == 0) return;
-  auto w = to_host(d, want), g = to_host(d, got);
-  size_t e = dtype_size(want.type);
-  for (size_t i = 0; i < w.size(); i += e)
-    if (std::memcmp(w.data() + i, g.data() + i, e) != 0 &&
-        !(is_float(want.type) && std::isnan(typed_value_at(want.type, w.data() + i).real()) &&
-          std::isnan(typed_value_at(got.type, g.data() + i).real()))) {
-      ADD_FAILURE() << "element " << i / e << " differs from the unfused ops (" << typed_value_at(want.type, w.data() + i)
-                    << " unfused, " << typed_value_at(got.type, g.data() + i) << " fused)";
-      return;
-    }
-}
-
 // relu(conv + bias) on f32/f16/s32 and, with split-K forced, where the sum stores.
 void bias_relu(Device& d, const Case& c, DType t, std::mt19937& rng) {
   SCOPED_TRACE(std::string(c.name) + ", " + std::string(dtype_name(t)));

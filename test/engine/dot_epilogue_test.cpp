@@ -64,25 +64,6 @@ Tensor fused(Device& d, const Tensor& l, const Tensor& r, DotAttrs a, DType prod
   return run_op(d, OpId::dot, {chain.steps.back().out, out}, inputs, Attrs::of(a));
 }
 
-// Bit for bit; NaNs need only both be NaN (IEEE leaves a NaN's sign and payload to the
-// implementation, and a compiler may order an add's operands differently in one kernel only:
-// the rule of fusion_test.cpp).
-void expect_same_bits(Device& d, const Tensor& want, const Tensor& got) {
-  ASSERT_EQ(want.shape, got.shape);
-  ASSERT_EQ(want.type, got.type);
-  if (want.size() == 0) return;
-  auto w = to_host(d, want), g = to_host(d, got);
-  size_t e = dtype_size(want.type);
-  for (size_t i = 0; i < w.size(); i += e)
-    if (std::memcmp(w.data() + i, g.data() + i, e) != 0 &&
-        !(is_float(want.type) && std::isnan(typed_value_at(want.type, w.data() + i).real()) &&
-          std::isnan(typed_value_at(got.type, g.data() + i).real()))) {
-      ADD_FAILURE() << "element " << i / e << " differs from the unfused ops (" << typed_value_at(want.type, w.data() + i)
-                    << " unfused, " << typed_value_at(got.type, g.data() + i) << " fused)";
-      return;
-    }
-}
-
 // relu(left . right + bias) on the host: integers wrap in 32 bits; floats within the dot's
 // bound and three roundings of the output type.
 void expect_bias_relu_reference(Device& d, DType t, const Problem& p, const Tensor& l, const Tensor& r,

@@ -1,6 +1,7 @@
 // Helpers shared by the op families' tests: random and scalar tensors, elementwise chain steps
-// (the epilogue tests), and conv attributes from a case with defaults spelled out.
+// and bit-for-bit comparison (the epilogue tests), and conv attributes from a case with defaults spelled out.
 #pragma once
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <utility>
@@ -34,6 +35,25 @@ inline ChainStep step(OpId op, DType out, std::vector<ChainOperand> operands) {
 }
 inline ChainOperand in(uint32_t i) { return {ChainOperand::From::Input, i}; }
 inline ChainOperand st(uint32_t i) { return {ChainOperand::From::Step, i}; }
+
+// Bit for bit; NaNs need only both be NaN (IEEE leaves a NaN's sign and payload to the
+// implementation, and a compiler may order an add's operands differently in one kernel only:
+// the rule of fusion_test.cpp).
+inline void expect_same_bits(Device& d, const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(want.shape, got.shape);
+  ASSERT_EQ(want.type, got.type);
+  if (want.size() == 0) return;
+  auto w = to_host(d, want), g = to_host(d, got);
+  size_t e = dtype_size(want.type);
+  for (size_t i = 0; i < w.size(); i += e)
+    if (std::memcmp(w.data() + i, g.data() + i, e) != 0 &&
+        !(is_float(want.type) && std::isnan(typed_value_at(want.type, w.data() + i).real()) &&
+          std::isnan(typed_value_at(got.type, g.data() + i).real()))) {
+      ADD_FAILURE() << "element " << i / e << " differs from the unfused ops (" << typed_value_at(want.type, w.data() + i)
+                    << " unfused, " << typed_value_at(got.type, g.data() + i) << " fused)";
+      return;
+    }
+}
 
 inline std::vector<int64_t> identity(size_t n) {
   std::vector<int64_t> p(n);
