@@ -239,3 +239,37 @@ TEST(Stream, AWaitPastTheLimitRaisesWithTheStreamsState) {
   EXPECT_EQ(download<float>(*dev, pending)[15], -3.f);
   EXPECT_EQ(download<float>(*dev, t)[0], 3.f);
 }
+
+// NX_VULKAN_BARRIER_ALL=1 (diagnosis): independent ops, which need no barrier, get one anyway,
+// and results are unchanged.
+TEST(Stream, BarrierAllPutsABarrierBeforeEveryUse) {
+  std::vector<Tensor> outs;
+  uint64_t barriers = 0;
+  {
+    ScopedEnv all("NX_VULKAN_BARRIER_ALL", "1");
+    auto dev = Device::open();
+    auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
+    dev->synchronize();
+    Graph independent;
+    uint32_t x = independent.input(DType::F32, {1000});
+    for (int i = 0; i < 8; ++i) independent.output(independent.add(OpId::negate, {DType::F32, {1000}}, {x}));
+    auto exe = compile_graph(*dev, independent, {t});
+    auto before = dev->impl().stream.stats();
+    outs = exe.run(*dev, {t});
+    barriers = dev->impl().stream.stats().barriers - before.barriers;
+    for (auto& o : outs) EXPECT_EQ(download<float>(*dev, o)[0], -1.f);
+  }
+  EXPECT_GE(barriers, 8u);
+  auto plain = Device::open();  // the switch is read when a stream is created: off again
+  auto& stream = plain->impl().stream;
+  auto u = upload(*plain, DType::F32, {4}, std::vector<float>(4, 2.f));
+  plain->synchronize();
+  Graph two;
+  uint32_t y = two.input(DType::F32, {4});
+  for (int i = 0; i < 2; ++i) two.output(two.add(OpId::negate, {DType::F32, {4}}, {y}));
+  auto exe = compile_graph(*plain, two, {u});
+  auto before = stream.stats();
+  auto r = exe.run(*plain, {u});
+  EXPECT_EQ(stream.stats().barriers - before.barriers, 0u);
+  EXPECT_EQ(download<float>(*plain, r[1])[3], -2.f);
+}

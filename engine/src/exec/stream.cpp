@@ -1,6 +1,7 @@
 #include "exec/stream.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 
@@ -16,6 +17,11 @@ const vk::MemoryBarrier2 kFullBarrier{
     .dstStageMask = vk::PipelineStageFlagBits2::eComputeShader | vk::PipelineStageFlagBits2::eTransfer,
     .dstAccessMask = vk::AccessFlagBits2::eShaderRead | vk::AccessFlagBits2::eShaderWrite |
                      vk::AccessFlagBits2::eTransferRead | vk::AccessFlagBits2::eTransferWrite};
+
+// NX_VULKAN_BARRIER_ALL=1, for diagnosis: a full barrier before every use of a buffer, as if each
+// had just been written (a race that the hazard tracking misses then goes away). Read when a
+// stream is created; process-wide.
+std::atomic<bool> barrier_all{false};
 
 constexpr const char* kContentsLost =
     "this tensor's contents were lost: the GPU submission that was to compute it failed "
@@ -33,7 +39,7 @@ void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
   // read (or write) of a buffer written earlier in this batch since the last barrier.
   bool written = b.last_write_batch == batch.value && b.last_write_epoch == stream_.epoch_;
   bool disjoint = access == Access::WriteDisjoint && b.last_write_disjoint;
-  if (written && !disjoint) stream_.barrier_locked();
+  if ((written && !disjoint) || barrier_all.load(std::memory_order_relaxed)) stream_.barrier_locked();
   if (access != Access::Read) {
     b.last_write_batch = batch.value;
     b.last_write_epoch = stream_.epoch_;
@@ -77,6 +83,8 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   });
   if (const char* env = std::getenv("NX_VULKAN_FAIL_SUBMIT"); env && *env)
     fail_at_ = std::strtoull(env, nullptr, 10);
+  const char* all = std::getenv("NX_VULKAN_BARRIER_ALL");
+  barrier_all.store(all && std::string(all) == "1", std::memory_order_relaxed);
   const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
   threaded_ = env && std::string(env) == "1";
   defer_ = std::chrono::microseconds(20);
