@@ -8,6 +8,11 @@ Application.put_env(:nx, :add_backend_on_inspect, false)
 fallback = System.get_env("NX_VULKAN_HOST_FALLBACK", "allow") |> String.to_existing_atom()
 Application.put_env(:nx_vulkan, :host_fallback, fallback)
 
+# A device wait that never ends raises, naming the stream's batches, instead of hanging the run
+# (NX_VULKAN_WAIT_LIMIT_S, read by the engine at each wait).
+if System.get_env("NX_VULKAN_WAIT_LIMIT_S") in [nil, ""],
+  do: System.put_env("NX_VULKAN_WAIT_LIMIT_S", "600")
+
 exclude = if System.get_env("NX_VULKAN_SKIP_LARGE") in ["1", "true"], do: [:large], else: []
 ExUnit.start(exclude: exclude, timeout: 600_000)
 

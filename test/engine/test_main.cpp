@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   setenv("NX_VULKAN_VALIDATION", "1", /*overwrite=*/0);
   // The GEMM kernels keep their coverage on lavapipe; Dot.HostBlasTier turns the BLAS tier on.
   setenv("NX_VULKAN_HOST_BLAS", "0", /*overwrite=*/0);
+  // A device wait that never ends fails its test, naming the stream's batches, instead of
+  // stalling the run until CI's limit.
+  setenv("NX_VULKAN_WAIT_LIMIT_S", "600", /*overwrite=*/0);
   testing::InitGoogleTest(&argc, argv);
   testing::UnitTest::GetInstance()->listeners().Append(new ValidationListener);
   return RUN_ALL_TESTS();
