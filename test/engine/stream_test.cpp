@@ -212,28 +212,29 @@ TEST(Stream, TinyOpsShareADeferredSubmissionThatItsDeadlineSubmits) {
 }
 
 // NX_VULKAN_WAIT_LIMIT_S turns a wait that would never end into an error naming the stream's
-// batches: here a buffer claims a write by a batch that was never recorded.
+// batches and their kernels: here a buffer claims a write by a batch that was never recorded.
 TEST(Stream, AWaitPastTheLimitRaisesWithTheStreamsState) {
+  ScopedEnv limit("NX_VULKAN_WAIT_LIMIT_S", "1");
+  ScopedEnv hold("NX_VULKAN_SUBMIT_DEFER_US", "60000000");  // the op's batch stays open
   auto dev = Device::open();
   auto t = upload(*dev, DType::F32, {16}, std::vector<float>(16, 3.f));
   dev->synchronize();
-  Tensor pending = run_op(*dev, "negate", {DType::F32, {16}}, {t});  // an open batch to describe
+  Tensor pending = run_op(*dev, "negate", {DType::F32, {16}}, {t});
   uint64_t honest = t.buffer->last_write_batch;
   t.buffer->last_write_batch = honest + 1'000'000;
-  {
-    ScopedEnv limit("NX_VULKAN_WAIT_LIMIT_S", "1");
-    auto t0 = std::chrono::steady_clock::now();
-    try {
-      download<float>(*dev, t);
-      ADD_FAILURE() << "the wait returned";
-    } catch (const Error& e) {
-      std::string what = e.what();
-      EXPECT_NE(what.find("NX_VULKAN_WAIT_LIMIT_S"), std::string::npos) << what;
-      EXPECT_NE(what.find("in flight"), std::string::npos) << what;
-      EXPECT_NE(what.find(std::to_string(honest + 1'000'000)), std::string::npos) << what;
-    }
-    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(900));
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    download<float>(*dev, t);
+    ADD_FAILURE() << "the wait returned";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("NX_VULKAN_WAIT_LIMIT_S"), std::string::npos) << what;
+    EXPECT_NE(what.find("in flight"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(honest + 1'000'000)), std::string::npos) << what;
+    EXPECT_NE(what.find("with 1 commands (elementwise"), std::string::npos) << what;  // the open batch's kernel
+    EXPECT_NE(what.find("grid 1x1x1"), std::string::npos) << what;
   }
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(900));
   t.buffer->last_write_batch = honest;
   // The device goes on.
   EXPECT_EQ(download<float>(*dev, pending)[15], -3.f);

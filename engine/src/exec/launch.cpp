@@ -48,6 +48,22 @@ void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const 
   }
 }
 
+namespace {
+
+// A dispatch for a trace: kernel, grid, and the push constants as 32-bit words.
+std::string describe_dispatch(const Launch& l, const std::byte* push) {
+  std::string out = l.kernel->label + " grid " + std::to_string(l.grid[0]) + "x" + std::to_string(l.grid[1]) + "x" +
+                    std::to_string(l.grid[2]) + " push";
+  for (uint32_t i = 0; i + 4 <= l.push_size && i < 64; i += 4) {
+    uint32_t word;
+    std::memcpy(&word, push + i, 4);
+    (out += ' ') += std::to_string(word);
+  }
+  return out;
+}
+
+}  // namespace
+
 void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
                         size_t begin, size_t end) const {
   if (begin == end) return;
@@ -82,6 +98,7 @@ void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<con
                                                     VK_SHADER_STAGE_COMPUTE_BIT, 0, l.push_size, push.data());
       cmd.dispatch(l.grid[0], l.grid[1], l.grid[2]);
       rec.count_command();
+      if (rec.tracing()) rec.trace(describe_dispatch(l, push.data()));
     }
   });
 }

@@ -73,6 +73,14 @@ uint64_t Recorder::params(const void* data, size_t bytes) {
   return block.address_at(offset);
 }
 
+bool Recorder::tracing() const { return stream_.tracing_; }
+
+void Recorder::trace(std::string_view what) {
+  auto& trace = stream_.open_->trace;
+  if (trace.size() > 4096) return;
+  (trace += trace.empty() ? "" : "; ") += what;
+}
+
 Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   translate_vk("creating the stream", [&] {
     pool_.emplace(core_->device(),
@@ -83,6 +91,8 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   });
   if (const char* env = std::getenv("NX_VULKAN_FAIL_SUBMIT"); env && *env)
     fail_at_ = std::strtoull(env, nullptr, 10);
+  const char* limit = std::getenv("NX_VULKAN_WAIT_LIMIT_S");
+  tracing_ = limit && std::strtoull(limit, nullptr, 10) > 0;
   const char* all = std::getenv("NX_VULKAN_BARRIER_ALL");
   barrier_all.store(all && std::string(all) == "1", std::memory_order_relaxed);
   const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
@@ -133,6 +143,7 @@ void Stream::open_batch_locked() {
   if (open_) return;
   Batch batch;
   batch.value = next_value_++;
+  if (tracing_) batch.trace.reserve(256);
   if (!free_cmds_.empty()) {
     batch.cmd.emplace(std::move(free_cmds_.back()));
     free_cmds_.pop_back();
@@ -410,17 +421,25 @@ std::string Stream::describe_locked() const {
     for (const Batch& b : batches) out += (out.empty() ? "" : ",") + std::to_string(b.value);
     return out.empty() ? std::string("none") : out;
   };
-  std::string completed;
+  std::string completed, unfinished_trace;
   try {
-    completed = std::to_string(completed_value());
+    uint64_t done = completed_value();
+    completed = std::to_string(done);
+    for (const Batch& b : in_flight_)
+      if (b.value > done) {
+        unfinished_trace = "; batch " + std::to_string(b.value) + " holds: " + b.trace;
+        break;
+      }
   } catch (const std::exception& e) {
     completed = e.what();
   }
   return "completed " + completed + "; in flight " + values(in_flight_) + "; queued " + values(queued_) +
          "; submitting " + (submitting_batch_ ? std::to_string(submitting_batch_->value) : std::string("none")) +
-         "; open " + (open_ ? std::to_string(open_->value) + " with " + std::to_string(open_->commands) + " commands"
-                            : std::string("none")) +
-         "; deadline " + (deadline_ ? "set" : "none");
+         "; open " +
+         (open_ ? std::to_string(open_->value) + " with " + std::to_string(open_->commands) + " commands" +
+                      (open_->trace.empty() ? "" : " (" + open_->trace + ")")
+                : std::string("none")) +
+         "; deadline " + (deadline_ ? "set" : "none") + unfinished_trace;
 }
 
 std::string Stream::lost_message() const { return std::string(kContentsLost) + " (" + last_failure_ + ")"; }

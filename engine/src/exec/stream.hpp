@@ -60,6 +60,10 @@ class Recorder {
   // host-visible memory kept until the batch has finished; returns its device address
   // (16-byte aligned).
   uint64_t params(const void* data, size_t bytes);
+  // Names a dispatch in the batch's trace, kept only while NX_VULKAN_WAIT_LIMIT_S is set:
+  // a wait past the limit names the kernels of the batch the GPU has not finished.
+  bool tracing() const;
+  void trace(std::string_view what);
 
  private:
   friend class Stream;
@@ -117,6 +121,7 @@ class Stream {
     uint64_t param_used = 0;
     uint32_t commands = 0;
     std::chrono::steady_clock::time_point opened_at;
+    std::string trace;  // its dispatches, while tracing
   };
 
   using Lock = std::unique_lock<std::mutex>;
@@ -158,6 +163,7 @@ class Stream {
   std::deque<Batch> in_flight_;
   uint64_t next_value_ = 1;
   uint64_t epoch_ = 1;  // barrier epoch inside the open batch
+  bool tracing_ = false;
   StreamStats stats_;
   uint64_t submissions_ = 0;    // attempted, failed ones included
   uint64_t fail_at_ = 0;        // injected failure: the attempt with this number fails

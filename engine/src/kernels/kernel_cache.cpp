@@ -209,6 +209,14 @@ std::string source_map_key(const KernelKey& key) {
   return map_key;
 }
 
+std::string kernel_label(const KernelKey& key) {
+  std::string label = key.name;
+  for (const auto& [k, v] : key.defines) (((label += label.size() == key.name.size() ? '[' : ',') += k) += '=') += v;
+  if (label.size() > key.name.size()) label += ']';
+  if (label.size() > 160) label.resize(160);
+  return label;
+}
+
 }  // namespace
 
 const Kernel* KernelCache::build(const KernelKey& key) {
@@ -241,7 +249,8 @@ const Kernel* KernelCache::build(const KernelKey& key) {
     vk::ComputePipelineCreateInfo info{.stage = stage, .layout = **layout_};
     auto kernel = std::make_unique<Kernel>(Kernel{pipelines_store_.create(info),
                                                   key.workgroup_size, key.max_workgroups,
-                                                  {key.workgroup_size, key.workgroup_y, key.workgroup_z}});
+                                                  {key.workgroup_size, key.workgroup_y, key.workgroup_z},
+                                                  kernel_label(key)});
     ++pipelines_;
     return kernel.release();
   });

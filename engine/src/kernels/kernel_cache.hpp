@@ -76,6 +76,7 @@ struct Kernel {
   uint32_t workgroup_size;
   uint32_t max_workgroups = 0;
   std::array<uint32_t, 3> workgroup{};
+  std::string label;  // the key's name and defines, for diagnostics
 };
 
 
