@@ -29,13 +29,19 @@ uint32_t find_compute_family(const vk::raii::PhysicalDevice& physical) {
   throw Error(ErrorKind::Unsupported, "the device has no compute queue");
 }
 
+bool submit_exclusion_wanted(const DeviceInfo& info) {
+  if (const char* v = std::getenv("NX_VULKAN_SUBMIT_EXCLUSION"); v && *v) return std::string(v) == "1";
+  constexpr uint32_t kNvidia = 0x10DE;
+  return info.vendor_id == kNvidia;
+}
+
 }  // namespace
 
 DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDevice physical,
                        DeviceInfo info, uint32_t disabled, uint64_t heap_limit,
                        uint64_t max_chunk_bytes)
     : instance_(std::move(instance)), physical_(std::move(physical)), info_(std::move(info)),
-      disabled_(disabled) {
+      disabled_(disabled), submit_exclusion_(submit_exclusion_wanted(info_)) {
   const auto avail = info_.features;
   if (!avail.buffer_device_address || !avail.timeline_semaphore)
     throw Error(ErrorKind::Unsupported,

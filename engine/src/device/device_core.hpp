@@ -11,6 +11,7 @@
 
 #include "common/vk.hpp"
 #include "device/instance.hpp"
+#include "device/submit_exclusion.hpp"
 #include "memory/buffer_cache.hpp"
 #include "nxv/device.hpp"
 
@@ -58,6 +59,10 @@ class DeviceCore {
   MemoryStats memory_stats() const;
   void reset_peak();
 
+  // Pipeline creation against queue submission (NX_VULKAN_SUBMIT_EXCLUSION=0/1; on by default
+  // for NVIDIA, whose driver needs it).
+  SubmitExclusion& submit_exclusion() { return submit_exclusion_; }
+
  private:
   std::shared_ptr<Instance> instance_;
   vk::raii::PhysicalDevice physical_;
@@ -74,6 +79,7 @@ class DeviceCore {
   FloatControls float_controls_;
   std::atomic<uint64_t> bytes_in_use_{0}, peak_bytes_{0}, buffers_{0};
   std::atomic<bool> lost_{false};
+  SubmitExclusion submit_exclusion_;
 };
 
 }  // namespace nxv

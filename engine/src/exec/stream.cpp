@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "exec/phase_times.hpp"
+#include "kernels/kernel_cache.hpp"
 
 namespace nxv {
 namespace {
@@ -240,9 +241,10 @@ void Stream::deadline_loop() {
     if (stopping_) return;
     if (deadline_ != deadline) continue;
     deadline_.reset();
-    if (!open_ || open_->commands == 0) continue;
+    bool open_work = open_ && open_->commands > 0;
+    if (!open_work && queued_.empty()) continue;
     try {
-      close_locked();
+      if (open_work) close_locked();
       submit_queued(lock);  // a failure is reported through the buffers it lost
     } catch (...) {
       // Ending a command buffer failed (device lost): its waits report it.
@@ -269,7 +271,23 @@ void Stream::close_locked() {
 
 std::optional<Error> Stream::submit_queued(Lock& lock) {
   std::optional<Error> failure;
+  SubmitExclusion& exclusion = core_->submit_exclusion();
   while (!queued_.empty() && !submitting_) {
+    std::optional<SubmitExclusion::Submission> admitted;
+    if (exclusion.enabled()) {
+      admitted.emplace(exclusion, false);
+      if (!admitted->owns()) {
+        // A pipeline is being created: a caller that may not block leaves the queue to the
+        // stream's thread; others wait without the lock (`submitting_` keeps the order).
+        if (CompileFreeScope::active() && hand_off_locked()) break;
+        admitted.reset();
+        submitting_ = true;
+        lock.unlock();
+        admitted.emplace(exclusion, true);
+        lock.lock();
+        submitting_ = false;
+      }
+    }
     Batch batch = std::move(queued_.front());
     queued_.pop_front();
     if (batch.value <= doomed_through_) {
@@ -318,6 +336,17 @@ std::optional<Error> Stream::submit_queued(Lock& lock) {
   // Work recorded while another caller was submitting: the thread takes it.
   if (submitter_sleeping_ && (!queued_.empty() || (open_ && open_->commands > 0))) wake_submitter_.notify_one();
   return failure;
+}
+
+bool Stream::hand_off_locked() {
+  if (threaded_) {
+    if (submitter_sleeping_) wake_submitter_.notify_one();
+    return true;
+  }
+  if (!deadline_thread_.joinable()) return false;
+  deadline_ = std::chrono::steady_clock::now();
+  if (deadline_idle_) wake_deadline_.notify_one();
+  return true;
 }
 
 void Stream::submit_now(Lock& lock) {

@@ -133,6 +133,8 @@ class Stream {
   std::optional<Error> submit_queued(Lock& lock);
   // close_locked, then submit_queued; throws a failure of this call's own submissions.
   void submit_now(Lock& lock);
+  // Leaves the queued batches to the stream's thread (submitter or deadline), if it has one.
+  bool hand_off_locked();
   void submitter_loop();
   // Submits a deferred batch once its deadline has passed, if nothing else submitted it.
   void deadline_loop();

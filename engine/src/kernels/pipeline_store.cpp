@@ -85,7 +85,12 @@ vk::raii::Pipeline PipelineStore::create(const vk::ComputePipelineCreateInfo& re
                                                   .pPipelineStageCreationFeedbacks = &stage_feedback};
   vk::ComputePipelineCreateInfo info = requested;
   info.pNext = &feedback;
-  vk::raii::Pipeline pipeline(core_->device(), *cache_, info);
+  std::optional<vk::raii::Pipeline> created;
+  {
+    SubmitExclusion::Creation creating(core_->submit_exclusion());
+    created.emplace(core_->device(), *cache_, info);
+  }
+  vk::raii::Pipeline pipeline = std::move(*created);
   using F = vk::PipelineCreationFeedbackFlagBits;
   if ((pipeline_feedback.flags & F::eValid) && (pipeline_feedback.flags & F::eApplicationPipelineCacheHit))
     ++cache_hits_;
