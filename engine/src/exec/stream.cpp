@@ -1,5 +1,7 @@
 #include "exec/stream.hpp"
 
+#include "exec/phase_times.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -98,7 +100,7 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   barrier_all.store(all && std::string(all) == "1", std::memory_order_relaxed);
   const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
   threaded_ = env && std::string(env) == "1";
-  defer_ = std::chrono::microseconds(20);
+  defer_ = std::chrono::microseconds(50);
   if (const char* us = std::getenv("NX_VULKAN_SUBMIT_DEFER_US"); us && *us)
     defer_ = std::chrono::microseconds(std::strtoull(us, nullptr, 10));
   if (threaded_) {
@@ -194,17 +196,24 @@ void Stream::record(const std::function<void(Recorder&)>& fn) {
         PhaseTimer t(Phase::RecordCommands);
         fn(rec);
       }
+      bool first = open_->commands == 0;
       open_->commands += rec.commands_;
       stats_.commands += rec.commands_;
-      PhaseTimer t(Phase::Retire);
-      retire_locked(false);
+      // Polling the timeline is a driver call: once per batch here, and below where whether
+      // the device is dry decides a submission.
+      if (first) {
+        PhaseTimer t(Phase::Retire);
+        retire_locked(false);
+      }
     });
     bool full = open_->commands >= kMaxCommandsPerBatch;
     if (!threaded_) {
       bool due = full;
       if (!full && open_->commands > 0) {
         auto deadline = open_->opened_at + defer_;
-        if (in_flight_.empty() && (defer_.count() == 0 || std::chrono::steady_clock::now() >= deadline)) {
+        bool old = defer_.count() == 0 || std::chrono::steady_clock::now() >= deadline;
+        if (old) translate_vk("retiring", [&] { retire_locked(false); });
+        if (old && in_flight_.empty()) {
           due = true;
         } else if (!deadline_ && defer_.count() > 0) {
           // Also bounds how long a batch recorded behind busy work waits for the next op.

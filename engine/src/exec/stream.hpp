@@ -3,7 +3,7 @@
 // waits only for the batch that last wrote its buffer. Barriers are inserted only on real
 // hazards (a buffer read or written after a write, or written after a read, in the same batch).
 // The recording thread submits a batch when it holds 64 commands, or when the device has run
-// dry and the batch is older than the deferral (NX_VULKAN_SUBMIT_DEFER_US, 20 us by default):
+// dry and the batch is older than the deferral (NX_VULKAN_SUBMIT_DEFER_US, 50 us by default):
 // a burst of tiny ops then shares one vkQueueSubmit2 instead of paying one every few ops, and
 // a timer thread submits a deferred batch that no later op or wait submits first. With
 // NX_VULKAN_SUBMIT_DEFER_US=0 a dry device gets each batch at once. With NX_VULKAN_SUBMIT_THREAD=1 a submitting thread of the stream's own hands
