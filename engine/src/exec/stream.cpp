@@ -1,7 +1,5 @@
 #include "exec/stream.hpp"
 
-#include "exec/phase_times.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
