@@ -4,6 +4,7 @@
 // would have to compile or open a device.
 #include <erl_nif.h>
 
+#include "crash_trace.hpp"
 #include "nifs.hpp"
 #include "tensor_resource.hpp"
 #include "terms.hpp"
@@ -11,6 +12,7 @@
 namespace {
 
 int load(ErlNifEnv* env, void**, ERL_NIF_TERM) {
+  nxv_nif::install_crash_trace_if_asked();
   nxv_nif::make_atoms(env);
   return nxv_nif::open_tensor_resource_type(env) ? 0 : 1;
 }

@@ -521,7 +521,8 @@ defmodule Nx.Vulkan.Backend do
   # cached by what they depend on: Native.support_key/6). The engine checks every call itself.
   defp native(op, device, out, inputs, options) do
     with {:ok, {id, depends}} <- Native.native_entry(op, out.type, inputs),
-         answer when answer in [nil, true] <- cached_answer(id, device, op, out, inputs, options, depends) do
+         answer when answer in [nil, true] <-
+           cached_answer(id, device, op, out, inputs, options, depends) do
       refs = Enum.map(inputs, &to_ref(&1, device))
 
       case NIF.op(device, id, out.type, out.shape, refs, options) do
@@ -531,7 +532,12 @@ defmodule Nx.Vulkan.Backend do
         # The engine declines (unsupported) or disagrees with Nx about the request
         # (invalid_argument): Nx.BinaryBackend, which Nx validated it for, runs it.
         {:error, kind, message} when kind in [:unsupported, :invalid_argument] ->
-          Native.refuse(id, Native.support_key(device, op, out, inputs, options, depends), message)
+          Native.refuse(
+            id,
+            Native.support_key(device, op, out, inputs, options, depends),
+            message
+          )
+
           {:host, message}
 
         {:error, kind, message} ->
