@@ -336,6 +336,28 @@ TEST_F(Conv, GpuTileVariants) {
   all(sample_seed() + 720);
 }
 
+// conv as im2col + dot's GEMM (the tier GPUs with cooperative matrices take for 16-bit types),
+// forced on: every single-group case in f32 and s32, and the 16-bit types; also on the GPU
+// tile paths of dot. Cases with groups keep the implicit GEMM.
+TEST_F(Conv, Im2colTier) {
+  ScopedEnv im2col("NXV_CONV_IM2COL", "1");
+  auto cases = conv_cases();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].name);
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 800 + uint32_t(i));
+    run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + 840 + uint32_t(i));
+  }
+  for (DType t : {DType::F16, DType::BF16}) {
+    if (!supported({t, t, t})) continue;
+    for (const char* name : {"same_padding", "nhwc_hwio", "long_k_aligned", "primes", "gradient_like_nhwc"})
+      run_case(*device_, named(name), {t, t, t}, sample_seed() + 880);
+    run_case(*device_, named("same_padding"), {t, t, DType::F32}, sample_seed() + 890);
+  }
+  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  for (const char* name : {"long_k_aligned", "nhwc_hwio", "input_dilation_strided_2d", "conv3d", "output_permuted_1d"})
+    run_case(*device_, named(name), {DType::F32, DType::F32, DType::F32}, sample_seed() + 900);
+}
+
 // Random configurations: 1-3 spatial axes, random extents, strides, paddings (negative too),
 // dilations, groups and permutations; f32, s32 or f64.
 TEST_F(Conv, RandomConfigurations) {

@@ -18,6 +18,7 @@
 #include "memory/copy.hpp"
 #include "ops/conv/conv_attrs.hpp"
 #include "ops/conv/conv_epilogue.hpp"
+#include "ops/conv/conv_im2col.hpp"
 #include "ops/conv/conv_kernels.hpp"
 #include "ops/conv/conv_plan.hpp"
 #include "ops/conv/conv_push.h"
@@ -128,8 +129,11 @@ class ConvFamily final : public Family {
     // The canonical axes' strides in the (row-major) result: axis j is output_permutation[j].
     std::vector<int64_t> os = row_major_strides(a.out.shape), out_strides;
     for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
-    append_conv_gemm(a.device.impl(), a.builder, at.epilogue ? at.product : a.out.type, plan, input_operand(a, plan),
-                     kernel_operand(a, plan), {a.output_slot, 0}, out_strides, epilogue ? &*epilogue : nullptr);
+    ConvInput in_a = input_operand(a, plan);
+    GemmOperand kernel_b = kernel_operand(a, plan);
+    if (append_conv_im2col_gemm(a, plan, in_a, kernel_b)) return;
+    append_conv_gemm(a.device.impl(), a.builder, at.epilogue ? at.product : a.out.type, plan, in_a, kernel_b,
+                     {a.output_slot, 0}, out_strides, epilogue ? &*epilogue : nullptr);
   }
 
  private:

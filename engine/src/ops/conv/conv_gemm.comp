@@ -12,6 +12,8 @@
 // adjacent channels per load; B_VEC4, DBUF, WARP_X); NR (spatial
 // axes); IDIL (an input dilation > 1); KALIGN; A_/B_/C_STORE and _ALIGN; LOAD_A(x), LOAD_B(x),
 // STORE_OUT(v); EPILOGUE (conv_epilogue.glsl: an elementwise chain where C is stored).
+// IM2COL: no product; A itself goes to C, row-major [group, m, k] (C of the input's type), for
+// dot's cooperative-matrix GEMM to multiply (conv_im2col.cpp).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -30,6 +32,9 @@
 #endif
 
 layout(local_size_x_id = 0) in;
+#ifndef IM2COL
+#define IM2COL 0
+#endif
 
 #include "nxv_float_controls.glsl"
 #include "nxv_math.glsl"
@@ -127,7 +132,9 @@ void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out
 #endif
     ra[l] = v;
   }
+#if !IM2COL
   fetch_b_tile(ctx, k0, k_end, t, rb);
+#endif
 }
 
 void main() {
@@ -183,6 +190,20 @@ void main() {
         }
         ctx.row_off[l] = off;
       }
+#if IM2COL
+      // The tile's A elements, step by step along k: C[g, m, k].
+      for (uint k0 = k_begin + gl_WorkGroupID.x * BK; k0 < k_end; k0 += gl_NumWorkGroups.x * BK) {
+        A_REG ra[LA];
+        B_REG rb[LB];
+        fetch_tiles(ctx, k0, k_end, t, ra, rb);
+        [[unroll]] for (uint l = 0u; l < LA; ++l) {
+          uint e = t + l * WG, mm, kk;
+          tile_a_at(e, mm, kk);
+          uint gm = m0 + mm, gk = k0 + kk;
+          if ((NA % WG == 0u || e < NA) && gm < pc.m && gk < k_end) c.v[(g * pc.m + gm) * pc.k + gk] = STORE_OUT(ra[l]);
+        }
+      }
+#else
       for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
         uint n0 = tn * BN;
         ctx.n0 = n0;
@@ -215,6 +236,7 @@ void main() {
           }
         }
       }
+#endif
     }
   }
 }

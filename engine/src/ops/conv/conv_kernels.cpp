@@ -161,4 +161,56 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   if (splits > 1) append_split_sum(impl, builder, out_type, part, out, total, splits, epi);
 }
 
+void append_conv_im2col(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input,
+                        BufferRef a_out) {
+  const DeviceCore& core = *impl.core;
+  const ConvGeometry& g = plan.geometry;
+  std::string acc = dot_acc_type(input.type);
+  // 256 invocations, 8 (complex: 4) A elements each; the tile core's shared arrays stay small.
+  GemmTile tile = glsl_type_bytes(acc) >= 16 ? GemmTile{64, 16, 16, 2, 2} : GemmTile{128, 16, 16, 4, 2};
+  bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
+                          [](int64_t x) { return x > 1; });
+  GemmTileOpts o;
+  o.a_k_unit = input.strides[1] == 1 && g.ci > 1;  // rows of A written along k where channels are adjacent
+  bool kalign = g.ci % tile.bk == 0;
+  VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 1};
+  variant.types = {input.type, input.type};
+  variant.type_count = 2;
+  variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (idil ? 8 : 0) | (kalign ? 16 : 0));
+  variant.tile = pack_gemm_tile(tile);
+  variant.switches = uint32_t(g.spatial);
+  const Kernel& k = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "conv_gemm";
+    key.workgroup_size = tile.invocations();
+    auto& d = key.defines;
+    add_gemm_common_defines(d, input.type, input.type, input.type, acc);
+    add_gemm_tile_defines(d, tile, acc, o, input.type, input.type);
+    add_gemm_operand_defines(d, input.type, input.type, acc);
+    d.emplace_back("NR", std::to_string(g.spatial));
+    d.emplace_back("IDIL", idil ? "1" : "0");
+    d.emplace_back("KALIGN", kalign ? "1" : "0");
+    d.emplace_back("IM2COL", "1");
+    append_glsl_use_defines(d);
+    return key;
+  });
+  ConvPush push{};
+  push.m = uint32_t(g.m()), push.n = 1, push.k = uint32_t(g.k());
+  push.groups = uint32_t(g.groups);
+  push.splits = 1, push.k_chunk = push.k;
+  push.total = uint32_t(uint64_t(g.groups) * uint64_t(g.m()) * uint64_t(g.k()));
+  const auto& limits = core.info().max_workgroup_count;
+  std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>((uint64_t(g.k()) + tile.bk - 1) / tile.bk, limits[0])),
+                               uint32_t(std::min<uint64_t>((uint64_t(g.m()) + tile.bm - 1) / tile.bm, limits[1])),
+                               uint32_t(std::min<uint64_t>(uint64_t(g.groups), limits[2]))};
+  Launch& l = builder.launch(k, grid, push,
+                             {{offsetof(ConvPush, in_addr), input.ref}, {offsetof(ConvPush, c_addr), a_out}});
+  builder.params(l, ConvParams{}, offsetof(ConvPush, params_addr), {});
+  // The output strides in the block are unused here (A goes to C by its own indexing).
+  std::vector<int64_t> unused(g.spatial + 2, 0);
+  l.params = conv_params(plan, input, unused, nullptr);
+  builder.use(l, input.ref.slot, Access::Read);
+  builder.use(l, a_out.slot, Access::Write);
+}
+
 }  // namespace nxv

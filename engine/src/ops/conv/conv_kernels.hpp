@@ -29,4 +29,9 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
                       const ConvInput& input, const GemmOperand& kernel, BufferRef out,
                       const std::vector<int64_t>& out_strides, const StoreEpilogue* epi = nullptr);
 
+// A (im2col) of the conv's GEMM, materialised: row-major [group, m, k] of the input's type at
+// `a_out`, for dot's GEMM tiers to multiply (conv_im2col.hpp).
+void append_conv_im2col(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input,
+                        BufferRef a_out);
+
 }  // namespace nxv

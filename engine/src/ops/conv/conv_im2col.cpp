@@ -1,0 +1,83 @@
+#include "ops/conv/conv_im2col.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "device/device_impl.hpp"
+#include "memory/copy.hpp"
+#include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_coopmat2.hpp"
+#include "ops/dot/dot_kernels.hpp"
+
+namespace nxv {
+namespace {
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);  // read per call: tests switch it
+  return v && std::strcmp(v, value) == 0;
+}
+
+}  // namespace
+
+bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input,
+                             const GemmOperand& kernel) {
+  if (env_is("NXV_CONV_NO_IM2COL", "1")) return false;
+  const ConvGeometry& g = plan.geometry;
+  const Tensor& t = a.inputs[0].tensor;
+  const auto& attrs = a.attrs.as<ConvAttrs>();
+  DeviceImpl& impl = a.device.impl();
+  const DeviceCore& core = *impl.core;
+  if (g.groups != 1 || attrs.epilogue || a.output.size() == 0 || g.k() == 0 || t.size() == 0) return false;
+  uint64_t a_elements = uint64_t(g.m()) * uint64_t(g.k());
+  uint64_t c_elements = uint64_t(g.m()) * uint64_t(g.group_filters);
+  if (a_elements >= (uint64_t(1) << 31) || uint64_t(t.size()) >= (uint64_t(1) << 31) ||
+      a_elements * dtype_size(t.type) > core.chunk_bytes() || c_elements * dtype_size(a.out.type) > core.chunk_bytes())
+    return false;
+  GemmShape shape{1, g.m(), g.group_filters, g.k()};
+  GemmOperand a_mat{{0, 0}, t.type, {g.m() * g.k(), g.k(), 1}};
+  bool tensor_cores = coopmat2_gemm_tile(core, shape, a_mat, kernel, a.out.type).has_value() ||
+                      coopmat_gemm_tile(core, shape, a_mat, kernel, a.out.type).has_value();
+  if (!tensor_cores && !env_is("NXV_CONV_IM2COL", "1")) return false;
+
+  // Channels adjacent, so that A's rows are gathered and written along k.
+  ConvInput in = input;
+  if (input.strides[1] != 1 && g.ci > 1) {
+    Tensor view = transpose_view(t, plan.attrs.input_permutation);  // [batch, channels, spatial...]
+    std::vector<int64_t> last(view.shape.size());
+    std::iota(last.begin(), last.end(), int64_t(0));
+    last.erase(last.begin() + 1);
+    last.push_back(1);
+    Tensor channels_last = transpose_view(view, last);
+    Tensor copy = empty(a.device, t.type, channels_last.shape);
+    uint32_t slot = a.builder.bind(copy.buffer);
+    append_copy(a.device, a.builder, channels_last, a.inputs[0].slot, copy, slot);
+    in.ref = {slot, 0};
+    in.strides = {copy.strides[0], 1};
+    for (size_t d = 0; d < g.spatial; ++d) in.strides.push_back(copy.strides[1 + d]);
+  }
+  Tensor a_buffer = empty(a.device, t.type, {g.m(), g.k()});
+  uint32_t a_slot = a.builder.bind(a_buffer.buffer);
+  append_conv_im2col(impl, a.builder, plan, in, {a_slot, 0});
+  a_mat.ref = {a_slot, 0};
+  Tensor c_buffer = empty(a.device, a.out.type, {g.m(), g.group_filters});
+  uint32_t c_slot = a.builder.bind(c_buffer.buffer);
+  append_gemm(impl, a.builder, a.out.type, shape, a_mat, kernel, {c_slot, 0});
+
+  // C [batch item x output position, filter] read as the canonical result [batch, filters,
+  // spatial...], each canonical axis j at the output's axis output_permutation[j].
+  std::vector<int64_t> canonical{g.positions * g.group_filters, 1};
+  for (size_t d = 0; d < g.spatial; ++d) {
+    int64_t inner = g.group_filters;
+    for (size_t e = d + 1; e < g.spatial; ++e) inner *= g.out_spatial[e];
+    canonical.push_back(inner);
+  }
+  Tensor product = c_buffer;
+  product.shape = a.out.shape;
+  product.strides.assign(a.out.shape.size(), 0);
+  for (size_t j = 0; j < canonical.size(); ++j) product.strides[size_t(plan.attrs.output_permutation[j])] = canonical[j];
+  append_copy(a.device, a.builder, product, c_slot, a.output, a.output_slot);
+  return true;
+}
+
+}  // namespace nxv
