@@ -190,3 +190,27 @@ TEST(Kernels, PipelineCacheIsSavedAfterABatchAndLoadedByTheNextDevice) {
   second.reset();
   std::filesystem::remove_all(dir);
 }
+
+// A device keeps its pipelines in the file it opened: a later NX_VULKAN_CACHE_DIR (another
+// test, another device) never receives its background saves.
+TEST(Kernels, PipelineCacheStaysInTheDirectoryTheDeviceOpenedWith) {
+  auto opened_with = fresh_cache_dir("pipelines-opened");
+  auto named_later = fresh_cache_dir("pipelines-later");
+  ScopedEnv quiet("NX_VULKAN_PIPELINE_SAVE_MS", "20");
+  std::shared_ptr<Device> dev;
+  {
+    ScopedEnv cache("NX_VULKAN_CACHE_DIR", opened_with.c_str());
+    dev = Device::open();
+  }
+  ScopedEnv cache("NX_VULKAN_CACHE_DIR", named_later.c_str());
+  run_negate(*dev);
+  KernelCacheStats stats;
+  for (int i = 0; i < 300 && (stats = dev->kernel_cache_stats()).pipeline_cache_saves == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GE(stats.pipeline_cache_saves, 1u) << "no background save within 3 s";
+  EXPECT_EQ(pipeline_files(opened_with), 1u);
+  EXPECT_FALSE(std::filesystem::exists(named_later) && pipeline_files(named_later) > 0);
+  dev.reset();
+  std::filesystem::remove_all(opened_with);
+  std::filesystem::remove_all(named_later);
+}

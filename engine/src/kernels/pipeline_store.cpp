@@ -52,17 +52,16 @@ std::chrono::milliseconds quiet_period() {
 }  // namespace
 
 PipelineStore::PipelineStore(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
-  auto path = store_path(*core_);
-  persistent_ = path.has_value();
+  path_ = store_path(*core_);
   std::vector<char> initial;
-  if (path)
-    if (auto data = read_file(*path); data && matches(*data, *core_)) initial = std::move(*data);
+  if (path_)
+    if (auto data = read_file(*path_); data && matches(*data, *core_)) initial = std::move(*data);
   translate_vk("creating the pipeline cache", [&] {
     cache_.emplace(core_->device(), vk::PipelineCacheCreateInfo{.initialDataSize = initial.size(),
                                                                 .pInitialData = initial.data()});
   });
   loaded_bytes_ = initial.size();
-  if (persistent_) saver_ = std::jthread([this](std::stop_token stop) { saver_loop(stop); });
+  if (path_) saver_ = std::jthread([this](std::stop_token stop) { saver_loop(stop); });
 }
 
 PipelineStore::~PipelineStore() {
@@ -95,7 +94,7 @@ vk::raii::Pipeline PipelineStore::create(const vk::ComputePipelineCreateInfo& re
   if ((pipeline_feedback.flags & F::eValid) && (pipeline_feedback.flags & F::eApplicationPipelineCacheHit))
     ++cache_hits_;
   ++created_;
-  if (persistent_) {
+  if (path_) {
     {
       std::lock_guard lock(wake_mutex_);
       last_created_ = std::chrono::steady_clock::now();
@@ -130,13 +129,12 @@ void PipelineStore::save() {
   std::lock_guard lock(save_mutex_);
   uint64_t created = created_.load();
   if (created == saved_created_) return;
-  auto path = store_path(*core_);
-  if (!path) return;
+  if (!path_) return;
   translate_vk("saving the pipeline cache", [&] {
     std::vector<uint8_t> data;
     // Merges into a copy of what is on disk (another process may have added to it); merging
     // into the live cache would need every pipeline creation to stop meanwhile.
-    if (auto disk = read_file(*path); disk && matches(*disk, *core_)) {
+    if (auto disk = read_file(*path_); disk && matches(*disk, *core_)) {
       vk::raii::PipelineCache merged(core_->device(), vk::PipelineCacheCreateInfo{
                                                           .initialDataSize = disk->size(), .pInitialData = disk->data()});
       merged.merge(vk::PipelineCache(**cache_));
@@ -144,7 +142,7 @@ void PipelineStore::save() {
     } else {
       data = cache_->getData();
     }
-    write_file_atomically(*path, std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
+    write_file_atomically(*path_, std::string_view(reinterpret_cast<const char*>(data.data()), data.size()));
   });
   saved_created_ = created;
   ++saves_;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -43,7 +44,9 @@ class PipelineStore {
 
   std::shared_ptr<DeviceCore> core_;
   std::optional<vk::raii::PipelineCache> cache_;
-  bool persistent_ = false;
+  // Fixed when the store opens: the environment may name another directory later (a test,
+  // another device), and this device's pipelines belong in the file it loaded.
+  std::optional<std::filesystem::path> path_;
   std::atomic<uint64_t> created_{0}, loaded_bytes_{0}, cache_hits_{0}, saves_{0};
   std::mutex save_mutex_;
   uint64_t saved_created_ = 0;  // created_ at the last save (under save_mutex_)
