@@ -328,6 +328,19 @@ const Kernel& KernelCache::get(const VariantKey& variant, const std::function<Ke
   return get_or_build(by_variant_, variant, source);
 }
 
+const Kernel& KernelCache::get(const VariantKey& variant, const std::string& extension,
+                               const std::function<KernelKey()>& source) {
+  // Field by field: the struct's padding bytes are not part of the key.
+  ExtendedVariant key;
+  key.bytes.reserve(32 + extension.size());
+  auto put = [&](const auto& field) { key.bytes.append(reinterpret_cast<const char*>(&field), sizeof field); };
+  put(variant.family), put(variant.op), put(variant.type_count), put(variant.layout), put(variant.tile),
+      put(variant.switches);
+  for (DType t : variant.types) put(t);
+  key.bytes += extension;
+  return get_or_build(by_extended_variant_, key, source);
+}
+
 KernelCacheStats KernelCache::stats() const {
   auto store = pipelines_store_.stats();
   return {compiled_.load(), disk_hits_.load(), memory_hits_.load(), pipelines_.load(),

@@ -116,6 +116,9 @@ class KernelCache {
   // compile in parallel, and a thread asking for a built one never waits for a compile (one
   // asking for the variant being compiled waits for that compile only).
   const Kernel& get(const VariantKey& variant, const std::function<KernelKey()>& source);
+  // The same for a variant extended by text its VariantKey cannot hold (a generated
+  // epilogue's code and switches): `extension` names what `source` adds to the variant.
+  const Kernel& get(const VariantKey& variant, const std::string& extension, const std::function<KernelKey()>& source);
   vk::PipelineLayout layout() const { return **layout_; }
   KernelCacheStats stats() const;
   // Writes the pipeline cache now if it has new pipelines (it is also saved in the background
@@ -135,6 +138,15 @@ class KernelCache {
   mutable std::mutex mutex_;  // guards the two maps (never held during a compile)
   std::unordered_map<std::string, std::shared_ptr<Entry>> by_source_;
   std::unordered_map<VariantKey, std::shared_ptr<Entry>, VariantKeyHash> by_variant_;
+  // Not a plain string: get_or_build builds string keys (sources) itself, variants through get(KernelKey).
+  struct ExtendedVariant {
+    std::string bytes;
+    bool operator==(const ExtendedVariant&) const = default;
+  };
+  struct ExtendedVariantHash {
+    size_t operator()(const ExtendedVariant& k) const noexcept { return std::hash<std::string>{}(k.bytes); }
+  };
+  std::unordered_map<ExtendedVariant, std::shared_ptr<Entry>, ExtendedVariantHash> by_extended_variant_;
   std::atomic<uint64_t> compiled_{0}, disk_hits_{0}, memory_hits_{0}, pipelines_{0};
 };
 

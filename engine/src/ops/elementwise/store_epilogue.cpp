@@ -127,10 +127,11 @@ void generate_store_epilogue(StoreEpilogue& e, const ElementwiseChain& chain, bo
   e.features.add_type(e.out);
 }
 
-const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const StoreEpilogue* epi,
-                              const std::function<KernelKey()>& make_key) {
-  if (!epi) return &impl.kernels.get(variant, make_key);
-  KernelKey key = make_key();
+namespace {
+
+// `key` (the producer's kernel) storing through the chain.
+KernelKey epilogue_key(KernelKey key, const StoreEpilogue& e, const Defines& features) {
+  const StoreEpilogue* epi = &e;
   auto& d = key.defines;
   // The output buffer holds the chain's type; STORE_OUT stays the product's rounding.
   for (const char* buffer : {"C", "OUT"}) {
@@ -138,8 +139,6 @@ const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const
     set_define(d, b + "_STORE", glsl_storage_type(epi->out));
     set_define(d, b + "_ALIGN", std::to_string(dtype_size(epi->out)));
   }
-  Defines features;
-  epi->features.add_defines(features);
   for (const auto& [name, value] : features)
     if (value == "1") set_define(d, name, "1");
   // The library switches again, now over the generated code too.
@@ -152,7 +151,23 @@ const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const
   scanned.emplace_back("", key.generated);
   auto uses = glsl_use_defines(scanned);
   d.insert(d.end(), uses.begin(), uses.end());
-  return &impl.kernels.get(key);
+  return key;
+}
+
+}  // namespace
+
+const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const StoreEpilogue* epi,
+                              const std::function<KernelKey()>& make_key) {
+  if (!epi) return &impl.kernels.get(variant, make_key);
+  // What the chain adds to the variant; the key (and the scan of the generated code) is built
+  // only the first time.
+  Defines features;
+  epi->features.add_defines(features);
+  std::string extension = std::string(dtype_name(epi->out)) + '\n';
+  for (const Defines* defines : {&epi->defines, static_cast<const Defines*>(&features)})
+    for (const auto& [name, value] : *defines) extension += name + '=' + value + '\n';
+  extension += epi->generated;
+  return &impl.kernels.get(variant, extension, [&] { return epilogue_key(make_key(), *epi, features); });
 }
 
 void use_epilogue_tensors(LaunchBuilder& builder, Launch& l, const StoreEpilogue* epi) {
