@@ -77,6 +77,7 @@ void BM_ConvF32_64x256x56(benchmark::State& s) { run_conv(s, DType::F32, 64, 256
 void BM_ConvBF16_64x256x56(benchmark::State& s) { run_conv(s, DType::BF16, 64, 256, 56, 256, false); }
 void BM_ConvF16_64x256x56(benchmark::State& s) { run_conv(s, DType::F16, 64, 256, 56, 256, false); }
 void BM_ConvF32_64x256x56_NHWC(benchmark::State& s) { run_conv(s, DType::F32, 64, 256, 56, 256, true); }
+void BM_ConvBF16_64x256x56_NHWC(benchmark::State& s) { run_conv(s, DType::BF16, 64, 256, 56, 256, true); }
 void BM_ConvF32_8x64x28(benchmark::State& s) { run_conv(s, DType::F32, 8, 64, 28, 64, false); }
 void BM_ConvF32_8x64x28_NHWC(benchmark::State& s) { run_conv(s, DType::F32, 8, 64, 28, 64, true); }
 void BM_ConvBiasReluFusedF32_8x64x28_NHWC(benchmark::State& s) {
@@ -91,6 +92,7 @@ NXV_CONV_BENCH(BM_ConvF32_64x256x56);
 NXV_CONV_BENCH(BM_ConvBF16_64x256x56);
 NXV_CONV_BENCH(BM_ConvF16_64x256x56);
 NXV_CONV_BENCH(BM_ConvF32_64x256x56_NHWC);
+NXV_CONV_BENCH(BM_ConvBF16_64x256x56_NHWC);
 NXV_CONV_BENCH(BM_ConvF32_8x64x28);
 NXV_CONV_BENCH(BM_ConvF32_8x64x28_NHWC);
 NXV_CONV_BENCH(BM_ConvBiasReluFusedF32_8x64x28_NHWC);

@@ -358,6 +358,45 @@ TEST_F(Conv, Im2colTier) {
     run_case(*device_, named(name), {DType::F32, DType::F32, DType::F32}, sample_seed() + 900);
 }
 
+// The 16-byte gather (conv_gather16.glsl) that the im2col tier writes A with, and that the
+// cooperative-matrix GEMM gathers A with (its implicit mode, on GPUs that have the tier):
+// channels that are multiples of the vector (4 f32, 8 f16/bf16, 2 f64), from channels-first
+// (copied channels-last) and channels-last inputs, strides, padding negative too, both
+// dilations, 1 to 3 axes, rows straddling tiles; each also with the scalar gather, and on the
+// GPU with the implicit mode off. A sliced input falls back to the scalar gather.
+TEST_F(Conv, GatheredChannels) {
+  ScopedEnv im2col("NXV_CONV_IM2COL", "1");
+  const std::vector<ConvCase> cases = {
+      {"nchw_same_16", {2, 16, 9, 7}, {12, 16, 3, 3}, {}, Pad{{1, 1}, {1, 1}}},
+      {"nhwc_strided_idil_8", {2, 8, 7, 6}, {5, 8, 3, 2}, {2, 1}, Pad{{1, 2}, {0, -1}}, {2, 1}, {}, 1, 1,
+       {0, 3, 1, 2}, {3, 2, 0, 1}},
+      {"conv3d_8", {1, 8, 4, 5, 3}, {3, 8, 2, 3, 2}, {1, 2, 1}, Pad{{0, 1}, {1, 1}, {1, 0}}},
+      {"kdil_1d_24", {3, 24, 17}, {7, 24, 3}, {}, Pad{{2, 0}}, {}, {2}},
+      {"pointwise_32_edges", {1, 32, 13, 11}, {33, 32, 1, 1}},
+      {"slice_8", {2, 8, 6, 5}, {4, 8, 2, 2}, {}, Pad{{1, 0}, {0, 1}}, {}, {}, 1, 1, {}, {}, {}, true},
+  };
+  auto all = [&](uint32_t seed) {
+    for (const ConvCase& c : cases) {
+      SCOPED_TRACE(c.name);
+      for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::S32}) {
+        if (!supported({t, t, t})) continue;
+        run_case(*device_, c, {t, t, t}, seed++);
+      }
+      if (supported({DType::BF16, DType::BF16, DType::F32}))
+        run_case(*device_, c, {DType::BF16, DType::BF16, DType::F32}, seed++);
+    }
+  };
+  all(sample_seed() + 1000);
+  {
+    ScopedEnv scalar("NXV_CONV_GATHER_SCALAR", "1");
+    all(sample_seed() + 1100);
+  }
+  if (device_->info().type != "cpu") {
+    ScopedEnv materialised("NXV_CONV_NO_IMPLICIT", "1");
+    all(sample_seed() + 1200);
+  }
+}
+
 // Random configurations: 1-3 spatial axes, random extents, strides, paddings (negative too),
 // dilations, groups and permutations; f32, s32 or f64.
 TEST_F(Conv, RandomConfigurations) {

@@ -1,8 +1,10 @@
 #include "ops/conv/conv_im2col.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "device/device_impl.hpp"
 #include "memory/copy.hpp"
@@ -32,37 +34,61 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
   uint64_t a_elements = uint64_t(g.m()) * uint64_t(g.k());
   uint64_t c_elements = uint64_t(g.m()) * uint64_t(g.group_filters);
   if (a_elements >= (uint64_t(1) << 31) || uint64_t(t.size()) >= (uint64_t(1) << 31) ||
-      a_elements * dtype_size(t.type) > core.chunk_bytes() || c_elements * dtype_size(a.out.type) > core.chunk_bytes())
+      c_elements * dtype_size(a.out.type) > core.chunk_bytes())
     return false;
   GemmShape shape{1, g.m(), g.group_filters, g.k()};
   GemmOperand a_mat{{0, 0}, t.type, {g.m() * g.k(), g.k(), 1}};
-  bool tensor_cores = coopmat2_gemm_tile(core, shape, a_mat, kernel, a.out.type).has_value() ||
-                      coopmat_gemm_tile(core, shape, a_mat, kernel, a.out.type).has_value();
-  if (!tensor_cores && !env_is("NXV_CONV_IM2COL", "1")) return false;
+  auto coopmat2 = coopmat2_gemm_tile(core, shape, a_mat, kernel, a.out.type);
+  auto coopmat = coopmat_gemm_tile(core, shape, a_mat, kernel, a.out.type);
+  if (!coopmat2 && !coopmat && !env_is("NXV_CONV_IM2COL", "1")) return false;
 
-  // Channels adjacent, so that A's rows are gathered and written along k.
+  // Channels adjacent, so that A's rows are gathered (and written) along k: a channels-last
+  // copy where they are not. Decided before anything is appended, so that a refusal appends
+  // nothing.
   ConvInput in = input;
+  std::optional<Tensor> channels_last, copy;
   if (input.strides[1] != 1 && g.ci > 1) {
     Tensor view = transpose_view(t, plan.attrs.input_permutation);  // [batch, channels, spatial...]
     std::vector<int64_t> last(view.shape.size());
     std::iota(last.begin(), last.end(), int64_t(0));
     last.erase(last.begin() + 1);
     last.push_back(1);
-    Tensor channels_last = transpose_view(view, last);
-    Tensor copy = empty(a.device, t.type, channels_last.shape);
-    uint32_t slot = a.builder.bind(copy.buffer);
-    append_copy(a.device, a.builder, channels_last, a.inputs[0].slot, copy, slot);
-    in.ref = {slot, 0};
-    in.strides = {copy.strides[0], 1};
-    for (size_t d = 0; d < g.spatial; ++d) in.strides.push_back(copy.strides[1 + d]);
+    channels_last = transpose_view(view, last);
+    copy = empty(a.device, t.type, channels_last->shape);
+    in.ref = {0, 0};
+    in.strides = {copy->strides[0], 1};
+    for (size_t d = 0; d < g.spatial; ++d) in.strides.push_back(copy->strides[1 + d]);
   }
-  Tensor a_buffer = empty(a.device, t.type, {g.m(), g.k()});
-  uint32_t a_slot = a.builder.bind(a_buffer.buffer);
-  append_conv_im2col(impl, a.builder, plan, in, {a_slot, 0});
-  a_mat.ref = {a_slot, 0};
+  // The cooperative-matrix GEMM gathers A itself where it can: no temporary.
+  // (Its workgroup must span whole rows of the A tile's 8-element chunks.)
+  bool implicit = coopmat && !coopmat2 && conv_gather16_vector(g, in) == 8 &&
+                  (coopmat->subgroups() * coopmat->subgroup) % (coopmat->bk / 8) == 0 &&
+                  !env_is("NXV_CONV_NO_IMPLICIT", "1");
+  if (!implicit && a_elements * dtype_size(t.type) > core.chunk_bytes()) return false;
+  if (copy) {
+    uint32_t slot = a.builder.bind(copy->buffer);
+    append_copy(a.device, a.builder, *channels_last, a.inputs[0].slot, *copy, slot);
+    in.ref = {slot, 0};
+  }
+  if (implicit) {
+    // Straight into the output: its canonical axes' strides (axis j at output_permutation[j]).
+    std::vector<int64_t> os = row_major_strides(a.out.shape), out_strides;
+    for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
+    bool idil = std::any_of(attrs.input_dilation.begin(), attrs.input_dilation.end(), [](int64_t x) { return x > 1; });
+    CoopmatGatheredA gathered{in.ref, conv_params(plan, in, out_strides, nullptr), uint32_t(g.spatial), idil,
+                              out_strides[1] != 1};
+    append_gemm_coopmat(impl, a.builder, a.out.type, shape, a_mat, kernel, {a.output_slot, 0}, *coopmat, &gathered);
+    return true;
+  }
   Tensor c_buffer = empty(a.device, a.out.type, {g.m(), g.group_filters});
   uint32_t c_slot = a.builder.bind(c_buffer.buffer);
-  append_gemm(impl, a.builder, a.out.type, shape, a_mat, kernel, {c_slot, 0});
+  {
+    Tensor a_buffer = empty(a.device, t.type, {g.m(), g.k()});
+    uint32_t a_slot = a.builder.bind(a_buffer.buffer);
+    append_conv_im2col(impl, a.builder, plan, in, {a_slot, 0});
+    a_mat.ref = {a_slot, 0};
+    append_gemm(impl, a.builder, a.out.type, shape, a_mat, kernel, {c_slot, 0});
+  }
 
   // C [batch item x output position, filter] read as the canonical result [batch, filters,
   // spatial...], each canonical axis j at the output's axis output_permutation[j].

@@ -1,9 +1,14 @@
-// conv as an explicit im2col and dot's GEMM, for the cooperative-matrix tiers: where dot has
-// one for the conv's operands, A is written out (conv_gemm.comp's IM2COL mode, from a
-// channels-last copy of the input where channels are not adjacent), multiplied by dot's GEMM
-// into [m, n], and moved into the output's layout. Costs a temporary of m x k elements, so it
-// serves one feature and batch group, no epilogue, up to one buffer chunk; NXV_CONV_IM2COL=1
-// takes it on any device (tests), NXV_CONV_NO_IM2COL=1 never.
+// conv on dot's cooperative-matrix tiers: where dot has one for the conv's operands, A is
+// gathered from a channels-last input (a channels-last copy first where the channels are not
+// adjacent) and multiplied on the tensor cores. Two ways:
+// - implicit: dot's cooperative-matrix GEMM gathers A itself, 8 channels per load, and stores
+//   into the output's layout (gemm_coopmat.comp's CONV_A), where channels and strides are
+//   multiples of 8 (NXV_CONV_NO_IMPLICIT=1 turns it off);
+// - im2col: A is written out first (conv_im2col16.comp, 16 bytes at a time where the layout
+//   allows, else conv_gemm.comp's IM2COL mode), a temporary of m x k elements within one buffer
+//   chunk, multiplied by dot's GEMM into [m, n], which then moves into the output's layout.
+// Either serves one feature and batch group and no epilogue. NXV_CONV_IM2COL=1 takes the tier
+// on any device (tests), NXV_CONV_NO_IM2COL=1 never.
 #pragma once
 #include "ops/conv/conv_kernels.hpp"
 #include "ops/conv/conv_plan.hpp"

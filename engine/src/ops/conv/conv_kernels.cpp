@@ -14,6 +14,8 @@
 namespace nxv {
 namespace {
 
+}  // namespace
+
 // The parameter block: ConvParams, then the kernel-position table (conv_push.h).
 std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& in, const std::vector<int64_t>& os,
                                    const StoreEpilogue* epi) {
@@ -63,8 +65,6 @@ std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& in, co
   if (!table.empty()) std::memcpy(bytes.data() + sizeof p, table.data(), table.size() * sizeof(int32_t));
   return bytes;
 }
-
-}  // namespace
 
 void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, const ConvPlan& plan,
                       const ConvInput& input, const GemmOperand& kernel, BufferRef out,
@@ -161,10 +161,67 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   if (splits > 1) append_split_sum(impl, builder, out_type, part, out, total, splits, epi);
 }
 
+uint32_t conv_gather16_vector(const ConvGeometry& g, const ConvInput& input) {
+  size_t bytes = dtype_size(input.type);
+  if (bytes == 0 || 16 % bytes != 0 || g.groups != 1 || std::getenv("NXV_CONV_GATHER_SCALAR")) return 0;
+  int64_t v = int64_t(16 / bytes);
+  bool strides_ok = input.strides[1] == 1 && std::all_of(input.strides.begin(), input.strides.end(),
+                                                         [&](int64_t s) { return s == 1 || s % v == 0; });
+  if (!strides_ok || g.ci % v != 0 || input.ref.byte_offset % 16 != 0) return 0;
+  return uint32_t(v);
+}
+
+namespace {
+
+void append_conv_im2col16(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input,
+                          BufferRef a_out, uint32_t v) {
+  const DeviceCore& core = *impl.core;
+  const ConvGeometry& g = plan.geometry;
+  bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
+                          [](int64_t x) { return x > 1; });
+  constexpr uint32_t wg = 256;
+  uint64_t vectors = uint64_t(g.k()) / v;
+  uint32_t lanes = 1;
+  while (lanes < 32 && lanes < vectors) lanes *= 2;
+  VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 2};
+  variant.types = {input.type};
+  variant.type_count = 1;
+  variant.layout = uint8_t(idil ? 8 : 0);
+  variant.switches = uint32_t(g.spatial) | (v << 8) | (lanes << 16);
+  const Kernel& k = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "conv_im2col16";
+    key.workgroup_size = wg;
+    auto& d = key.defines;
+    d.emplace_back("V", std::to_string(v) + "u");
+    d.emplace_back("NR", std::to_string(g.spatial));
+    d.emplace_back("IDIL", idil ? "1" : "0");
+    d.emplace_back("WG", std::to_string(wg) + "u");
+    d.emplace_back("LANES", std::to_string(lanes) + "u");
+    return key;
+  });
+  ConvPush push{};
+  push.m = uint32_t(g.m()), push.n = 1, push.k = uint32_t(g.k());
+  push.groups = 1, push.splits = 1, push.k_chunk = push.k;
+  push.total = uint32_t(uint64_t(g.m()) * uint64_t(g.k()));
+  uint64_t blocks = (uint64_t(g.m()) + wg / lanes - 1) / (wg / lanes);
+  std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>(blocks, core.info().max_workgroup_count[0])), 1, 1};
+  Launch& l = builder.launch(k, grid, push,
+                             {{offsetof(ConvPush, in_addr), input.ref}, {offsetof(ConvPush, c_addr), a_out}});
+  builder.params(l, ConvParams{}, offsetof(ConvPush, params_addr), {});
+  std::vector<int64_t> unused(g.spatial + 2, 0);  // output strides: A goes to C by its own indexing
+  l.params = conv_params(plan, input, unused, nullptr);
+  builder.use(l, input.ref.slot, Access::Read);
+  builder.use(l, a_out.slot, Access::Write);
+}
+
+}  // namespace
+
 void append_conv_im2col(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input,
                         BufferRef a_out) {
   const DeviceCore& core = *impl.core;
   const ConvGeometry& g = plan.geometry;
+  if (uint32_t v = conv_gather16_vector(g, input)) return append_conv_im2col16(impl, builder, plan, input, a_out, v);
   std::string acc = dot_acc_type(input.type);
   // 256 invocations, 8 (complex: 4) A elements each; the tile core's shared arrays stay small.
   GemmTile tile = glsl_type_bytes(acc) >= 16 ? GemmTile{64, 16, 16, 2, 2} : GemmTile{128, 16, 16, 4, 2};

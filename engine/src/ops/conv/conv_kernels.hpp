@@ -2,6 +2,7 @@
 // per device and problem, the geometry in a parameter block with the kernel-position table.
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct ConvInput {
 void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, const ConvPlan& plan,
                       const ConvInput& input, const GemmOperand& kernel, BufferRef out,
                       const std::vector<int64_t>& out_strides, const StoreEpilogue* epi = nullptr);
+
+// conv's parameter block (ConvParams, then the kernel-position table) for `input` and the
+// canonical output strides `out_strides`.
+std::vector<std::byte> conv_params(const ConvPlan& plan, const ConvInput& input, const std::vector<int64_t>& out_strides,
+                                   const StoreEpilogue* epi);
+
+// Elements per 16-byte load where conv_gather16.glsl can gather A from `input` (channels
+// adjacent; channels per group, strides and offset multiples of the vector; one group), else 0.
+uint32_t conv_gather16_vector(const ConvGeometry& g, const ConvInput& input);
 
 // A (im2col) of the conv's GEMM, materialised: row-major [group, m, k] of the input's type at
 // `a_out`, for dot's GEMM tiers to multiply (conv_im2col.hpp).

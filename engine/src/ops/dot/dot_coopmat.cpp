@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "kernels/glsl_uses.hpp"
@@ -85,20 +86,25 @@ std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmS
 }
 
 void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
-                         const GemmOperand& a, const GemmOperand& b, BufferRef c, const CoopmatTile& tile) {
+                         const GemmOperand& a, const GemmOperand& b, BufferRef c, const CoopmatTile& tile,
+                         const CoopmatGatheredA* gathered) {
   const DeviceCore& core = *impl.core;
-  // Each operand's tile lies along its contiguous axis (A: k, else m; B: n, else k).
-  bool a_row = a.strides[2] == 1 || a.strides[1] != 1, b_row = b.strides[2] == 1 || b.strides[1] != 1;
-  bool a_vec = a_row ? reads_by_8(a, a.strides[2], a.strides[1], shape.k) : reads_by_8(a, a.strides[1], a.strides[2], shape.m);
+  // Each operand's tile lies along its contiguous axis (A: k, else m; B: n, else k). A
+  // gathered conv input is read along k (its channels), 8 at a time.
+  bool a_row = gathered || a.strides[2] == 1 || a.strides[1] != 1, b_row = b.strides[2] == 1 || b.strides[1] != 1;
+  bool a_vec = gathered || (a_row ? reads_by_8(a, a.strides[2], a.strides[1], shape.k)
+                                  : reads_by_8(a, a.strides[1], a.strides[2], shape.m));
   bool b_vec = b_row ? reads_by_8(b, b.strides[2], b.strides[1], shape.n) : reads_by_8(b, b.strides[1], b.strides[2], shape.k);
   bool bf16 = a.type == DType::BF16;
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmCoopmat};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
-  variant.layout = uint8_t((a_row ? 1 : 0) | (b_row ? 2 : 0) | (a_vec ? 4 : 0) | (b_vec ? 8 : 0));
+  variant.layout = uint8_t((a_row ? 1 : 0) | (b_row ? 2 : 0) | (a_vec ? 4 : 0) | (b_vec ? 8 : 0) |
+                           (gathered ? 16 : 0) | (gathered && gathered->input_dilation ? 32 : 0));
   variant.tile = (tile.bm / 8 - 1) | ((tile.bn / 8 - 1) << 6) | ((tile.bk / 8 - 1) << 12) | ((tile.wm / 8 - 1) << 18) |
                  ((tile.wn / 8 - 1) << 24);
-  variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18);
+  variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18) |
+                     ((gathered ? gathered->spatial : 0) << 26) | (gathered && gathered->lanes_m ? 1u << 30 : 0u);
   const Kernel& kernel = impl.kernels.get(variant, [&] {
     KernelKey key;
     key.name = "gemm_coopmat";
@@ -118,13 +124,27 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
     d.emplace_back("A_VEC", a_vec ? "1" : "0");
     d.emplace_back("B_VEC", b_vec ? "1" : "0");
     if (bf16) d.emplace_back("NXV_SPIRV_BF16", "1");
+    if (gathered) {
+      d.emplace_back("CONV_A", "1");
+      d.emplace_back("NR", std::to_string(gathered->spatial));
+      d.emplace_back("IDIL", gathered->input_dilation ? "1" : "0");
+      d.emplace_back("CONV_LANES_M", gathered->lanes_m ? "1" : "0");
+    }
     append_glsl_use_defines(d);
     return key;
   });
+  std::function<void(Launch&)> attach;
+  if (gathered)
+    attach = [&](Launch& l) {
+      builder.params(l, uint32_t{0}, offsetof(GemmPush, epi_addr), {});
+      l.params = gathered->params;  // the block's bytes as the conv built them
+    };
   // Split-K in whole BK steps; partial sums in f32.
   GemmTile grid_tile;
   grid_tile.bm = tile.bm, grid_tile.bn = tile.bn;
-  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, grid_tile, "float", tile.bk);
+  GemmOperand a_read = a;
+  if (gathered) a_read.ref = gathered->input, a_read.strides = {0, 0, 1};
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a_read, b, c, grid_tile, "float", tile.bk, nullptr, attach);
 }
 
 }  // namespace nxv

@@ -4,8 +4,10 @@
 // VK_KHR_shader_bfloat16's matrices). Never on CPU drivers; off with the capability mask
 // (NX_VULKAN_DISABLE=coopmat, bf16 for bf16 only) or NXV_DOT_NO_COOPMAT=1 (read per call).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "ops/dot/dot_kernels.hpp"
 
@@ -24,8 +26,23 @@ struct CoopmatTile {
 std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmShape& shape, const GemmOperand& a,
                                              const GemmOperand& b, DType out);
 
-// C (row-major [batch, m, n], at `c`) = A * B on cooperative matrices.
+// A gathered from a conv's input instead of read as a matrix (conv's implicit GEMM:
+// gemm_coopmat.comp's CONV_A, conv_gather16.glsl): the channels-last input, and the conv's
+// parameter block (ConvParams, then the kernel-position table: ops/conv/conv_push.h). C is
+// then the conv's output, through the block's output strides; `lanes_m`: stored with lanes
+// along m (output positions), for outputs whose filters are not adjacent.
+struct CoopmatGatheredA {
+  BufferRef input;
+  std::vector<std::byte> params;
+  uint32_t spatial = 0;
+  bool input_dilation = false;
+  bool lanes_m = false;
+};
+
+// C (row-major [batch, m, n], at `c`) = A * B on cooperative matrices. With `gathered`, A is
+// the conv's (one batch; `a` then gives only its type) and C its output.
 void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
-                         const GemmOperand& a, const GemmOperand& b, BufferRef c, const CoopmatTile& tile);
+                         const GemmOperand& a, const GemmOperand& b, BufferRef c, const CoopmatTile& tile,
+                         const CoopmatGatheredA* gathered = nullptr);
 
 }  // namespace nxv

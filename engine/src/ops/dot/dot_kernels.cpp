@@ -385,7 +385,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
                         const GemmTile& tile, const std::string& acc, uint32_t k_align,
-                        const DotEpilogue* epi) {
+                        const DotEpilogue* epi, const std::function<void(Launch&)>& attach) {
   const DeviceCore& core = *impl.core;
   GemmPush push{};
   push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
@@ -408,6 +408,7 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
   builder.use(l, b.ref.slot, Access::Read);
   builder.use(l, part.slot, Access::Write);
   attach_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
+  if (attach) attach(l);  // before the split sum's launch, which may move `l`
   if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits, epi);
 }
 

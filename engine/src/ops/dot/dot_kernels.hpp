@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "device/device_impl.hpp"
@@ -113,11 +114,12 @@ bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const Gemm
 
 // Launches a GEMM-shaped `kernel` (GemmPush parameters; workgroups of tile.bm x tile.bn
 // outputs), with split-K over k in multiples of `k_align` where the tiles alone are too few to
-// fill the device (partial sums in `acc`, then the split-sum pass into `c`).
+// fill the device (partial sums in `acc`, then the split-sum pass into `c`). `attach`, where
+// given, adds to the multiply's launch (a parameter block, buffers it reads) before any other.
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
                         const GemmTile& tile, const std::string& acc, uint32_t k_align,
-                        const DotEpilogue* epi = nullptr);
+                        const DotEpilogue* epi = nullptr, const std::function<void(Launch&)>& attach = {});
 
 // Launches `kernel` once over `grid`, A, B and C patched into `push` (no split-K).
 void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::array<uint32_t, 3>& grid,

@@ -17,6 +17,11 @@
 // Defines: BM, BN, BK, WM, WN, FM, FN, FK, NSG (subgroups), SG (invocations per subgroup);
 // A_ROW (A's tile is [m][k]: A is contiguous along k), else [k][m]; B_ROW (B's tile is [k][n]), else [n][k]; A_VEC, B_VEC;
 // STORE_OUT(v), C_STORE, C_ALIGN (add_gemm_common_defines).
+// CONV_A (conv's implicit GEMM, ops/conv/conv_im2col.cpp): A is not a matrix but gathered
+// from a channels-last conv input at a_addr, 8 elements per load (conv_gather16.glsl, with NR
+// and IDIL), through the conv's parameter block at epi_addr; needs A_ROW and one batch. C then
+// goes straight to the conv's output through the block's output strides (with split-K, the
+// partial sums at the same offsets); CONV_LANES_M: lanes store along m, not n.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -45,6 +50,36 @@ layout(local_size_x_id = 0) in;
 #include "gemm_push.h"
 
 layout(push_constant, std430) uniform Params { GemmPush pc; };
+
+#ifndef CONV_A
+#define CONV_A 0
+#endif
+#if CONV_A
+#include "nxv_fastdiv.glsl"
+#include "conv_push.h"
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ParamBuf {
+  ConvParams p;
+  int table[];  // NXV_CONV_TABLE_ROW(NR) ints per kernel position
+};
+#define V 8u
+#include "conv_gather16.glsl"
+#ifndef CONV_LANES_M
+#define CONV_LANES_M 0
+#endif
+
+// Where output row gm (batch item, output position) starts in the conv's output.
+uint conv_output_row(ParamBuf P, uint gm) {
+  uint item = nxv_fastdiv(gm, P.p.pos_magic, P.p.pos_shift);
+  uint rest = gm - item * P.p.positions;
+  uint o = item * P.p.out_n;
+  [[unroll]] for (int d = NR - 1; d >= 0; --d) {
+    uint q = nxv_fastdiv(rest, P.p.out_magic[d], P.p.out_shift[d]);
+    o += (rest - q * P.p.out_ext[d]) * P.p.out_sp[d];
+    rest = q;
+  }
+  return o;
+}
+#endif
 
 layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer Bits1 { uint16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Bits8 { uvec4 v[]; };
@@ -76,6 +111,9 @@ shared float scratch[NSG * FM * FN];  // one f32 fragment per subgroup, for the 
 
 struct Tile {
   uint abase, bbase, m0, n0, k_end;
+#if CONV_A
+  GatherRow rows[LA];  // the A-tile rows this invocation loads
+#endif
 };
 
 // Eight consecutive elements of an operand along its contiguous axis, as a uvec4 of bits:
@@ -92,17 +130,25 @@ uvec4 load8(uvec2 addr, uint base, uint outer_g, uint inner_g, uint outer_n, uin
 }
 
 void fetch(Tile t, uint k0, uint tid, out uvec4 ra[LA], out uvec4 rb[LB]) {
+#if CONV_A
+  // The workgroup spans whole rows of chunks (the host sees to it), so every chunk of this
+  // invocation is at the same k: its table row is read once.
+  ParamBuf P = ParamBuf(pc.epi_addr);
+  uint k_at = k0 + (tid % (A_COLS / 8u)) * 8u;
+  GatherK g = gather_k(P, min(k_at, t.k_end - 8u));
+#endif
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint c = tid + l * WG;
     uint r = c / (A_COLS / 8u), c8 = (c % (A_COLS / 8u)) * 8u;
     ra[l] = uvec4(0u);
-    if (c < A_CHUNKS) {
-#if A_ROW
-      ra[l] = load8(pc.a_addr, t.abase, t.m0 + r, k0 + c8, pc.m, t.k_end, pc.sa_m, pc.sa_k, A_VEC != 0);
+#if CONV_A
+    // Rows past the tile's chunks or past m are marked absent in t.rows: zeros.
+    ra[l] = gather16(pc.a_addr, P, t.rows[l], g, k_at < t.k_end);
+#elif A_ROW
+    if (c < A_CHUNKS) ra[l] = load8(pc.a_addr, t.abase, t.m0 + r, k0 + c8, pc.m, t.k_end, pc.sa_m, pc.sa_k, A_VEC != 0);
 #else
-      ra[l] = load8(pc.a_addr, t.abase, k0 + r, t.m0 + c8, t.k_end, pc.m, pc.sa_k, pc.sa_m, A_VEC != 0);
+    if (c < A_CHUNKS) ra[l] = load8(pc.a_addr, t.abase, k0 + r, t.m0 + c8, t.k_end, pc.m, pc.sa_k, pc.sa_m, A_VEC != 0);
 #endif
-    }
   }
   [[unroll]] for (uint l = 0u; l < LB; ++l) {
     uint c = tid + l * WG;
@@ -144,7 +190,15 @@ void main() {
     uint cbase = bz * pc.m * pc.n, pbase = (split * pc.batch + bz) * pc.m * pc.n;
     for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
       for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
-        Tile t = Tile(bz * pc.sa_batch, bz * pc.sb_batch, tm * BM, tn * BN, k_end);
+        Tile t;
+        t.abase = bz * pc.sa_batch, t.bbase = bz * pc.sb_batch, t.m0 = tm * BM, t.n0 = tn * BN, t.k_end = k_end;
+#if CONV_A
+        [[unroll]] for (uint l = 0u; l < LA; ++l) {
+          uint c = tid + l * WG;
+          t.rows[l] = gather_row(ParamBuf(pc.epi_addr), t.m0 + c / (A_COLS / 8u), pc.m);
+          t.rows[l].ok = t.rows[l].ok && c < A_CHUNKS;
+        }
+#endif
         coopmat<float, gl_ScopeSubgroup, FM, FN, gl_MatrixUseAccumulator> acc[TM][TN];
         [[unroll]] for (uint i = 0u; i < TM; ++i)
           [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, FM, FN, gl_MatrixUseAccumulator>(0.0);
@@ -194,12 +248,24 @@ void main() {
             // A constant trip count: every loop around an accumulator index must unroll, or
             // the accumulators live in local memory (measured: 31 TFLOP/s at 8192^3).
             [[unroll]] for (uint l = 0u; l < FM * FN / SG; ++l) {
+#if CONV_A && CONV_LANES_M
+              // Lanes along m: adjacent output positions, adjacent in a channels-first output.
+              uint e = lane + l * SG, r = e % FM, q = e / FM;
+#else
               uint e = lane + l * SG, r = e / FN, q = e % FN;
+#endif
               uint gm = t.m0 + wm0 + i * FM + r, gn = t.n0 + wn0 + j * FN + q;
+#if CONV_A
+              // Straight into the conv's output layout (outside the branch below: a loop
+              // inside it would keep the loops around the accumulators rolled).
+              uint o = conv_output_row(ParamBuf(pc.epi_addr), min(gm, pc.m - 1u)) + gn * ParamBuf(pc.epi_addr).p.out_o;
+#else
+              uint o = cbase + gm * pc.n + gn;
+#endif
               if (gm < pc.m && gn < pc.n) {
-                float v = scratch[sbase + e];
-                if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
-                else c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
+                float v = scratch[sbase + r * FN + q];
+                if (pc.splits > 1u) part.v[pbase - cbase + o] = v;
+                else c.v[o] = STORE_OUT(v);
               }
             }
             subgroupBarrier();
