@@ -11,6 +11,9 @@
 #include <complex>
 #include <cstring>
 #include <cstdlib>
+#include <functional>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "device/device_impl.hpp"
@@ -137,7 +140,9 @@ std::pair<Tensor, std::vector<std::byte>> make_operand(Device& dev, DType t, con
 }
 
 // eps_acc: the accumulator's rounding per addition (0: f32's, or f64's for f64 outputs).
-void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t seed, double eps_acc_given = 0) {
+// eps_product: a further error allowed per product, relative to sum |x| |y| (a reduced-precision mode).
+void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t seed, double eps_acc_given = 0,
+              double eps_product = 0) {
   SCOPED_TRACE(describe(c, types));
   std::mt19937 rng(seed);
   auto [left, lbytes] = make_operand(dev, types.left, c.left, c.left_view, rng);
@@ -188,8 +193,10 @@ void run_case(Device& dev, const DotCase& c, const TypeCase& types, uint32_t see
         }
         std::complex<double> have = typed_value_at(types.out, g);
         double slack = is_complex(types.out) ? 2.0 : 1.0;
-        double tol_re = type_epsilon(types.out) * std::abs(acc.real()) + slack * double(K + 2) * eps_acc * mag;
-        double tol_im = type_epsilon(types.out) * std::abs(acc.imag()) + slack * double(K + 2) * eps_acc * mag;
+        double tol_re = type_epsilon(types.out) * std::abs(acc.real()) + slack * double(K + 2) * eps_acc * mag +
+                        eps_product * mag;
+        double tol_im = type_epsilon(types.out) * std::abs(acc.imag()) + slack * double(K + 2) * eps_acc * mag +
+                        eps_product * mag;
         bool ok = std::abs(have.real() - acc.real()) <= tol_re && std::abs(have.imag() - acc.imag()) <= tol_im;
         if (!ok && failures++ < 5)
           ADD_FAILURE() << where << ": got " << have << ", expected " << acc << " (tolerance " << tol_re << ")";
@@ -526,6 +533,58 @@ TEST_F(Dot, CooperativeMatrixTier) {
     run_case(*device_, cases[8], t, sample_seed() + 731, 0x1p-22);
   }
   if (!ran) GTEST_SKIP() << "the device reports no f16 or bf16 cooperative-matrix shape (or the tier is off)";
+}
+
+// NX_VULKAN_DOT_F32=bf16x3: f32 GEMMs through bf16 parts (dot_bf16x3.hpp) within 2^-15 of
+// sum |a| |b| (plus f32 accumulation) of the exact product, on every layout; forced onto any
+// device's GEMM tiers (NXV_DOT_BF16X3_ANY=1) where it has no bf16 tensor cores. Dropping the lo
+// parts would miss that bound (about 2^-9 per product, and K here stays under 2^12). An
+// infinity multiplies as one, NaN stays NaN, matrix-vector shapes keep the f32 kernels, and
+// without the switch or the tensor cores nothing changes.
+TEST_F(Dot, Bf16x3ReducedPrecisionMode) {
+  ScopedEnv no_blas("NX_VULKAN_HOST_BLAS", "0");  // CPU drivers' BLAS tier would come first
+  auto launches = [&](const std::function<void()>& f) {
+    device_->synchronize();
+    uint64_t before = device_->stream_stats().commands;
+    f();
+    device_->synchronize();
+    return device_->stream_stats().commands - before;
+  };
+  const DotCase square = dot_cases()[4];  // 130x260x72
+  std::optional<ScopedEnv> one_split;  // launches counted without split-K's sums
+  one_split.emplace("NXV_DOT_SPLITS", "1");
+  auto run_square = [&] { run_case(*device_, square, {DType::F32, DType::F32, DType::F32}, sample_seed() + 950); };
+  uint64_t plain = launches(run_square);
+  bool tensor_cores = false;
+  {
+    ScopedEnv mode("NX_VULKAN_DOT_F32", "bf16x3");
+    GemmOperand parts{{}, DType::BF16, {0, 0, 1}};
+    tensor_cores = coopmat_gemm_tile(*device_->impl().core, {1, 130, 72, 780}, parts, parts, DType::F32).has_value();
+    // Without tensor cores (or on a CPU driver) the switch alone changes nothing.
+    if (!tensor_cores) EXPECT_EQ(launches(run_square), plain);
+  }
+  ScopedEnv mode("NX_VULKAN_DOT_F32", "bf16x3");
+  ScopedEnv any("NXV_DOT_BF16X3_ANY", "1");
+  EXPECT_EQ(launches([&] { run_case(*device_, square, {DType::F32, DType::F32, DType::F32}, sample_seed() + 951, 0, 0x1p-15); }),
+            plain + 2)
+      << "two splits, then the GEMM";
+  one_split.reset();
+  auto cases = dot_cases();
+  for (size_t i = 0; i < cases.size(); ++i)
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 960 + uint32_t(i), 0, 0x1p-15);
+  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  run_case(*device_, square, {DType::F32, DType::F32, DType::F32}, sample_seed() + 990, 0, 0x1p-15);
+
+  // Specials: rows [inf, 1], [nan, 2], [1 + 2^-10, 0] times [[1, 2], [3, 4]].
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  auto a = upload(*device_, DType::F32, {3, 2}, std::vector<float>{inf, 1, nan, 2, 1.0f + 0x1p-10f, 0});
+  auto b = upload(*device_, DType::F32, {2, 2}, std::vector<float>{1, 2, 3, 4});
+  auto c = download<float>(*device_, run_op(*device_, "dot", {DType::F32, {3, 2}}, {a, b}, Attrs::of(axes({1}, {}, {0}, {}))));
+  EXPECT_EQ(c[0], inf);
+  EXPECT_EQ(c[1], inf);
+  EXPECT_TRUE(std::isnan(c[2]) && std::isnan(c[3]));
+  EXPECT_EQ(c[4], 1.0f + 0x1p-10f);  // the lo part carries the 2^-10
+  EXPECT_EQ(c[5], 2.0f + 0x1p-9f);
 }
 
 // The tier stays off where it must: CPU drivers, the capability mask, NXV_DOT_NO_COOPMAT=1,

@@ -4,7 +4,8 @@
 // else copied to row-major first in the same executable. M == 1 or N == 1 takes the
 // matrix-vector kernel (except M == 1 on CPU drivers, which the row GEMM serves better),
 // everything else a GEMM kernel (dot_kernels.hpp); on CPU drivers f32/f64 products go to the
-// system's BLAS where it is found (dot_host.hpp).
+// system's BLAS where it is found (dot_host.hpp). NX_VULKAN_DOT_F32=bf16x3 opts f32 GEMMs into
+// a faster, less precise product on bf16 tensor cores (dot_bf16x3.hpp).
 // Accumulation: integers in the output's compute type (Nx's wrap-around in the output type),
 // f16/bf16/f8 in f32 rounded once at the end, f32 in f32 with fma, f64 in double, complex in
 // (re, im) pairs of the output's precision. Inputs of other types than the output are
@@ -18,6 +19,7 @@
 #include "kernels/glsl_types.hpp"
 #include "memory/copy.hpp"
 #include "ops/dot/dot_attrs.hpp"
+#include "ops/dot/dot_bf16x3.hpp"
 #include "ops/dot/dot_epilogue.hpp"
 #include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"
@@ -140,7 +142,7 @@ class DotFamily final : public Family {
     } else if (g.n == 1) {
       GemmOperand vec{B.ref, B.type, {B.strides[0], 0, B.strides[1]}};
       append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c, epi);
-    } else {
+    } else if (!append_gemm_bf16x3(a, out, g, A, B, c, epi != nullptr)) {
       append_gemm(impl, a.builder, out, g, A, B, c, epi);
     }
   }

@@ -61,4 +61,23 @@ NXV_STRUCT(SplitSumPush) {
   NXV_ADDR epi_addr;  // with an epilogue: its parameter block (dot_epilogue.h)
 };
 
+// dot_split_bf16x3.comp: an f32 operand X[b, r, c] (strides s_batch, s_row, s_col) as bf16
+// parts, row-major [batch, rows', cols'] with the contracting axis tripled (axis 2: A's columns
+// as hi | hi | lo; axis 1: B's rows as hi ; lo ; hi), so that one GEMM over 3k adds
+// hi*hi + hi*lo + lo*hi (dot_bf16x3.hpp).
+NXV_STRUCT(SplitBf16x3Push) {
+  NXV_ADDR src_addr;
+  NXV_ADDR dst_addr;
+  NXV_U32 rows;
+  NXV_U32 cols;
+  NXV_U32 total;  // batch x rows x cols
+  NXV_U32 s_batch;
+  NXV_U32 s_row;
+  NXV_U32 s_col;
+  NXV_U32 cols_magic;
+  NXV_U32 cols_shift;
+  NXV_U32 rows_magic;
+  NXV_U32 rows_shift;
+};
+
 #endif

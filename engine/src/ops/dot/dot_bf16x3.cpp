@@ -1,0 +1,82 @@
+#include "ops/dot/dot_bf16x3.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "kernels/fast_division.hpp"
+#include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_coopmat2.hpp"
+#include "ops/dot/gemm_push.h"
+
+namespace nxv {
+namespace {
+
+constexpr uint16_t kSplitBf16x3 = 7;  // the dot family's variant kind (dot_kernels.cpp 0-3, dot_coopmat*.cpp 4-5, dot_cpu.cpp 6)
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);  // read per call: tests and users switch it
+  return v && std::strcmp(v, value) == 0;
+}
+
+// X [batch, rows, cols] (f32, strides) as bf16 parts at `dst`, `axis` tripled.
+void append_split(DeviceImpl& impl, LaunchBuilder& builder, const GemmOperand& x, uint32_t batch, uint32_t rows,
+                  uint32_t cols, int axis, BufferRef dst) {
+  const DeviceCore& core = *impl.core;
+  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitBf16x3};
+  variant.types = {DType::F32};
+  variant.type_count = 1;
+  variant.layout = uint8_t(axis);
+  const Kernel& k = impl.kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "dot_split_bf16x3";
+    key.workgroup_size = 256;
+    key.defines.emplace_back("AXIS", std::to_string(axis));
+    return key;
+  });
+  SplitBf16x3Push push{};
+  push.rows = rows, push.cols = cols;
+  push.total = batch * rows * cols;
+  push.s_batch = uint32_t(x.strides[0]), push.s_row = uint32_t(x.strides[1]), push.s_col = uint32_t(x.strides[2]);
+  fast_division(cols, push.cols_magic, push.cols_shift);
+  fast_division(rows, push.rows_magic, push.rows_shift);
+  Launch& l = builder.launch(k, {workgroups_for(core, push.total, 256), 1, 1}, push,
+                             {{offsetof(SplitBf16x3Push, src_addr), x.ref}, {offsetof(SplitBf16x3Push, dst_addr), dst}});
+  builder.use(l, x.ref.slot, Access::Read);
+  builder.use(l, dst.slot, Access::Write);
+}
+
+}  // namespace
+
+bool append_gemm_bf16x3(const LowerArgs& a, DType out, const GemmShape& g, const GemmOperand& A,
+                        const GemmOperand& B, BufferRef c, bool has_epilogue) {
+  if (!env_is("NX_VULKAN_DOT_F32", "bf16x3") || has_epilogue) return false;
+  if (out != DType::F32 || A.type != DType::F32 || B.type != DType::F32 || g.m < 2 || g.n < 2 || g.k == 0) return false;
+  DeviceImpl& impl = a.device.impl();
+  const DeviceCore& core = *impl.core;
+  const auto& ft = core.info().features;
+  if (!ft.storage16 || !ft.int16) return false;
+  uint64_t k3 = 3 * uint64_t(g.k);
+  uint64_t a_elements = uint64_t(g.batch) * uint64_t(g.m) * k3, b_elements = uint64_t(g.batch) * k3 * uint64_t(g.n);
+  // Every index of the parts and of the sources fits 31 bits; each part fits one buffer chunk.
+  if (a_elements >= (uint64_t(1) << 31) || b_elements >= (uint64_t(1) << 31) || a_elements * 2 > core.chunk_bytes() ||
+      b_elements * 2 > core.chunk_bytes())
+    return false;
+  GemmShape shape{g.batch, g.m, g.n, int64_t(k3)};
+  GemmOperand a_parts{{0, 0}, DType::BF16, {int64_t(uint64_t(g.m) * k3), int64_t(k3), 1}};
+  GemmOperand b_parts{{0, 0}, DType::BF16, {int64_t(k3 * uint64_t(g.n)), g.n, 1}};
+  bool tensor_cores = coopmat2_gemm_tile(core, shape, a_parts, b_parts, out).has_value() ||
+                      coopmat_gemm_tile(core, shape, a_parts, b_parts, out).has_value();
+  if (!tensor_cores && !env_is("NXV_DOT_BF16X3_ANY", "1")) return false;
+  Tensor a_buffer = empty(a.device, DType::BF16, {g.batch, g.m, int64_t(k3)});
+  Tensor b_buffer = empty(a.device, DType::BF16, {g.batch, int64_t(k3), g.n});
+  a_parts.ref = {a.builder.bind(a_buffer.buffer), 0};
+  b_parts.ref = {a.builder.bind(b_buffer.buffer), 0};
+  append_split(impl, a.builder, A, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), 2, a_parts.ref);
+  append_split(impl, a.builder, B, uint32_t(g.batch), uint32_t(g.k), uint32_t(g.n), 1, b_parts.ref);
+  append_gemm(impl, a.builder, out, shape, a_parts, b_parts, c);
+  return true;
+}
+
+}  // namespace nxv
