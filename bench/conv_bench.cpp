@@ -86,6 +86,12 @@ void BM_ConvBiasReluFusedF32_8x64x28_NHWC(benchmark::State& s) {
 void BM_ConvBiasReluOpsF32_8x64x28_NHWC(benchmark::State& s) {
   run_conv(s, DType::F32, 8, 64, 28, 64, true, Epilogue::Ops);
 }
+void BM_ConvBiasReluFusedBF16_64x256x56(benchmark::State& s) {
+  run_conv(s, DType::BF16, 64, 256, 56, 256, false, Epilogue::Fused);
+}
+void BM_ConvBiasReluOpsBF16_64x256x56(benchmark::State& s) {
+  run_conv(s, DType::BF16, 64, 256, 56, 256, false, Epilogue::Ops);
+}
 
 #define NXV_CONV_BENCH(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMillisecond)
 NXV_CONV_BENCH(BM_ConvF32_64x256x56);
@@ -97,6 +103,8 @@ NXV_CONV_BENCH(BM_ConvF32_8x64x28);
 NXV_CONV_BENCH(BM_ConvF32_8x64x28_NHWC);
 NXV_CONV_BENCH(BM_ConvBiasReluFusedF32_8x64x28_NHWC);
 NXV_CONV_BENCH(BM_ConvBiasReluOpsF32_8x64x28_NHWC);
+NXV_CONV_BENCH(BM_ConvBiasReluFusedBF16_64x256x56);
+NXV_CONV_BENCH(BM_ConvBiasReluOpsBF16_64x256x56);
 
 }  // namespace
 }  // namespace nxv::bench

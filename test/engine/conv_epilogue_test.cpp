@@ -161,6 +161,34 @@ TEST_F(ConvEpilogues, GpuTiles) {
   bias_relu(d, kCases[1], DType::F32, rng);
 }
 
+// Channels in multiples of 8, f16 and bf16: on GPUs with cooperative matrices the chain runs
+// where the tensor-core GEMM that gathers the input stores (channels-first output: lanes
+// along positions; channels-last: along filters), and with split-K in the final sum.
+TEST_F(ConvEpilogues, TensorCoreTier) {
+  Device& d = *device_;
+  std::mt19937 rng(sample_seed() + 27);
+  const Case cases[] = {
+      {"channels first, 16 channels", {2, 16, 9, 7}, {24, 16, 3, 3}, {}, {{1, 1}, {1, 1}}, {}, {}, 1, 1, {}, {}, {}},
+      {"channels last, strided", {1, 8, 11, 6}, {40, 8, 3, 2}, {2, 1}, {{1, 0}, {0, 1}}, {}, {}, 1, 1, {0, 3, 1, 2},
+       {3, 2, 0, 1}, {0, 3, 1, 2}},
+  };
+  for (DType t : {DType::F16, DType::BF16}) {
+    ElementwiseChain probe{{step(OpId::add, t, {in(0), in(1)})}};
+    for (const Case& c : cases) {
+      Problem p = problem(d, c, t, rng);
+      ConvAttrs a = p.attrs;
+      a.epilogue = probe;
+      a.product = t;
+      TensorSpec specs[] = {contiguous_spec(t, p.input.shape), contiguous_spec(t, p.kernel.shape),
+                            contiguous_spec(t, bias_shape(p))};
+      if (!check_op(d, *find_op("conv"), {t, p.out}, specs, Attrs::of(a))) continue;
+      bias_relu(d, c, t, rng);
+      ScopedEnv splits("NXV_DOT_SPLITS", "3");
+      bias_relu(d, c, t, rng);
+    }
+  }
+}
+
 // NaN, infinities and signed zeros in the input, kernel and bias: the same bits as the ops one
 // by one (NaN against NaN).
 TEST_F(ConvEpilogues, SpecialValues) {

@@ -131,7 +131,7 @@ class ConvFamily final : public Family {
     for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
     ConvInput in_a = input_operand(a, plan);
     GemmOperand kernel_b = kernel_operand(a, plan);
-    if (append_conv_im2col_gemm(a, plan, in_a, kernel_b)) return;
+    if (append_conv_im2col_gemm(a, plan, in_a, kernel_b, epilogue ? &*epilogue : nullptr)) return;
     append_conv_gemm(a.device.impl(), a.builder, at.epilogue ? at.product : a.out.type, plan, in_a, kernel_b,
                      {a.output_slot, 0}, out_strides, epilogue ? &*epilogue : nullptr);
   }

@@ -22,13 +22,19 @@ EpilogueCode conv_code() {
               "// the chain's compute type (STORE_EPILOGUE converts it where it is stored)\n";
   c.params_type = "ConvEpilogueParams";
   c.params_expr = "NXV_EPILOGUE_PARAMS";
+  // A loop of constant trip count with the rank as a condition inside, not a loop over the
+  // rank: the cooperative-matrix kernel stores inside unrolled loops over its accumulators,
+  // which a loop of run-time trip count would keep rolled (the accumulators then in memory).
   c.index =
       "  uint at_x = 0u, at_y = 0u, at_rest = i;\n"
-      "  for (uint d = p.rank; d-- > 0u;) {\n"
-      "    uint at_q = at_rest / p.ext[d], at_c = at_rest - at_q * p.ext[d];\n"
-      "    at_rest = at_q;\n"
-      "    at_x += at_c * p.sx[d];\n"
-      "    at_y += at_c * p.sy[d];\n"
+      "  [[unroll]] for (uint at_k = 0u; at_k < NXV_CONV_EPILOGUE_AXES; ++at_k) {\n"
+      "    uint d = NXV_CONV_EPILOGUE_AXES - 1u - at_k;\n"
+      "    if (d < p.rank) {\n"
+      "      uint at_q = at_rest / p.ext[d], at_c = at_rest - at_q * p.ext[d];\n"
+      "      at_rest = at_q;\n"
+      "      at_x += at_c * p.sx[d];\n"
+      "      at_y += at_c * p.sy[d];\n"
+      "    }\n"
       "  }\n";
   c.at = {"at_x", "at_y"};
   return c;

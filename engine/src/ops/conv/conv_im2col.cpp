@@ -1,6 +1,7 @@
 #include "ops/conv/conv_im2col.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -8,6 +9,7 @@
 
 #include "device/device_impl.hpp"
 #include "memory/copy.hpp"
+#include "ops/conv/conv_push.h"
 #include "ops/dot/dot_coopmat.hpp"
 #include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/dot_kernels.hpp"
@@ -23,23 +25,25 @@ bool env_is(const char* name, const char* value) {
 }  // namespace
 
 bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input,
-                             const GemmOperand& kernel) {
+                             const GemmOperand& kernel, const StoreEpilogue* epi) {
   if (env_is("NXV_CONV_NO_IM2COL", "1")) return false;
   const ConvGeometry& g = plan.geometry;
   const Tensor& t = a.inputs[0].tensor;
   const auto& attrs = a.attrs.as<ConvAttrs>();
   DeviceImpl& impl = a.device.impl();
   const DeviceCore& core = *impl.core;
-  if (g.groups != 1 || attrs.epilogue || a.output.size() == 0 || g.k() == 0 || t.size() == 0) return false;
+  if (g.groups != 1 || a.output.size() == 0 || g.k() == 0 || t.size() == 0) return false;
+  // The product's type: the output's, or with an epilogue the type the chain starts from.
+  DType product_type = epi ? epi->product : a.out.type;
   uint64_t a_elements = uint64_t(g.m()) * uint64_t(g.k());
   uint64_t c_elements = uint64_t(g.m()) * uint64_t(g.group_filters);
   if (a_elements >= (uint64_t(1) << 31) || uint64_t(t.size()) >= (uint64_t(1) << 31) ||
-      c_elements * dtype_size(a.out.type) > core.chunk_bytes())
+      c_elements * dtype_size(product_type) > core.chunk_bytes())
     return false;
   GemmShape shape{1, g.m(), g.group_filters, g.k()};
   GemmOperand a_mat{{0, 0}, t.type, {g.m() * g.k(), g.k(), 1}};
-  auto coopmat2 = coopmat2_gemm_tile(core, shape, a_mat, kernel, a.out.type);
-  auto coopmat = coopmat_gemm_tile(core, shape, a_mat, kernel, a.out.type);
+  auto coopmat2 = coopmat2_gemm_tile(core, shape, a_mat, kernel, product_type);
+  auto coopmat = coopmat_gemm_tile(core, shape, a_mat, kernel, product_type);
   if (!coopmat2 && !coopmat && !env_is("NXV_CONV_IM2COL", "1")) return false;
 
   // Channels adjacent, so that A's rows are gathered (and written) along k: a channels-last
@@ -64,7 +68,7 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
   bool implicit = coopmat && !coopmat2 && conv_gather16_vector(g, in) == 8 &&
                   (coopmat->subgroups() * coopmat->subgroup) % (coopmat->bk / 8) == 0 &&
                   !env_is("NXV_CONV_NO_IMPLICIT", "1");
-  if (!implicit && a_elements * dtype_size(t.type) > core.chunk_bytes()) return false;
+  if (!implicit && (epi || a_elements * dtype_size(t.type) > core.chunk_bytes())) return false;
   if (copy) {
     uint32_t slot = a.builder.bind(copy->buffer);
     append_copy(a.device, a.builder, *channels_last, a.inputs[0].slot, *copy, slot);
@@ -75,9 +79,14 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
     std::vector<int64_t> os = row_major_strides(a.out.shape), out_strides;
     for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
     bool idil = std::any_of(attrs.input_dilation.begin(), attrs.input_dilation.end(), [](int64_t x) { return x > 1; });
-    CoopmatGatheredA gathered{in.ref, conv_params(plan, in, out_strides, nullptr), uint32_t(g.spatial), idil,
-                              out_strides[1] != 1};
-    append_gemm_coopmat(impl, a.builder, a.out.type, shape, a_mat, kernel, {a.output_slot, 0}, *coopmat, &gathered);
+    CoopmatGatheredA gathered{in.ref, conv_params(plan, in, out_strides, epi), uint32_t(g.spatial), idil,
+                              out_strides[1] != 1, epi};
+    if (epi)  // the chain's tensors' addresses, inside the parameter block
+      for (AddressPatch patch : epi->patches) {
+        patch.offset += uint32_t(offsetof(ConvParams, epi));
+        gathered.patches.push_back(patch);
+      }
+    append_gemm_coopmat(impl, a.builder, product_type, shape, a_mat, kernel, {a.output_slot, 0}, *coopmat, &gathered);
     return true;
   }
   Tensor c_buffer = empty(a.device, a.out.type, {g.m(), g.group_filters});

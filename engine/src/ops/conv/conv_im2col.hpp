@@ -7,7 +7,7 @@
 // - im2col: A is written out first (conv_im2col16.comp, 16 bytes at a time where the layout
 //   allows, else conv_gemm.comp's IM2COL mode), a temporary of m x k elements within one buffer
 //   chunk, multiplied by dot's GEMM into [m, n], which then moves into the output's layout.
-// Either serves one feature and batch group and no epilogue. NXV_CONV_IM2COL=1 takes the tier
+// Either serves one feature and batch group; an epilogue only the implicit way. NXV_CONV_IM2COL=1 takes the tier
 // on any device (tests), NXV_CONV_NO_IM2COL=1 never.
 #pragma once
 #include "ops/conv/conv_kernels.hpp"
@@ -17,7 +17,9 @@
 namespace nxv {
 
 // Appends the conv that way and returns true, or returns false (nothing appended).
+// `epi`: the conv's epilogue (conv_epilogue.hpp), applied where the implicit way stores; the
+// im2col way takes none.
 bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input,
-                             const GemmOperand& kernel);
+                             const GemmOperand& kernel, const StoreEpilogue* epi = nullptr);
 
 }  // namespace nxv

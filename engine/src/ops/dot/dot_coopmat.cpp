@@ -105,7 +105,8 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
                  ((tile.wn / 8 - 1) << 24);
   variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18) |
                      ((gathered ? gathered->spatial : 0) << 26) | (gathered && gathered->lanes_m ? 1u << 30 : 0u);
-  const Kernel& kernel = impl.kernels.get(variant, [&] {
+  const StoreEpilogue* epi = gathered ? gathered->epilogue : nullptr;
+  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm_coopmat";
     key.workgroup_size = tile.subgroups() * tile.subgroup;
@@ -136,15 +137,16 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
   std::function<void(Launch&)> attach;
   if (gathered)
     attach = [&](Launch& l) {
-      builder.params(l, uint32_t{0}, offsetof(GemmPush, epi_addr), {});
+      builder.params(l, uint32_t{0}, offsetof(GemmPush, epi_addr), gathered->patches);
       l.params = gathered->params;  // the block's bytes as the conv built them
+      use_epilogue_tensors(builder, l, epi);
     };
   // Split-K in whole BK steps; partial sums in f32.
   GemmTile grid_tile;
   grid_tile.bm = tile.bm, grid_tile.bn = tile.bn;
   GemmOperand a_read = a;
   if (gathered) a_read.ref = gathered->input, a_read.strides = {0, 0, 1};
-  launch_gemm_kernel(impl, builder, kernel, out, shape, a_read, b, c, grid_tile, "float", tile.bk, nullptr, attach);
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a_read, b, c, grid_tile, "float", tile.bk, epi, attach);
 }
 
 }  // namespace nxv

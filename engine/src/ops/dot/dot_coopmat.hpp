@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/dot/dot_kernels.hpp"
+#include "ops/elementwise/store_epilogue.hpp"
 
 namespace nxv {
 
@@ -37,6 +38,10 @@ struct CoopmatGatheredA {
   uint32_t spatial = 0;
   bool input_dilation = false;
   bool lanes_m = false;
+  // The conv's epilogue (ops/conv/conv_epilogue.hpp), its parameters inside `params`, and its
+  // tensors' addresses as patches of `params`; applied where C is stored (or by split-K's sum).
+  const StoreEpilogue* epilogue = nullptr;
+  std::vector<AddressPatch> patches;
 };
 
 // C (row-major [batch, m, n], at `c`) = A * B on cooperative matrices. With `gathered`, A is

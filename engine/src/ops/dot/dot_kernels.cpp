@@ -407,8 +407,10 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
   builder.use(l, a.ref.slot, Access::Read);
   builder.use(l, b.ref.slot, Access::Read);
   builder.use(l, part.slot, Access::Write);
-  attach_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
-  if (attach) attach(l);  // before the split sum's launch, which may move `l`
+  // `attach` (before the split sum's launch, which may move `l`) places the epilogue's
+  // parameters itself where it is given.
+  if (attach) attach(l);
+  else attach_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
   if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits, epi);
 }
 

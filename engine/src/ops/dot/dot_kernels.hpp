@@ -114,8 +114,9 @@ bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const Gemm
 
 // Launches a GEMM-shaped `kernel` (GemmPush parameters; workgroups of tile.bm x tile.bn
 // outputs), with split-K over k in multiples of `k_align` where the tiles alone are too few to
-// fill the device (partial sums in `acc`, then the split-sum pass into `c`). `attach`, where
-// given, adds to the multiply's launch (a parameter block, buffers it reads) before any other.
+// fill the device (partial sums in `acc`, then the split-sum pass into `c`, which applies `epi`).
+// `attach`, where given, adds to the multiply's launch (a parameter block, buffers it reads)
+// before any other, and places `epi`'s parameters itself.
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
                         const GemmTile& tile, const std::string& acc, uint32_t k_align,

@@ -21,7 +21,8 @@
 // from a channels-last conv input at a_addr, 8 elements per load (conv_gather16.glsl, with NR
 // and IDIL), through the conv's parameter block at epi_addr; needs A_ROW and one batch. C then
 // goes straight to the conv's output through the block's output strides (with split-K, the
-// partial sums at the same offsets); CONV_LANES_M: lanes store along m, not n.
+// partial sums at the same offsets), through its epilogue where it has one (EPILOGUE:
+// conv_epilogue.glsl); CONV_LANES_M: lanes store along m, not n.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -45,7 +46,11 @@ layout(local_size_x_id = 0) in;
 
 // No nxv_float_controls.glsl: the f32 accumulators live in the tensor cores, whose handling
 // of subnormals no execution mode changes (the tier's tolerance allows for flushing); it is
-// the configuration that was measured.
+// the configuration that was measured. A conv epilogue's chain takes them, as the
+// elementwise kernels do.
+#if defined(EPILOGUE) && CONV_A
+#include "nxv_float_controls.glsl"
+#endif
 #include "nxv_math.glsl"
 #include "gemm_push.h"
 
@@ -66,6 +71,13 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Par
 #ifndef CONV_LANES_M
 #define CONV_LANES_M 0
 #endif
+// STORE_RESULT(o, v): STORE_OUT(v), or through the conv's epilogue (EPILOGUE), whose
+// parameters are inside the conv's block.
+#ifdef EPILOGUE
+#define ACC float
+#define NXV_EPILOGUE_PARAMS (ParamBuf(pc.epi_addr).p.epi)
+#endif
+#include "conv_epilogue.glsl"
 
 // Where output row gm (batch item, output position) starts in the conv's output.
 uint conv_output_row(ParamBuf P, uint gm) {
@@ -256,17 +268,24 @@ void main() {
 #endif
               uint gm = t.m0 + wm0 + i * FM + r, gn = t.n0 + wn0 + j * FN + q;
 #if CONV_A
-              // Straight into the conv's output layout (outside the branch below: a loop
-              // inside it would keep the loops around the accumulators rolled).
-              uint o = conv_output_row(ParamBuf(pc.epi_addr), min(gm, pc.m - 1u)) + gn * ParamBuf(pc.epi_addr).p.out_o;
-#else
-              uint o = cbase + gm * pc.n + gn;
-#endif
+              // Straight into the conv's output layout, at a clamped (always existing) element
+              // and outside the branch below: a loop inside it (the row's decomposition, the
+              // epilogue's index) would keep the loops around the accumulators rolled.
+              float v = scratch[sbase + r * FN + q];
+              uint o = conv_output_row(ParamBuf(pc.epi_addr), min(gm, pc.m - 1u)) +
+                       min(gn, pc.n - 1u) * ParamBuf(pc.epi_addr).p.out_o;
+              C_STORE stored = STORE_RESULT(o, v);
               if (gm < pc.m && gn < pc.n) {
-                float v = scratch[sbase + r * FN + q];
-                if (pc.splits > 1u) part.v[pbase - cbase + o] = v;
-                else c.v[o] = STORE_OUT(v);
+                if (pc.splits > 1u) part.v[pbase + o] = v;
+                else c.v[o] = stored;
               }
+#else
+              if (gm < pc.m && gn < pc.n) {
+                float v = scratch[sbase + e];
+                if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
+                else c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
+              }
+#endif
             }
             subgroupBarrier();
           }
