@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "device/device_impl.hpp"
+#include "kernels/fast_division.hpp"
 #include "memory/copy.hpp"
 #include "ops/dot/dot_plan.hpp"
 
@@ -14,27 +16,26 @@ namespace {
 
 constexpr int64_t kMaxIndex = int64_t(1) << 31;
 
-// nxv_epilogue's coordinates: offset i decomposed over p.ext (innermost last).
-EpilogueCode conv_code() {
+// nxv_epilogue's coordinates: offset i decomposed over p.ext (innermost last), `rank` axes.
+// The rank is in the code, a loop of constant trip count: the cooperative-matrix kernel stores
+// inside unrolled loops over its accumulators, which a loop of run-time trip count would keep
+// rolled (the accumulators then in memory); and only the axes in use are read.
+EpilogueCode conv_code(size_t rank) {
   EpilogueCode c;
   c.name = "ConvEpilogue";
   c.comment = "// the conv's epilogue (ops/conv/conv_epilogue.cpp): output offset i from accumulator acc, in\n"
               "// the chain's compute type (STORE_EPILOGUE converts it where it is stored)\n";
   c.params_type = "ConvEpilogueParams";
   c.params_expr = "NXV_EPILOGUE_PARAMS";
-  // A loop of constant trip count with the rank as a condition inside, not a loop over the
-  // rank: the cooperative-matrix kernel stores inside unrolled loops over its accumulators,
-  // which a loop of run-time trip count would keep rolled (the accumulators then in memory).
+  std::string r = std::to_string(rank) + "u";
   c.index =
       "  uint at_x = 0u, at_y = 0u, at_rest = i;\n"
-      "  [[unroll]] for (uint at_k = 0u; at_k < NXV_CONV_EPILOGUE_AXES; ++at_k) {\n"
-      "    uint d = NXV_CONV_EPILOGUE_AXES - 1u - at_k;\n"
-      "    if (d < p.rank) {\n"
-      "      uint at_q = at_rest / p.ext[d], at_c = at_rest - at_q * p.ext[d];\n"
-      "      at_rest = at_q;\n"
-      "      at_x += at_c * p.sx[d];\n"
-      "      at_y += at_c * p.sy[d];\n"
-      "    }\n"
+      "  [[unroll]] for (uint at_k = 0u; at_k < " + r + "; ++at_k) {\n"
+      "    uint d = " + r + " - 1u - at_k;\n"
+      "    uint at_q = nxv_fastdiv(at_rest, p.ext_magic[d], p.ext_shift[d]), at_c = at_rest - at_q * p.ext[d];\n"
+      "    at_rest = at_q;\n"
+      "    at_x += at_c * p.sx[d];\n"
+      "    at_y += at_c * p.sy[d];\n"
       "  }\n";
   c.at = {"at_x", "at_y"};
   return c;
@@ -92,6 +93,7 @@ StoreEpilogue make_conv_epilogue(const LowerArgs& a, const ConvAttrs& at) {
   p.rank = uint32_t(ext.size());
   for (size_t d = 0; d < ext.size(); ++d) {
     p.ext[d] = uint32_t(ext[d]);
+    fast_division(p.ext[d], p.ext_magic[d], p.ext_shift[d]);
     if (strides.size() > 0) p.sx[d] = uint32_t(merged[0][d]);
     if (strides.size() > 1) p.sy[d] = uint32_t(merged[1][d]);
   }
@@ -99,7 +101,7 @@ StoreEpilogue make_conv_epilogue(const LowerArgs& a, const ConvAttrs& at) {
   if (e.refs.size() > 1) e.patches.push_back({offsetof(ConvEpilogueParams, y_addr), e.refs[1]});
   e.params.resize(sizeof p);
   std::memcpy(e.params.data(), &p, sizeof p);
-  generate_store_epilogue(e, *at.epilogue, a.device.has(kCapFloat64), conv_code());
+  generate_store_epilogue(e, *at.epilogue, a.device.has(kCapFloat64), conv_code(ext.size()));
   // The split-K sum (dot_split_sum.comp) reads these parameters, not a dot's.
   e.defines.emplace_back("CONV_EPILOGUE", "1");
   return e;

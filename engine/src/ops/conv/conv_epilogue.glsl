@@ -5,6 +5,7 @@
 // else the block at pc.epi_addr (dot_split_sum.comp).
 #ifdef EPILOGUE
 #include "conv_push.h"
+#include "nxv_fastdiv.glsl"
 #ifndef NXV_EPILOGUE_PARAMS
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ConvEpilogueRef { ConvEpilogueParams p; };
 #define NXV_EPILOGUE_PARAMS (ConvEpilogueRef(pc.epi_addr).p)

@@ -38,8 +38,10 @@ NXV_STRUCT(ConvEpilogueParams) {
   NXV_ADDR x_addr;  // the chain's input 1, where it has one
   NXV_ADDR y_addr;  // its input 2, where it has one
   NXV_U32 zero;     // 0: the chain's roundings go through it (a value the compiler cannot see)
-  NXV_U32 rank;
+  NXV_U32 rank;     // also compiled into the generated code (conv_epilogue.cpp)
   NXV_U32 ext[NXV_CONV_EPILOGUE_AXES];
+  NXV_U32 ext_magic[NXV_CONV_EPILOGUE_AXES];  // division by ext[d] (kernels/fast_division.hpp)
+  NXV_U32 ext_shift[NXV_CONV_EPILOGUE_AXES];
   NXV_U32 sx[NXV_CONV_EPILOGUE_AXES];
   NXV_U32 sy[NXV_CONV_EPILOGUE_AXES];
 };
