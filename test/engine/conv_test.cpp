@@ -9,7 +9,9 @@
 #include <complex>
 #include <sstream>
 
+#include "device/device_impl.hpp"
 #include "ops/conv/conv_attrs.hpp"
+#include "ops/dot/dot_host.hpp"
 #include "op_case_util.hpp"
 
 using namespace nxv;
@@ -395,6 +397,33 @@ TEST_F(Conv, GatheredChannels) {
     ScopedEnv materialised("NXV_CONV_NO_IMPLICIT", "1");
     all(sample_seed() + 1200);
   }
+}
+
+// CPU drivers: A written out and multiplied by the system's BLAS (NX_VULKAN_HOST_BLAS=1 takes
+// every single-group f32/f64 conv): every case of the suite, the product a host step in place
+// of the GEMM kernel.
+TEST_F(Conv, HostBlasTier) {
+  if (device_->impl().core->info().type != "cpu" || !host_blas_available())
+    GTEST_SKIP() << "the host BLAS tier needs a CPU driver and libopenblas.so.0";
+  ScopedEnv on("NX_VULKAN_HOST_BLAS", "1");
+  auto cases = conv_cases();
+  bool f64 = device_->has(kCapFloat64);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].name);
+    run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 1300 + uint32_t(i));
+    if (f64) run_case(*device_, cases[i], {DType::F64, DType::F64, DType::F64}, sample_seed() + 1340 + uint32_t(i));
+  }
+  // One kernel fewer than the same im2col with dot's kernel: the GEMM is the host step.
+  const ConvCase& c = named("long_k_aligned");
+  auto commands = [&](const char* blas) {
+    ScopedEnv mode("NX_VULKAN_HOST_BLAS", blas), im2col("NXV_CONV_IM2COL", "1");
+    device_->synchronize();
+    uint64_t before = device_->stream_stats().commands;
+    run_case(*device_, c, {DType::F32, DType::F32, DType::F32}, sample_seed() + 1390);
+    device_->synchronize();
+    return device_->stream_stats().commands - before;
+  };
+  EXPECT_EQ(commands("1") + 1, commands("0"));
 }
 
 // Random configurations: 1-3 spatial axes, random extents, strides, paddings (negative too),

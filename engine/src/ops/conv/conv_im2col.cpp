@@ -12,6 +12,7 @@
 #include "ops/conv/conv_push.h"
 #include "ops/dot/dot_coopmat.hpp"
 #include "ops/dot/dot_coopmat2.hpp"
+#include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"
 
 namespace nxv {
@@ -44,7 +45,9 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
   GemmOperand a_mat{{0, 0}, t.type, {g.m() * g.k(), g.k(), 1}};
   auto coopmat2 = coopmat2_gemm_tile(core, shape, a_mat, kernel, product_type);
   auto coopmat = coopmat_gemm_tile(core, shape, a_mat, kernel, product_type);
-  if (!coopmat2 && !coopmat && !env_is("NXV_CONV_IM2COL", "1")) return false;
+  // CPU drivers: A written out, then the system's BLAS (dot_host.hpp) multiplies it.
+  bool blas = !coopmat2 && !coopmat && !epi && host_gemm_candidate(a.device, product_type, shape, t.type, kernel.type);
+  if (!coopmat2 && !coopmat && !blas && !env_is("NXV_CONV_IM2COL", "1")) return false;
 
   // Channels adjacent, so that A's rows are gathered (and written) along k: a channels-last
   // copy where they are not. Decided before anything is appended, so that a refusal appends
@@ -96,7 +99,8 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
     uint32_t a_slot = a.builder.bind(a_buffer.buffer);
     append_conv_im2col(impl, a.builder, plan, in, {a_slot, 0});
     a_mat.ref = {a_slot, 0};
-    append_gemm(impl, a.builder, a.out.type, shape, a_mat, kernel, {c_slot, 0});
+    if (!blas || !append_host_gemm(a.device, a.builder, product_type, shape, a_mat, kernel, {c_slot, 0}))
+      append_gemm(impl, a.builder, product_type, shape, a_mat, kernel, {c_slot, 0});
   }
 
   // C [batch item x output position, filter] read as the canonical result [batch, filters,

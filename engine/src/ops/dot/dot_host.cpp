@@ -98,11 +98,14 @@ uint64_t span_bytes(int64_t batch, int64_t rows, int64_t cols, const std::array<
 
 bool host_blas_available() { return host_blas() != nullptr; }
 
+bool host_gemm_candidate(Device& device, DType out, const GemmShape& g, DType a, DType b) {
+  if ((out != DType::F32 && out != DType::F64) || a != out || b != out) return false;
+  return device.impl().core->info().type == "cpu" && enabled(g) && host_blas();
+}
+
 bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const GemmShape& g, const GemmOperand& a,
                       const GemmOperand& b, BufferRef c) {
-  if (out != DType::F32 && out != DType::F64) return false;
-  if (a.type != out || b.type != out) return false;
-  if (device.impl().core->info().type != "cpu" || !enabled(g) || !host_blas()) return false;
+  if (!host_gemm_candidate(device, out, g, a.type, b.type)) return false;
   if (g.m == 0 || g.n == 0 || g.batch == 0) return false;  // nothing to compute
   // A is {batch, m, k}, B is {batch, k, n}; size-1 batches leave their stride free.
   auto la = blas_layout(g.m, g.k, a.strides[1], a.strides[2]);

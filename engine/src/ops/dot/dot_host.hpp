@@ -21,6 +21,11 @@ namespace nxv {
 bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const GemmShape& g, const GemmOperand& a,
                       const GemmOperand& b, BufferRef c);
 
+// Whether this tier would take a product of these types and shape, before its operands'
+// layouts are known (append_host_gemm may still refuse those): a CPU device, BLAS found, f32 or
+// f64, NX_VULKAN_HOST_BLAS and the size threshold.
+bool host_gemm_candidate(Device& device, DType out, const GemmShape& g, DType a, DType b);
+
 // Whether a BLAS library was found (tests).
 bool host_blas_available();
 
