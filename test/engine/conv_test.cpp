@@ -399,9 +399,9 @@ TEST_F(Conv, GatheredChannels) {
   }
 }
 
-// CPU drivers: A written out and multiplied by the system's BLAS (NX_VULKAN_HOST_BLAS=1 takes
-// every single-group f32/f64 conv): every case of the suite, the product a host step in place
-// of the GEMM kernel.
+// CPU drivers: A written by the host and multiplied by the system's BLAS (NX_VULKAN_HOST_BLAS=1
+// takes every single-group f32/f64 conv): every case of the suite (permuted, strided and sliced
+// inputs, both dilations, negative padding, 1-3 axes).
 TEST_F(Conv, HostBlasTier) {
   if (device_->impl().core->info().type != "cpu" || !host_blas_available())
     GTEST_SKIP() << "the host BLAS tier needs a CPU driver and libopenblas.so.0";
@@ -413,7 +413,7 @@ TEST_F(Conv, HostBlasTier) {
     run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 1300 + uint32_t(i));
     if (f64) run_case(*device_, cases[i], {DType::F64, DType::F64, DType::F64}, sample_seed() + 1340 + uint32_t(i));
   }
-  // One kernel fewer than the same im2col with dot's kernel: the GEMM is the host step.
+  // A and the product are host steps: at least two kernels fewer than im2col with dot's kernel.
   const ConvCase& c = named("long_k_aligned");
   auto commands = [&](const char* blas) {
     ScopedEnv mode("NX_VULKAN_HOST_BLAS", blas), im2col("NXV_CONV_IM2COL", "1");
@@ -423,7 +423,7 @@ TEST_F(Conv, HostBlasTier) {
     device_->synchronize();
     return device_->stream_stats().commands - before;
   };
-  EXPECT_EQ(commands("1") + 1, commands("0"));
+  EXPECT_GE(commands("0"), commands("1") + 2);
 }
 
 // Random configurations: 1-3 spatial axes, random extents, strides, paddings (negative too),

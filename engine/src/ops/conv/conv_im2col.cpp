@@ -9,6 +9,7 @@
 
 #include "device/device_impl.hpp"
 #include "memory/copy.hpp"
+#include "ops/conv/conv_host.hpp"
 #include "ops/conv/conv_push.h"
 #include "ops/dot/dot_coopmat.hpp"
 #include "ops/dot/dot_coopmat2.hpp"
@@ -49,12 +50,18 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
   bool blas = !coopmat2 && !coopmat && !epi && host_gemm_candidate(a.device, product_type, shape, t.type, kernel.type);
   if (!coopmat2 && !coopmat && !blas && !env_is("NXV_CONV_IM2COL", "1")) return false;
 
+  // CPU drivers: the host writes A from the input as it is (conv_host.hpp).
+  std::optional<Tensor> host_a;
+  if (blas && a_elements * dtype_size(t.type) <= core.chunk_bytes()) {
+    host_a = empty(a.device, t.type, {g.m(), g.k()});
+    if (!conv_host_im2col_fits(a.builder, plan, input, t.type, *host_a->buffer)) host_a.reset();
+  }
   // Channels adjacent, so that A's rows are gathered (and written) along k: a channels-last
   // copy where they are not. Decided before anything is appended, so that a refusal appends
   // nothing.
   ConvInput in = input;
   std::optional<Tensor> channels_last, copy;
-  if (input.strides[1] != 1 && g.ci > 1) {
+  if (!host_a && input.strides[1] != 1 && g.ci > 1) {
     Tensor view = transpose_view(t, plan.attrs.input_permutation);  // [batch, channels, spatial...]
     std::vector<int64_t> last(view.shape.size());
     std::iota(last.begin(), last.end(), int64_t(0));
@@ -92,16 +99,39 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
     append_gemm_coopmat(impl, a.builder, product_type, shape, a_mat, kernel, {a.output_slot, 0}, *coopmat, &gathered);
     return true;
   }
+  Tensor a_buffer = host_a ? *host_a : empty(a.device, t.type, {g.m(), g.k()});
+  uint32_t a_slot = a.builder.bind(a_buffer.buffer);
+  if (host_a) append_conv_host_im2col(a.builder, plan, input, t.type, {a_slot, 0});
+  else append_conv_im2col(impl, a.builder, plan, in, {a_slot, 0});
+  a_mat.ref = {a_slot, 0};
+  auto multiply = [&](const GemmShape& s, const GemmOperand& x, const GemmOperand& y, BufferRef c) {
+    if (!blas || !append_host_gemm(a.device, a.builder, product_type, s, x, y, c))
+      append_gemm(impl, a.builder, product_type, s, x, y, c);
+  };
+  // BLAS stores straight into a dense channels-last output (C is its [m, n]) or channels-first
+  // one (per batch item, kernel^T x A^T: [filters, positions]).
+  std::vector<int64_t> os = row_major_strides(a.out.shape), out_strides;
+  for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
+  auto spatial_dense = [&](int64_t unit) {
+    for (size_t d = g.spatial; d-- > 0; unit *= g.out_spatial[d])
+      if (out_strides[2 + d] != unit) return false;
+    return true;
+  };
+  int64_t n = g.group_filters, positions = g.positions;
+  if (blas && out_strides[1] == 1 && spatial_dense(n) && out_strides[0] == positions * n) {
+    multiply(shape, a_mat, kernel, {a.output_slot, 0});
+    return true;
+  }
+  if (blas && out_strides[1] == positions && spatial_dense(1) && out_strides[0] == n * positions) {
+    GemmShape per_item{g.out_batch, n, positions, g.k()};
+    GemmOperand w{kernel.ref, kernel.type, {0, kernel.strides[2], kernel.strides[1]}};
+    GemmOperand x{a_mat.ref, a_mat.type, {positions * g.k(), 1, g.k()}};
+    multiply(per_item, w, x, {a.output_slot, 0});
+    return true;
+  }
   Tensor c_buffer = empty(a.device, a.out.type, {g.m(), g.group_filters});
   uint32_t c_slot = a.builder.bind(c_buffer.buffer);
-  {
-    Tensor a_buffer = empty(a.device, t.type, {g.m(), g.k()});
-    uint32_t a_slot = a.builder.bind(a_buffer.buffer);
-    append_conv_im2col(impl, a.builder, plan, in, {a_slot, 0});
-    a_mat.ref = {a_slot, 0};
-    if (!blas || !append_host_gemm(a.device, a.builder, product_type, shape, a_mat, kernel, {c_slot, 0}))
-      append_gemm(impl, a.builder, product_type, shape, a_mat, kernel, {c_slot, 0});
-  }
+  multiply(shape, a_mat, kernel, {c_slot, 0});
 
   // C [batch item x output position, filter] read as the canonical result [batch, filters,
   // spatial...], each canonical axis j at the output's axis output_permutation[j].

@@ -72,20 +72,9 @@ std::optional<MatrixLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, 
   return std::nullopt;
 }
 
-// The host address of `ref` when its buffer is mapped, coherent memory and the `bytes` from it
-// lie in one chunk.
-bool host_reachable(const Buffer& buffer, BufferRef ref, uint64_t bytes) {
-  const auto& chunks = buffer.chunks();
-  uint64_t chunk = ref.byte_offset / buffer.chunk_bytes();
-  if (chunk >= chunks.size()) return bytes == 0;
-  const BufferChunk& c = chunks[chunk];
-  return c.mapped && (c.flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) && buffer.bytes_left_in_chunk(ref.byte_offset) >= bytes;
-}
-
 template <typename T>
 T* host_pointer(const Buffer& buffer, BufferRef ref) {
-  const BufferChunk& c = buffer.chunks()[ref.byte_offset / buffer.chunk_bytes()];
-  return reinterpret_cast<T*>(c.mapped + ref.byte_offset % buffer.chunk_bytes());
+  return reinterpret_cast<T*>(host_address(buffer, ref));
 }
 
 // The bytes a batched operand spans from its start: batch 0's matrix to the last batch's.
@@ -97,6 +86,19 @@ uint64_t span_bytes(int64_t batch, int64_t rows, int64_t cols, const std::array<
 }  // namespace
 
 bool host_blas_available() { return host_blas() != nullptr; }
+
+bool host_reachable(const Buffer& buffer, BufferRef ref, uint64_t bytes) {
+  const auto& chunks = buffer.chunks();
+  uint64_t chunk = ref.byte_offset / buffer.chunk_bytes();
+  if (chunk >= chunks.size()) return bytes == 0;
+  const BufferChunk& c = chunks[chunk];
+  return c.mapped && (c.flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) && buffer.bytes_left_in_chunk(ref.byte_offset) >= bytes;
+}
+
+std::byte* host_address(const Buffer& buffer, BufferRef ref) {
+  const BufferChunk& c = buffer.chunks()[ref.byte_offset / buffer.chunk_bytes()];
+  return reinterpret_cast<std::byte*>(c.mapped + ref.byte_offset % buffer.chunk_bytes());
+}
 
 bool host_gemm_candidate(Device& device, DType out, const GemmShape& g, DType a, DType b) {
   if ((out != DType::F32 && out != DType::F64) || a != out || b != out) return false;

@@ -9,6 +9,9 @@
 // at run time: nothing links against it), for products of at least 2^18 multiply-adds.
 // NX_VULKAN_HOST_BLAS=0 turns it off, =1 takes every product it can.
 #pragma once
+#include <cstddef>
+#include <cstdint>
+
 #include "exec/launch.hpp"
 #include "nxv/device.hpp"
 #include "ops/dot/dot_kernels.hpp"
@@ -28,5 +31,10 @@ bool host_gemm_candidate(Device& device, DType out, const GemmShape& g, DType a,
 
 // Whether a BLAS library was found (tests).
 bool host_blas_available();
+
+// For host steps: whether the `bytes` from `ref` lie in one mapped, coherent chunk of
+// `buffer`, and their address there.
+bool host_reachable(const Buffer& buffer, BufferRef ref, uint64_t bytes);
+std::byte* host_address(const Buffer& buffer, BufferRef ref);
 
 }  // namespace nxv
