@@ -119,11 +119,12 @@ void bias_relu(Device& d, const Case& c, DType t, std::mt19937& rng) {
 }  // namespace
 
 // Fused and unfused convs are compared bit for bit on one tier: without channels in multiples
-// of 8 a fused f16 conv takes the SIMT kernel, an unfused one dot's cooperative-matrix GEMM,
-// which rounds its sums differently; so those tiers stay off (TensorCoreTier turns them on).
+// of 8 a fused f16 conv takes the SIMT kernel, an unfused one dot's cooperative-matrix GEMM
+// (or on CPU drivers the system's BLAS), which round their sums differently; so those tiers
+// stay off (TensorCoreTier turns the cooperative matrices on).
 class ConvEpilogues : public DeviceTest {
  protected:
-  ScopedEnv no_coopmat_{"NXV_DOT_NO_COOPMAT", "1"};
+  ScopedEnv no_coopmat_{"NXV_DOT_NO_COOPMAT", "1"}, no_blas_{"NX_VULKAN_HOST_BLAS", "0"};
 };
 
 TEST_F(ConvEpilogues, BiasReluGeometriesAndTypes) {

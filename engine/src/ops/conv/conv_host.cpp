@@ -16,9 +16,9 @@ uint64_t input_span(const ConvGeometry& g, const ConvInput& in, size_t elem) {
   return uint64_t(last + 1) * elem;
 }
 
-// A's rows, element type T: per row (batch item, output position), per kernel position, the
-// ci channels, or zeros where the position falls outside the input or between the elements of
-// a dilated one.
+// A's rows, element type T, group after group: per row (batch item, output position), per
+// kernel position, the ci channels, or zeros where the position falls outside the input or
+// between the elements of a dilated one.
 template <typename T>
 void write_rows(const ConvGeometry& g, const ConvAttrs& at, const std::vector<int64_t>& strides, const T* in, T* a) {
   size_t r = g.spatial;
@@ -32,25 +32,30 @@ void write_rows(const ConvGeometry& g, const ConvAttrs& at, const std::vector<in
   std::vector<int64_t> corner(r), extent(r);
   for (size_t d = 0; d < r; ++d) extent[d] = dilated_extent(g.in_spatial[d], at.input_dilation[d]);
   const int64_t ci = g.ci, in_c = strides[1];
+  // Group `group` reads batch items group * out_batch.. (batch groups) or channels group * ci..
+  // (feature groups); its rows follow the previous group's.
+  const int64_t in_group = at.batch_group_size > 1 ? g.out_batch * strides[0] : ci * in_c;
   T* out = a;
-  for (int64_t m = 0; m < g.m(); ++m) {
-    int64_t item = m / g.positions, p = m % g.positions;
-    for (int64_t d = int64_t(r) - 1; d >= 0; --d) {
-      corner[size_t(d)] = (p % g.out_spatial[size_t(d)]) * at.strides[size_t(d)] - at.padding[size_t(d)].first;
-      p /= g.out_spatial[size_t(d)];
-    }
-    for (int64_t q = 0; q < g.kernel_positions; ++q, out += ci) {
-      int64_t off = item * strides[0];
-      bool inside = true;
-      for (size_t d = 0; d < r && inside; ++d) {
-        int64_t x = corner[d] + kernel_at[size_t(q) * r + d], dil = at.input_dilation[d];
-        inside = x >= 0 && x < extent[d] && x % dil == 0;
-        off += (x / dil) * strides[2 + d];
+  for (int64_t group = 0; group < g.groups; ++group, in += in_group) {
+    for (int64_t m = 0; m < g.m(); ++m) {
+      int64_t item = m / g.positions, p = m % g.positions;
+      for (int64_t d = int64_t(r) - 1; d >= 0; --d) {
+        corner[size_t(d)] = (p % g.out_spatial[size_t(d)]) * at.strides[size_t(d)] - at.padding[size_t(d)].first;
+        p /= g.out_spatial[size_t(d)];
       }
-      if (!inside) std::fill(out, out + ci, T(0));
-      else if (in_c == 1) std::copy(in + off, in + off + ci, out);
-      else
-        for (int64_t c = 0; c < ci; ++c) out[c] = in[off + c * in_c];
+      for (int64_t q = 0; q < g.kernel_positions; ++q, out += ci) {
+        int64_t off = item * strides[0];
+        bool inside = true;
+        for (size_t d = 0; d < r && inside; ++d) {
+          int64_t x = corner[d] + kernel_at[size_t(q) * r + d], dil = at.input_dilation[d];
+          inside = x >= 0 && x < extent[d] && x % dil == 0;
+          off += (x / dil) * strides[2 + d];
+        }
+        if (!inside) std::fill(out, out + ci, T(0));
+        else if (in_c == 1) std::copy(in + off, in + off + ci, out);
+        else
+          for (int64_t c = 0; c < ci; ++c) out[c] = in[off + c * in_c];
+      }
     }
   }
 }
@@ -61,10 +66,10 @@ bool conv_host_im2col_fits(const LaunchBuilder& builder, const ConvPlan& plan, c
                            const Buffer& a) {
   const ConvGeometry& g = plan.geometry;
   size_t elem = dtype_size(type);
-  if (g.groups != 1 || (elem != 4 && elem != 8) || g.batch == 0 || g.channels == 0) return false;
+  if ((elem != 4 && elem != 8) || g.batch == 0 || g.channels == 0) return false;
   if (std::any_of(input.strides.begin(), input.strides.end(), [](int64_t s) { return s < 0; })) return false;
   return host_reachable(builder.buffer(input.ref.slot), input.ref, input_span(g, input, elem)) &&
-         host_reachable(a, {0, 0}, uint64_t(g.m()) * uint64_t(g.k()) * elem);
+         host_reachable(a, {0, 0}, uint64_t(g.groups) * uint64_t(g.m()) * uint64_t(g.k()) * elem);
 }
 
 void append_conv_host_im2col(LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input, DType type,

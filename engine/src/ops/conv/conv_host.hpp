@@ -13,11 +13,11 @@
 namespace nxv {
 
 // Whether the host can read `input` and write an A of `type` into `a` (mapped, coherent, each
-// within one chunk; non-negative strides; one group).
+// within one chunk; non-negative strides).
 bool conv_host_im2col_fits(const LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input, DType type,
                            const Buffer& a);
 
-// Appends the host step writing A, row-major [m, k], at `a_out`.
+// Appends the host step writing A, row-major [groups, m, k], at `a_out`.
 void append_conv_host_im2col(LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input, DType type,
                              BufferRef a_out);
 

@@ -24,6 +24,59 @@ bool env_is(const char* name, const char* value) {
   return v && std::strcmp(v, value) == 0;
 }
 
+// Feature or batch groups on CPU drivers: A written by the host as [groups, m, k], one BLAS
+// product per group into C [groups, m, n], then C moved into the output, its filter axis seen
+// as [groups, filters per group]. False (nothing appended) where BLAS would not take it.
+bool append_grouped_host_gemm(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input,
+                              const GemmOperand& kernel) {
+  const ConvGeometry& g = plan.geometry;
+  const Tensor& t = a.inputs[0].tensor;
+  DType type = a.out.type;
+  const DeviceCore& core = *a.device.impl().core;
+  GemmShape shape{g.groups, g.m(), g.group_filters, g.k()};
+  if (!host_gemm_candidate(a.device, type, shape, t.type, kernel.type)) return false;
+  uint64_t a_elements = uint64_t(g.groups) * uint64_t(g.m()) * uint64_t(g.k());
+  uint64_t c_elements = uint64_t(g.groups) * uint64_t(g.m()) * uint64_t(g.group_filters);
+  size_t elem = dtype_size(type);
+  if (a_elements >= (uint64_t(1) << 31) || a_elements * elem > core.chunk_bytes() || c_elements * elem > core.chunk_bytes())
+    return false;
+  Tensor a_buffer = empty(a.device, t.type, {g.groups, g.m(), g.k()});
+  if (!conv_host_im2col_fits(a.builder, plan, input, t.type, *a_buffer.buffer)) return false;
+  Tensor c_buffer = empty(a.device, type, {g.groups, g.m(), g.group_filters});
+  uint32_t a_slot = a.builder.bind(a_buffer.buffer), c_slot = a.builder.bind(c_buffer.buffer);
+  append_conv_host_im2col(a.builder, plan, input, t.type, {a_slot, 0});
+  GemmOperand a_mat{{a_slot, 0}, t.type, {g.m() * g.k(), g.k(), 1}};
+  if (!append_host_gemm(a.device, a.builder, type, shape, a_mat, kernel, {c_slot, 0}))
+    append_gemm(a.device.impl(), a.builder, type, shape, a_mat, kernel, {c_slot, 0});
+  // The output with its filter axis split in two, and C read that way: canonical axis j at
+  // output axis output_permutation[j] (one further on past the split).
+  int64_t n = g.group_filters;
+  size_t split_at = size_t(plan.attrs.output_permutation[1]);
+  Shape split = a.out.shape;
+  split[split_at] = n;
+  split.insert(split.begin() + int64_t(split_at), g.groups);
+  Tensor dst = a.output;
+  dst.shape = split;
+  dst.strides = row_major_strides(split);
+  Tensor src = c_buffer;
+  src.shape = split;
+  src.strides.assign(split.size(), 0);
+  src.strides[split_at] = g.m() * n;  // group
+  src.strides[split_at + 1] = 1;      // filter in the group
+  auto place = [&](size_t canonical_axis) {
+    size_t axis = size_t(plan.attrs.output_permutation[canonical_axis]);
+    return axis > split_at ? axis + 1 : axis;
+  };
+  src.strides[place(0)] = g.positions * n;
+  for (size_t d = 0; d < g.spatial; ++d) {
+    int64_t inner = n;
+    for (size_t e = d + 1; e < g.spatial; ++e) inner *= g.out_spatial[e];
+    src.strides[place(2 + d)] = inner;
+  }
+  append_copy(a.device, a.builder, src, c_slot, dst, a.output_slot);
+  return true;
+}
+
 }  // namespace
 
 bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input,
@@ -34,7 +87,8 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
   const auto& attrs = a.attrs.as<ConvAttrs>();
   DeviceImpl& impl = a.device.impl();
   const DeviceCore& core = *impl.core;
-  if (g.groups != 1 || a.output.size() == 0 || g.k() == 0 || t.size() == 0) return false;
+  if (a.output.size() == 0 || g.k() == 0 || t.size() == 0) return false;
+  if (g.groups != 1) return !epi && append_grouped_host_gemm(a, plan, input, kernel);
   // The product's type: the output's, or with an epilogue the type the chain starts from.
   DType product_type = epi ? epi->product : a.out.type;
   uint64_t a_elements = uint64_t(g.m()) * uint64_t(g.k());

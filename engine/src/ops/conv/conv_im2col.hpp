@@ -8,8 +8,8 @@
 //   allows, else conv_gemm.comp's IM2COL mode), a temporary of m x k elements within one buffer
 //   chunk, multiplied by dot's GEMM into [m, n], which then moves into the output's layout.
 // - on CPU drivers, for f32/f64 convs the system's BLAS takes (dot_host.hpp), A written by the
-//   host (conv_host.hpp) and multiplied by BLAS.
-// Each serves one feature and batch group; an epilogue only the implicit way. NXV_CONV_IM2COL=1 takes the tier
+//   host (conv_host.hpp) and multiplied by BLAS, feature and batch groups included.
+// The GPU ways serve one feature and batch group; an epilogue only the implicit way. NXV_CONV_IM2COL=1 takes the tier
 // on any device (tests), NXV_CONV_NO_IM2COL=1 never.
 #pragma once
 #include "ops/conv/conv_kernels.hpp"
