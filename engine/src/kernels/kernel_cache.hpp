@@ -135,7 +135,7 @@ class KernelCache {
   std::shared_ptr<DeviceCore> core_;
   std::optional<vk::raii::PipelineLayout> layout_;
   PipelineStore pipelines_store_;
-  mutable std::mutex mutex_;  // guards the two maps (never held during a compile)
+  mutable std::mutex mutex_;  // guards the maps below (never held during a compile)
   std::unordered_map<std::string, std::shared_ptr<Entry>> by_source_;
   std::unordered_map<VariantKey, std::shared_ptr<Entry>, VariantKeyHash> by_variant_;
   // Not a plain string: get_or_build builds string keys (sources) itself, variants through get(KernelKey).
