@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 
+#include "common/env.hpp"
 #include "device/device_impl.hpp"
 #include "memory/copy.hpp"
 #include "ops/conv/conv_host.hpp"
@@ -18,11 +19,6 @@
 
 namespace nxv {
 namespace {
-
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);  // read per call: tests switch it
-  return v && std::strcmp(v, value) == 0;
-}
 
 // Feature or batch groups on CPU drivers: A written by the host as [groups, m, k], one BLAS
 // product per group into C [groups, m, n], then C moved into the output, its filter axis seen

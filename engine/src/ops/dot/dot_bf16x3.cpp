@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/fast_division.hpp"
@@ -14,11 +15,6 @@ namespace nxv {
 namespace {
 
 constexpr uint16_t kSplitBf16x3 = 7;  // the dot family's variant kind (dot_kernels.cpp 0-3, dot_coopmat*.cpp 4-5, dot_cpu.cpp 6)
-
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);  // read per call: tests and users switch it
-  return v && std::strcmp(v, value) == 0;
-}
 
 // X [batch, rows, cols] (f32, strides) as bf16 parts at `dst`, `axis` tripled.
 void append_split(DeviceImpl& impl, LaunchBuilder& builder, const GemmOperand& x, uint32_t batch, uint32_t rows,

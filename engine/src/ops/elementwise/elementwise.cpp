@@ -8,6 +8,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "common/env.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_uses.hpp"
@@ -191,11 +192,6 @@ bool short_expression(OpId op, DType out) {
     case multiply: return !is_complex(out);
     default: return false;
   }
-}
-
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == value;
 }
 
 }  // namespace
