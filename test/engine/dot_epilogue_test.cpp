@@ -181,8 +181,14 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
         ElementwiseChain spelled{{step(OpId::add, t, {in(0), in(1)}), step(OpId::negate, t, {st(0)}),
                                   step(OpId::exp, t, {st(1)}), step(OpId::add, t, {st(2), in(2)}),
                                   step(OpId::divide, t, {in(2), st(3)})}};
-        expect_same_bits(d, unfused(d, l, r, a, t, out, {bias}, tanh_chain), fused(d, l, r, a, t, out, {bias}, tanh_chain));
-        expect_same_bits(d, unfused(d, l, r, a, t, out, {bias}, sigmoid), fused(d, l, r, a, t, out, {bias}, sigmoid));
+        {
+          SCOPED_TRACE("tanh");
+          expect_same_bits(d, unfused(d, l, r, a, t, out, {bias}, tanh_chain), fused(d, l, r, a, t, out, {bias}, tanh_chain));
+        }
+        {
+          SCOPED_TRACE("sigmoid");
+          expect_same_bits(d, unfused(d, l, r, a, t, out, {bias}, sigmoid), fused(d, l, r, a, t, out, {bias}, sigmoid));
+        }
         // 1 / (1 + exp(-x)): where a step computes through doubles (division on a device with
         // f64), exp's float code would run under the f64 float controls: chain_rounding keeps
         // such a chain out of the dot, and check says why.
@@ -206,14 +212,17 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
         Tensor residual = transpose_view(random_tensor(d, t, stored, rng), perm);
         ElementwiseChain res{{step(OpId::add, t, {in(0), in(1)}), step(OpId::multiply, t, {st(0), in(2)})}};
         Tensor half = scalar(d, t, 0.5);
+        SCOPED_TRACE("transposed residual");
         expect_same_bits(d, unfused(d, l, r, a, t, out, {residual, half}, res),
                          fused(d, l, r, a, t, out, {residual, half}, res));
         // A bias per row ({m, 1}: broadcast along the columns and any batch).
         Tensor row_bias = random_tensor(d, t, {p.m, 1}, rng);
         ElementwiseChain add{{step(OpId::add, t, {in(0), in(1)})}};
+        SCOPED_TRACE("row bias");
         expect_same_bits(d, unfused(d, l, r, a, t, out, {row_bias}, add), fused(d, l, r, a, t, out, {row_bias}, add));
         // f32 product and bias add, stored as f16.
         ElementwiseChain narrow{{step(OpId::add, t, {in(0), in(1)}), step(OpId::as_type, DType::F16, {st(0)})}};
+        SCOPED_TRACE("f16 result");
         expect_same_bits(d, unfused(d, l, r, a, t, out, {bias}, narrow), fused(d, l, r, a, t, out, {bias}, narrow));
       }
     }

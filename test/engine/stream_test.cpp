@@ -274,3 +274,27 @@ TEST(Stream, BarrierAllPutsABarrierBeforeEveryUse) {
   EXPECT_EQ(stream.stats().barriers - before.barriers, 0u);
   EXPECT_EQ(download<float>(*plain, r[1])[3], -2.f);
 }
+
+// A command whose later use records a barrier (a read of a buffer written just before) writes
+// its outputs after that barrier: the next command that reads one of them needs another. Seen
+// on NVIDIA as split-K dots with an epilogue tensor copied first, whose partial sums the second
+// pass read while the first still wrote them.
+TEST(Stream, AWriteDeclaredBeforeABarrierOfTheSameCommandDatesFromAfterIt) {
+  auto dev = Device::open();
+  auto& impl = dev->impl();
+  auto copied = impl.allocate(256), partial = impl.allocate(256), result = impl.allocate(256);
+  dev->synchronize();
+  auto before = impl.stream.stats();
+  impl.stream.record([&](Recorder& rec) {
+    rec.use(copied, Access::Write);  // a copy
+    rec.count_command();
+    rec.use(partial, Access::Write);  // the first pass: writes the partial sums ...
+    rec.use(copied, Access::Read);    // ... and reads the copy: a barrier
+    rec.count_command();
+    rec.use(partial, Access::Read);  // the second pass: another barrier
+    rec.use(result, Access::Write);
+    rec.count_command();
+  });
+  EXPECT_EQ(impl.stream.stats().barriers - before.barriers, 2u);
+  dev->synchronize();
+}

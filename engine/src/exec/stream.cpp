@@ -40,12 +40,16 @@ void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
   // read (or write) of a buffer written earlier in this batch since the last barrier.
   bool written = b.last_write_batch == batch.value && b.last_write_epoch == stream_.epoch_;
   bool disjoint = access == Access::WriteDisjoint && b.last_write_disjoint;
-  if ((written && !disjoint) || barrier_all.load(std::memory_order_relaxed)) stream_.barrier_locked();
+  if ((written && !disjoint) || barrier_all.load(std::memory_order_relaxed)) {
+    stream_.barrier_locked();
+    for (Buffer* w : command_writes_) w->last_write_epoch = stream_.epoch_;
+  }
   if (access != Access::Read) {
     b.last_write_batch = batch.value;
     b.last_write_epoch = stream_.epoch_;
     b.last_write_disjoint = access == Access::WriteDisjoint;
     batch.written.push_back(buffer);
+    command_writes_.push_back(&b);
   }
   batch.used.push_back(buffer);
 }

@@ -54,8 +54,11 @@ class Recorder {
   void use(const std::shared_ptr<Buffer>& buffer, Access access);
   // Keeps any object alive until the batch has finished.
   void keep(std::shared_ptr<const void> object);
-  // Counts one command (dispatch or copy) toward the batch size.
-  void count_command() { ++commands_; }
+  // Counts one command (dispatch or copy) toward the batch size; ends the uses of that command.
+  void count_command() {
+    ++commands_;
+    command_writes_.clear();
+  }
   // Copies a parameter block (kernel parameters too large for push constants) into
   // host-visible memory kept until the batch has finished; returns its device address
   // (16-byte aligned).
@@ -71,6 +74,9 @@ class Recorder {
   Stream& stream_;
   const vk::raii::CommandBuffer& cmd_;
   uint32_t commands_ = 0;
+  // Buffers the next command writes: a barrier that a later use of the same command records
+  // also comes before their writes, which then date from after it.
+  std::vector<Buffer*> command_writes_;
 };
 
 class Stream {
