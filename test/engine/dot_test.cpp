@@ -431,6 +431,14 @@ TEST_F(Dot, GpuTileVariants) {
     all(sample_seed() + 730);
   }
   {
+    // One tile per workgroup: batches and tile edges, and split-K (k of 600 gives 2 splits).
+    ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
+    ScopedEnv one("NXV_DOT_ONE_TILE", "1");
+    all(sample_seed() + 735);
+    run_case(*device_, {"one_tile_split_k_20x600x36", {20, 600}, {600, 36}, mm}, {DType::F32, DType::F32, DType::F32},
+             sample_seed() + 736);
+  }
+  {
     ScopedEnv tile("NXV_DOT_TILE", "32,64,8,4,4");
     ScopedEnv warp("NXV_DOT_WARP_X", "16");
     ScopedEnv scalar("NXV_DOT_NO_GVEC4", "1");

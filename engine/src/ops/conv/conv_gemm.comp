@@ -97,7 +97,7 @@ void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out
 #endif
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint e = t + l * WG, mm, kk;
-    tile_a_at(e, mm, kk);
+    tile_a_at(t, l, mm, kk);
     uint gk = k0 + kk, r = RSLOT(l);
     A_REG v = A_REG(ZERO);
     // No loop inside a branch here: spirv-opt then leaves the loop over l rolled, and ra in an
@@ -172,7 +172,7 @@ void main() {
       // This invocation's A-tile rows: batch item, and the window's corner per axis.
       [[unroll]] for (uint l = 0u; l < LR; ++l) {
         uint e = t + l * WG, mm, kk;
-        tile_a_at(e, mm, kk);
+        tile_a_at(t, l, mm, kk);
         uint gm = m0 + mm;
         ctx.row_ok[l] = gm < pc.m;
         uint rest = min(gm, pc.m - 1u);
@@ -198,7 +198,7 @@ void main() {
         fetch_tiles(ctx, k0, k_end, t, ra, rb);
         [[unroll]] for (uint l = 0u; l < LA; ++l) {
           uint e = t + l * WG, mm, kk;
-          tile_a_at(e, mm, kk);
+          tile_a_at(t, l, mm, kk);
           uint gm = m0 + mm, gk = k0 + kk;
           if ((NA % WG == 0u || e < NA) && gm < pc.m && gk < k_end) c.v[(g * pc.m + gm) * pc.k + gk] = STORE_OUT(ra[l]);
         }

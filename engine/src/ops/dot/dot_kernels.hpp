@@ -58,8 +58,9 @@ struct GemmTileOpts {
   bool a_vec4 = false, b_vec4 = false;      // the operand read in vectors of four along its unit axis
   bool dbuf = false;                        // two shared-memory stages, one barrier per step
   uint32_t warp_x = 0;                      // 0, or invocation columns per subgroup of 32
+  bool one_tile = false;                    // one tile per workgroup (dot: the grid covers them all)
   uint32_t switches() const {               // for VariantKey::switches (a_k_unit etc. go in layout)
-    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (dbuf ? 4u : 0u) | (warp_x << 3);
+    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (dbuf ? 4u : 0u) | (warp_x << 3) | (one_tile ? 1u << 9 : 0u);
   }
 };
 
@@ -67,9 +68,13 @@ struct GemmTileOpts {
 // the tile choice halves bk until both fit.
 bool gemm_dbuf(const DeviceCore& core);
 
-// Invocation columns per subgroup of 32 for `tile` on GPU paths (NXV_DOT_WARP_X overrides;
-// 0 where the tile does not divide into such blocks).
-uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile);
+// One output tile per workgroup, with no loops over tiles, batches and splits, where
+// NXV_DOT_ONE_TILE=1 and the grid's limits allow it.
+bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile);
+
+// Invocation columns per subgroup of 32 for `tile` on GPU paths: `fallback`, or NXV_DOT_WARP_X
+// (0: row by row); 0 where the tile does not divide into such blocks.
+uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fallback = 0);
 
 // Whether an operand of `type` with strides {batch, outer, inner} (the GEMM's order: A is
 // {batch, m, k}, B {batch, k, n}), read along `unit_axis` (1 or 2, whose stride is 1) in a

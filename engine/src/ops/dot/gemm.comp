@@ -8,7 +8,8 @@
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
 // is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4;
-// A_VEC4, B_VEC4, DBUF, WARP_X (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl).
+// A_VEC4, B_VEC4, DBUF, WARP_X (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl); ONE_TILE (the
+// grid is exactly the tiles by the (batch, split) pairs: no loops over them).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -55,64 +56,83 @@ struct TileCtx {
 
 #include "gemm_tile_loop.glsl"
 
-// This invocation's share of the A and B tiles at k0, zero outside the matrices (consecutive
-// invocations read consecutive elements or vectors where a stride is 1).
-void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out B_REG rb[LB]) {
-  [[unroll]] for (uint l = 0u; l < LA; ++l) {
-    uint e = t + l * WG, mm, kk;
-    tile_a_at(e, mm, kk);
-    uint gm = ctx.m0 + mm, gk = k0 + kk;
-    A_REG v = A_REG(ZERO);
-    if ((NA % WG == 0u || e < NA) && gm < pc.m && gk < k_end) {
+// A's item at row gm, k gk (its first element, for vectors).
+A_REG load_a_item(TileCtx ctx, uint gm, uint gk) {
 #if A_VEC4 && A_K_UNIT
-      v = LOAD_A4(A4Buf(pc.a_addr).v[(ctx.abase + gm * pc.sa_m + gk) / 4u]);
+  return LOAD_A4(A4Buf(pc.a_addr).v[(ctx.abase + gm * pc.sa_m + gk) / 4u]);
 #elif A_VEC4
-      v = LOAD_A4(A4Buf(pc.a_addr).v[(ctx.abase + gm + gk * pc.sa_k) / 4u]);
+  return LOAD_A4(A4Buf(pc.a_addr).v[(ctx.abase + gm + gk * pc.sa_k) / 4u]);
 #elif A_K_UNIT
-      v = LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk]);
+  return LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk]);
 #else
-      v = LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk * pc.sa_k]);
+  return LOAD_A(ctx.a.v[ctx.abase + gm * pc.sa_m + gk * pc.sa_k]);
 #endif
+}
+
+// This invocation's share of the A and B tiles at k0, zero outside the matrices (consecutive
+// invocations read consecutive elements or vectors where a stride is 1). A tile wholly inside
+// (the common case) is read without the checks.
+void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out B_REG rb[LB]) {
+  if (ctx.m0 + BM <= pc.m && k0 + BK <= k_end && NA % WG == 0u) {
+    [[unroll]] for (uint l = 0u; l < LA; ++l) {
+      uint mm, kk;
+      tile_a_at(t, l, mm, kk);
+      ra[l] = load_a_item(ctx, ctx.m0 + mm, k0 + kk);
     }
-    ra[l] = v;
+  } else {
+    [[unroll]] for (uint l = 0u; l < LA; ++l) {
+      uint e = t + l * WG, mm, kk;
+      tile_a_at(t, l, mm, kk);
+      uint gm = ctx.m0 + mm, gk = k0 + kk;
+      A_REG v = A_REG(ZERO);
+      if ((NA % WG == 0u || e < NA) && gm < pc.m && gk < k_end) v = load_a_item(ctx, gm, gk);
+      ra[l] = v;
+    }
   }
   fetch_b_tile(ctx, k0, k_end, t, rb);
+}
+
+// C's tile (tm, tn) of grid z's (batch, split) pair.
+void output_tile(ABuf a, BBuf b, CBuf c, PartBuf part, uint t, uint tx, uint ty, uint z, uint tm, uint tn) {
+  uint bz = z / pc.splits, split = z % pc.splits;
+  uint k_begin = split * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
+  uint abase = bz * pc.sa_batch, bbase = bz * pc.sb_batch, cbase = bz * pc.m * pc.n;
+  uint pbase = (split * pc.batch + bz) * pc.m * pc.n;
+  uint m0 = tm * BM, n0 = tn * BN;
+  ACC acc[TM][TN];
+  [[unroll]] for (uint i = 0u; i < TM; ++i)
+    [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO;
+  gemm_tile_accumulate(TileCtx(a, b, abase, bbase, m0, n0), k_begin, k_end, t, tx, ty, acc);
+  [[unroll]] for (uint i = 0u; i < TM; ++i) {
+    uint gm = m0 + ROW(i);
+    [[unroll]] for (uint j = 0u; j < TN; ++j) {
+      uint gn = n0 + COL(j);
+      if (gm < pc.m && gn < pc.n) {
+        ACC v = acc[i][j];
+        if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
+        else c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, v);
+      }
+    }
+  }
 }
 
 void main() {
   ABuf a = ABuf(pc.a_addr);
   BBuf b = BBuf(pc.b_addr);
   CBuf c = CBuf(pc.c_addr);
+  PartBuf part = PartBuf(pc.part_addr);
   uint t = gl_LocalInvocationID.x;
   uint tx, ty;
   gemm_lane_xy(t, tx, ty);
+#if ONE_TILE
+  // The grid is exactly the tiles by the (batch, split) pairs.
+  output_tile(a, b, c, part, t, tx, ty, gl_WorkGroupID.z, gl_WorkGroupID.y, gl_WorkGroupID.x);
+#else
   uint tiles_n = (pc.n + BN - 1u) / BN, tiles_m = (pc.m + BM - 1u) / BM;
-  PartBuf part = PartBuf(pc.part_addr);
   // Grid z runs over (batch, split) pairs.
-  for (uint z = gl_WorkGroupID.z; z < pc.batch * pc.splits; z += gl_NumWorkGroups.z) {
-    uint bz = z / pc.splits, split = z % pc.splits;
-    uint k_begin = split * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
-    uint abase = bz * pc.sa_batch, bbase = bz * pc.sb_batch, cbase = bz * pc.m * pc.n;
-    uint pbase = (split * pc.batch + bz) * pc.m * pc.n;
-    for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
-      for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
-        uint m0 = tm * BM, n0 = tn * BN;
-        ACC acc[TM][TN];
-        [[unroll]] for (uint i = 0u; i < TM; ++i)
-          [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO;
-        gemm_tile_accumulate(TileCtx(a, b, abase, bbase, m0, n0), k_begin, k_end, t, tx, ty, acc);
-        [[unroll]] for (uint i = 0u; i < TM; ++i) {
-          uint gm = m0 + ROW(i);
-          [[unroll]] for (uint j = 0u; j < TN; ++j) {
-            uint gn = n0 + COL(j);
-            if (gm < pc.m && gn < pc.n) {
-              ACC v = acc[i][j];
-              if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
-              else c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, v);
-            }
-          }
-        }
-      }
-    }
-  }
+  for (uint z = gl_WorkGroupID.z; z < pc.batch * pc.splits; z += gl_NumWorkGroups.z)
+    for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y)
+      for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x)
+        output_tile(a, b, c, part, t, tx, ty, z, tm, tn);
+#endif
 }

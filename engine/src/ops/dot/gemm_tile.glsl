@@ -108,21 +108,43 @@ const uint BV = 1u;
 const uint NA = BM * BK / AV, NB = BN * BK / BV;
 const uint LA = (NA + WG - 1u) / WG, LB = (NB + WG - 1u) / WG;
 
-// Item e of the A tile (BM x BK) starts at row mm, k kk: consecutive invocations take
-// consecutive k where A is read along k, else consecutive rows. Likewise B (BK x BN).
-void tile_a_at(uint e, out uint mm, out uint kk) {
+// Item e = t + l * WG of the A tile (BM x BK) starts at row mm, k kk: consecutive invocations
+// take consecutive k where A is read along k, else consecutive rows. Likewise B (BK x BN).
+// Where the workgroup spans whole rows of items, l only moves along the other axis: the
+// compiler then sees each item's address as the first one's plus a multiple of l.
+void tile_a_at(uint t, uint l, out uint mm, out uint kk) {
 #if A_K_UNIT
-  kk = (e % (BK / AV)) * AV, mm = e / (BK / AV);
+  const uint C = BK / AV;
 #else
-  kk = e / (BM / AV), mm = (e % (BM / AV)) * AV;
+  const uint C = BM / AV;
+#endif
+  uint along = t % C, across = t / C + l * (WG / C);
+  if (WG % C != 0u) {
+    uint e = t + l * WG;
+    along = e % C, across = e / C;
+  }
+#if A_K_UNIT
+  kk = along * AV, mm = across;
+#else
+  mm = along * AV, kk = across;
 #endif
 }
 
-void tile_b_at(uint e, out uint kk, out uint nn) {
+void tile_b_at(uint t, uint l, out uint kk, out uint nn) {
 #if B_N_UNIT
-  kk = e / (BN / BV), nn = (e % (BN / BV)) * BV;
+  const uint C = BN / BV;
 #else
-  kk = (e % (BK / BV)) * BV, nn = e / (BK / BV);
+  const uint C = BK / BV;
+#endif
+  uint along = t % C, across = t / C + l * (WG / C);
+  if (WG % C != 0u) {
+    uint e = t + l * WG;
+    along = e % C, across = e / C;
+  }
+#if B_N_UNIT
+  nn = along * BV, kk = across;
+#else
+  kk = along * BV, nn = across;
 #endif
 }
 
@@ -132,7 +154,7 @@ void stash_tiles(uint t, uint stage, A_REG ra[LA], B_REG rb[LB]) {
   uint abase = stage * SA, bbase = stage * SB;
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint e = t + l * WG, mm, kk;
-    tile_a_at(e, mm, kk);
+    tile_a_at(t, l, mm, kk);
     if (NA % WG == 0u || e < NA) {
 #if A_VEC4 && A_K_UNIT
       A_REG v = ra[l];  // (written out: an inner loop here keeps the outer one from unrolling)
@@ -149,7 +171,7 @@ void stash_tiles(uint t, uint stage, A_REG ra[LA], B_REG rb[LB]) {
   }
   [[unroll]] for (uint l = 0u; l < LB; ++l) {
     uint e = t + l * WG, kk, nn;
-    tile_b_at(e, kk, nn);
+    tile_b_at(t, l, kk, nn);
     if (NB % WG == 0u || e < NB) {
 #if B_VEC4 && B_N_UNIT
       PUT_B4(bbase + kk * PB + nn, rb[l]);

@@ -5,26 +5,38 @@
 
 void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out B_REG rb[LB]);
 
-// This invocation's share of the B tile at k0 (B[k, n] at ctx.bbase + k * pc.sb_k + n * pc.sb_n
-// of pc.b_addr), zero outside; dot and conv read B alike.
-void fetch_b_tile(TileCtx ctx, uint k0, uint k_end, uint t, out B_REG rb[LB]) {
-  [[unroll]] for (uint l = 0u; l < LB; ++l) {
-    uint e = t + l * WG, kk, nn;
-    tile_b_at(e, kk, nn);
-    uint gn = ctx.n0 + nn, gk = k0 + kk;
-    B_REG v = B_REG(ZERO);
-    if ((NB % WG == 0u || e < NB) && gn < pc.n && gk < k_end) {
+// B's item at k gk, column gn (its first element, for vectors).
+B_REG load_b_item(TileCtx ctx, uint gk, uint gn) {
 #if B_VEC4 && B_N_UNIT
-      v = LOAD_B4(B4Buf(pc.b_addr).v[(ctx.bbase + gk * pc.sb_k + gn) / 4u]);
+  return LOAD_B4(B4Buf(pc.b_addr).v[(ctx.bbase + gk * pc.sb_k + gn) / 4u]);
 #elif B_VEC4
-      v = LOAD_B4(B4Buf(pc.b_addr).v[(ctx.bbase + gk + gn * pc.sb_n) / 4u]);
+  return LOAD_B4(B4Buf(pc.b_addr).v[(ctx.bbase + gk + gn * pc.sb_n) / 4u]);
 #elif B_N_UNIT
-      v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn]);
+  return LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn]);
 #else
-      v = LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn * pc.sb_n]);
+  return LOAD_B(ctx.b.v[ctx.bbase + gk * pc.sb_k + gn * pc.sb_n]);
 #endif
+}
+
+// This invocation's share of the B tile at k0 (B[k, n] at ctx.bbase + k * pc.sb_k + n * pc.sb_n
+// of pc.b_addr), zero outside; dot and conv read B alike. A tile wholly inside is read without
+// the checks.
+void fetch_b_tile(TileCtx ctx, uint k0, uint k_end, uint t, out B_REG rb[LB]) {
+  if (ctx.n0 + BN <= pc.n && k0 + BK <= k_end && NB % WG == 0u) {
+    [[unroll]] for (uint l = 0u; l < LB; ++l) {
+      uint kk, nn;
+      tile_b_at(t, l, kk, nn);
+      rb[l] = load_b_item(ctx, k0 + kk, ctx.n0 + nn);
     }
-    rb[l] = v;
+  } else {
+    [[unroll]] for (uint l = 0u; l < LB; ++l) {
+      uint e = t + l * WG, kk, nn;
+      tile_b_at(t, l, kk, nn);
+      uint gn = ctx.n0 + nn, gk = k0 + kk;
+      B_REG v = B_REG(ZERO);
+      if ((NB % WG == 0u || e < NB) && gn < pc.n && gk < k_end) v = load_b_item(ctx, gk, gn);
+      rb[l] = v;
+    }
   }
 }
 
