@@ -11,7 +11,8 @@ count of each instruction and the highest register named.
     NX_VULKAN_CACHE_DIR=/tmp/pc build/bench/nxv_bench --benchmark_filter=BM_DotF32_8192/
     python3 scripts/nv_pipeline_sass.py /tmp/pc/pipelines-*.bin /tmp/sass [--arch SM90]
 
-Needs the `zstd` command. The container layout was read off this driver's caches (the
+Needs the `zstd` command (the device machines lack it: this machine's /usr/bin/zstd, carried
+and put on the PATH, runs there). The container layout was read off this driver's caches (the
 code's size at byte 0x4c, its offset at 0x50, plus 8); another driver may differ.
 """
 import argparse
