@@ -1,0 +1,139 @@
+// The fft family: fft and ifft along one axis of a complex tensor, Nx's padding or truncation
+// to the transform's length included, as a direct DFT in double (dft.comp): one output
+// element per invocation, any layout of the input. Devices without f64 leave it to the host.
+#include <cstring>
+
+#include "device/device_impl.hpp"
+#include "exec/linear_plan.hpp"
+#include "ops/family.hpp"
+#include "ops/fft/fft_push.h"
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "ops/reduce/folds.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroupSize = 64;
+
+struct FftAttrs {
+  int64_t length = 0;
+  int64_t axis = 0;
+  double eps = 0;
+};
+
+bool complex_type(DType t) { return t == DType::C64 || t == DType::C128; }
+// Inputs: complex, or any real type (read as x + 0i: Nx hands real and integer tensors over as
+// they are); f8 stays on the host.
+bool input_type(DType t) { return t != DType::F8 && t != DType::F8E4M3FN; }
+
+Support invalid(std::string why) { return not_native(std::move(why), ErrorKind::InvalidArgument); }
+
+// The largest element index of a view, or -1 where it is empty.
+int64_t last_index(const TensorSpec& t) {
+  int64_t last = t.offset;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] == 0) return -1;
+    last += (t.shape[d] - 1) * t.strides[d];
+  }
+  return last;
+}
+
+class FftFamily final : public Family {
+ public:
+  uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnLayouts | kDependsOnAttrs; }
+
+  Attrs decode(OpId, const AttrReader& r) const override {
+    FftAttrs a;
+    a.length = r.integer("length");
+    a.axis = r.integer("axis");
+    if (r.has("eps")) {
+      AttrNumber e = r.number("eps");
+      a.eps = e.kind == AttrNumber::Kind::Float ? e.re : e.kind == AttrNumber::Kind::UInt ? double(e.u) : double(e.i);
+    }
+    return Attrs::of(a);
+  }
+
+  Support check(const CheckArgs& c) const override {
+    const FftAttrs& a = c.attrs.as<FftAttrs>();
+    if (c.inputs.size() != 1) return invalid("fft takes one tensor");
+    const TensorSpec& in = c.inputs[0];
+    if (!input_type(in.type) || !complex_type(c.out.type))
+      return not_native("fft runs natively into c64 and c128 outputs from inputs of every type but f8");
+    size_t rank = in.shape.size();
+    if (rank == 0 || rank > NXV_FFT_MAX_RANK) return not_native("fft of a tensor of rank 1 to 8");
+    if (a.axis < 0 || size_t(a.axis) >= rank) return invalid("option axis: out of range");
+    if (a.length < 1) return invalid("option length: expected a positive integer");
+    Shape expected = in.shape;
+    expected[size_t(a.axis)] = a.length;
+    if (c.out.shape != expected) return invalid("the output's shape is the input's with the axis at length");
+    if (!c.device.has(kCapFloat64)) return not_native("fft computes in double: this device has no f64 arithmetic");
+    if (shape_size(c.out.shape) >= (int64_t(1) << 31) || last_index(in) >= (int64_t(1) << 31) ||
+        a.length >= (int64_t(1) << 31))
+      return not_native("fft of tensors over 2^31 elements");
+    return {};
+  }
+
+  void lower(const LowerArgs& a) const override {
+    const FftAttrs& at = a.attrs.as<FftAttrs>();
+    const Tensor& in = a.inputs[0].tensor;
+    const Tensor& out = a.output;
+    uint64_t total = uint64_t(out.size());
+    if (total == 0) return;
+    VariantKey variant{.family = uint16_t(FamilyId::fft), .op = uint16_t(OpId::fft)};
+    variant.types = {out.type, in.type};
+    variant.type_count = 2;
+    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
+      KernelKey key{"dft", {}, kWorkgroupSize};
+      auto& d = key.defines;
+      fold_features({out.type, in.type}, "double").add_defines(d);
+      add_buffer_defines(d, "OUT", out.type);
+      d.emplace_back("IN_COMPLEX", complex_type(in.type) ? "1" : "0");
+      if (complex_type(in.type)) {
+        d.emplace_back("IN_STORE", in.type == DType::C128 ? "dvec2" : "vec2");
+        d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in.type)));
+      } else {
+        add_buffer_defines(d, "IN", in.type);
+        d.emplace_back("LOAD_IN(x)", glsl_load(in.type, "double"));
+      }
+      append_glsl_use_defines(d);
+      return key;
+    });
+    FftParams params{};
+    params.rank = uint32_t(out.shape.size());
+    params.axis = uint32_t(at.axis);
+    params.n = uint32_t(at.length);
+    params.len = uint32_t(std::min<int64_t>(in.shape[size_t(at.axis)], at.length));
+    params.inverse = a.op == OpId::ifft ? 1 : 0;
+    std::memcpy(&params.eps, &at.eps, sizeof params.eps);
+    for (size_t d = 0; d < out.shape.size(); ++d) {
+      params.out_shape[d] = uint32_t(out.shape[d]);
+      params.in_stride[d] = uint32_t(in.strides[d]);
+    }
+    uint64_t e_in = dtype_size(in.type), e_out = dtype_size(out.type);
+    uint64_t in_last = uint64_t(std::max<int64_t>(0, last_index(spec_of(in))));
+    if (in.size() > 0 && uint64_t(in.offset) * e_in / in.buffer->chunk_bytes() != in_last * e_in / in.buffer->chunk_bytes())
+      throw Error(ErrorKind::Unsupported, "fft of a view spanning more than one device buffer chunk");
+    if (total * e_out > out.buffer->bytes_left_in_chunk(0) || total > kMaxDispatchElements)
+      throw Error(ErrorKind::Unsupported, "fft of an output spanning more than one device buffer chunk");
+    // Rows with no input elements (extent 0 along the axis) read nothing: the output is bound.
+    BufferRef in_ref = in.size() > 0 ? BufferRef{a.inputs[0].slot, uint64_t(in.offset) * e_in} : BufferRef{a.output_slot, 0};
+    FftPush push{};
+    push.count = uint32_t(total), push.start = 0;
+    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, total, kWorkgroupSize), 1, 1};
+    Launch& l = a.builder.launch(kernel, grid, push,
+                                 {{offsetof(FftPush, out_addr), {a.output_slot, 0}}, {offsetof(FftPush, in_addr), in_ref}});
+    a.builder.params(l, params, offsetof(FftPush, params_addr), {});
+    if (in.size() > 0) a.builder.use(l, a.inputs[0].slot, Access::Read);
+    a.builder.use(l, a.output_slot, Access::Write);
+  }
+};
+
+}  // namespace
+
+const Family& fft_family() {
+  static const FftFamily family;
+  return family;
+}
+
+}  // namespace nxv

@@ -1,0 +1,29 @@
+// Push constants and parameter block of the discrete Fourier transform (ops/fft/fft.cpp,
+// dft.comp): each output element sums its row of the input against the twiddles.
+#ifndef NXV_FFT_PUSH_H
+#define NXV_FFT_PUSH_H
+#include "nxv_shared.h"
+
+#define NXV_FFT_MAX_RANK 8
+
+NXV_STRUCT(FftParams) {
+  NXV_U32 out_shape[NXV_FFT_MAX_RANK];
+  NXV_U32 in_stride[NXV_FFT_MAX_RANK];  // in elements; the transformed axis's too
+  NXV_U32 rank;
+  NXV_U32 axis;
+  NXV_U32 n;        // the transform's length (the output's extent along axis)
+  NXV_U32 len;      // input elements of a row that take part: min(input extent, n)
+  NXV_U32 inverse;  // 1: ifft (exp(+2 pi i jk / n), divided by n)
+  NXV_U32 pad;
+  NXV_U64 eps;      // the bits of a double: components with |x| <= eps are stored as 0
+};
+
+NXV_STRUCT(FftPush) {
+  NXV_ADDR out_addr;
+  NXV_ADDR in_addr;
+  NXV_ADDR params_addr;  // FftParams
+  NXV_U32 count;         // output elements of this launch
+  NXV_U32 start;         // linear index of its first one
+};
+
+#endif

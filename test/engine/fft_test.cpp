@@ -1,0 +1,200 @@
+// fft and ifft (ops/fft) against a long-double DFT on the host: random complex and real rows,
+// lengths that pad and truncate, prime and power-of-two lengths, the transformed axis first,
+// last and in the middle, transposed inputs, and Nx's zeroing of components within eps.
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <random>
+
+#include "json_attrs.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+using cld = std::complex<long double>;
+
+struct FftCase {
+  const char* name;
+  Shape shape;     // the input's (as stored; `perm` then views it)
+  std::vector<int64_t> perm;  // empty: as stored
+  int64_t axis, length;
+};
+
+Attrs fft_attrs(OpId op, int64_t length, int64_t axis, double eps) {
+  return decode_attrs(op, JsonAttrReader(nlohmann::json{{"length", length}, {"axis", axis}, {"eps", eps}}));
+}
+
+// The transform of `x` (row-major over `shape`) along `axis`, padded or truncated to `n`.
+std::vector<cld> reference(const std::vector<cld>& x, const Shape& shape, int64_t axis, int64_t n, bool inverse) {
+  Shape out_shape = shape;
+  out_shape[size_t(axis)] = n;
+  std::vector<cld> out(size_t(shape_size(out_shape)));
+  int64_t len = std::min(shape[size_t(axis)], n);
+  for (int64_t o = 0; o < int64_t(out.size()); ++o) {
+    auto c = coords(o, out_shape);
+    int64_t k = c[size_t(axis)];
+    cld acc = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      c[size_t(axis)] = j;
+      long double angle = (inverse ? 2 : -2) * std::numbers::pi_v<long double> * ((j * k) % n) / n;
+      acc += x[size_t(linear(c, shape))] * cld(std::cos(angle), std::sin(angle));
+    }
+    out[size_t(o)] = inverse ? acc / (long double)n : acc;
+  }
+  return out;
+}
+
+void run_case(Device& dev, const FftCase& fc, DType in_type, DType out_type, bool inverse, uint32_t seed) {
+  SCOPED_TRACE(std::string(fc.name) + (inverse ? " ifft " : " fft ") + std::string(dtype_name(in_type)));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  bool complex_in = in_type == DType::C64 || in_type == DType::C128;
+  int64_t count = shape_size(fc.shape);
+  std::vector<cld> stored(static_cast<size_t>(count));
+  std::vector<std::byte> bytes(static_cast<size_t>(count) * dtype_size(in_type));
+  for (int64_t i = 0; i < count; ++i) {
+    double re = u(rng), im = complex_in ? u(rng) : 0;
+    std::byte* p = bytes.data() + size_t(i) * dtype_size(in_type);
+    switch (in_type) {
+      case DType::C64: {
+        float v[2] = {float(re), float(im)};
+        std::memcpy(p, v, 8), re = v[0], im = v[1];
+        break;
+      }
+      case DType::C128: {
+        double v[2] = {re, im};
+        std::memcpy(p, v, 16);
+        break;
+      }
+      case DType::F32: {
+        float v = float(re);
+        std::memcpy(p, &v, 4), re = v;
+        break;
+      }
+      default:
+        std::memcpy(p, &re, 8);
+    }
+    stored[size_t(i)] = cld(re, im);
+  }
+  Tensor t = from_host(dev, in_type, fc.shape, bytes.data(), bytes.size());
+  // The logical input: the stored tensor through `perm`.
+  Shape shape = fc.shape;
+  std::vector<cld> x = stored;
+  if (!fc.perm.empty()) {
+    t = transpose_view(t, fc.perm);
+    shape = t.shape;
+    for (int64_t i = 0; i < count; ++i) {
+      auto c = coords(i, shape);
+      std::vector<int64_t> s(c.size());
+      for (size_t d = 0; d < c.size(); ++d) s[size_t(fc.perm[d])] = c[d];
+      x[size_t(i)] = stored[size_t(linear(s, fc.shape))];
+    }
+  }
+  Shape out_shape = shape;
+  out_shape[size_t(fc.axis)] = fc.length;
+  OpId op = inverse ? OpId::ifft : OpId::fft;
+  Tensor y = run_op(dev, op, {out_type, out_shape}, {t}, fft_attrs(op, fc.length, fc.axis, 1e-10));
+  auto want = reference(x, shape, fc.axis, fc.length, inverse);
+  auto got = to_host(dev, y);
+  long double scale = 0;  // the largest row's sum |x|: the DFT's error grows with it
+  for (const cld& v : x) scale = std::max(scale, std::abs(v));
+  scale *= std::min(shape[size_t(fc.axis)], fc.length);
+  double rounding = out_type == DType::C64 ? 0x1p-24 : 0x1p-53;
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::complex<double> g = typed_value_at(out_type, got.data() + i * dtype_size(out_type));
+    for (int part = 0; part < 2; ++part) {
+      long double w = part ? want[i].imag() : want[i].real();
+      double v = part ? g.imag() : g.real();
+      long double bound = rounding * std::abs(w) + 1e-14L * scale + (std::abs(w) <= 1e-10L ? 1e-10L : 0);
+      ASSERT_LE(std::abs(v - w), bound) << "element " << i << (part ? " im" : " re") << ": got " << v << ", want "
+                                        << double(w);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Fft, AgainstALongDoubleDft) {
+  auto dev = shared_device();
+  if (!dev->has(kCapFloat64)) GTEST_SKIP() << "fft needs f64 arithmetic";
+  const FftCase cases[] = {
+      {"power_of_two_64", {64}, {}, 0, 64},
+      {"prime_97", {97}, {}, 0, 97},
+      {"padded_5_to_12", {3, 5}, {}, 1, 12},
+      {"truncated_9_to_4", {2, 9}, {}, 1, 4},
+      {"length_1", {4, 3}, {}, 1, 1},
+      {"first_axis_of_three", {6, 4, 3}, {}, 0, 6},
+      {"middle_axis_strided", {2, 10, 3}, {}, 1, 10},
+      {"transposed_input", {7, 5}, {1, 0}, 1, 7},
+      {"rows_across_workgroups_300x33", {300, 33}, {}, 1, 33},
+  };
+  uint32_t seed = sample_seed();
+  for (bool inverse : {false, true}) {
+    for (const FftCase& c : cases) {
+      run_case(*dev, c, DType::C64, DType::C64, inverse, seed++);
+      run_case(*dev, c, DType::C128, DType::C128, inverse, seed++);
+    }
+    run_case(*dev, cases[1], DType::F32, DType::C64, inverse, seed++);
+    run_case(*dev, cases[6], DType::F64, DType::C128, inverse, seed++);
+  }
+}
+
+// Components within eps of zero are stored as exact zeros: the transform of a constant row.
+TEST(Fft, ComponentsWithinEpsAreZero) {
+  auto dev = shared_device();
+  if (!dev->has(kCapFloat64)) GTEST_SKIP() << "fft needs f64 arithmetic";
+  Tensor ones = upload(*dev, DType::F32, {6}, std::vector<float>(6, 1.f));
+  Tensor y = run_op(*dev, OpId::fft, {DType::C64, {6}}, {ones}, fft_attrs(OpId::fft, 6, 0, 1e-10));
+  auto got = download<std::complex<float>>(*dev, y);
+  EXPECT_EQ(got[0], std::complex<float>(6, 0));
+  for (size_t k = 1; k < 6; ++k) {
+    EXPECT_EQ(std::bit_cast<uint32_t>(got[k].real()), 0u) << k;
+    EXPECT_EQ(std::bit_cast<uint32_t>(got[k].imag()), 0u) << k;
+  }
+}
+
+// Wrong output shapes and axes are InvalidArgument; devices without f64 say why they decline.
+TEST(Fft, ChecksItsRequest) {
+  auto dev = shared_device();
+  TensorSpec in = contiguous_spec(DType::C64, {3, 4});
+  Support s = check_op(*dev, OpId::fft, {DType::C64, {3, 5}}, {&in, 1}, fft_attrs(OpId::fft, 6, 1, 0));
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
+  s = check_op(*dev, OpId::fft, {DType::C64, {3, 4}}, {&in, 1}, fft_attrs(OpId::fft, 4, 2, 0));
+  EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
+  TensorSpec real = contiguous_spec(DType::F32, {4});
+  s = check_op(*dev, OpId::fft, {DType::F32, {4}}, {&real, 1}, fft_attrs(OpId::fft, 4, 0, 0));
+  EXPECT_FALSE(s);
+}
+
+// Real and integer inputs of every width are read as x + 0i (Nx hands them over as they are).
+TEST(Fft, RealAndIntegerInputs) {
+  auto dev = shared_device();
+  if (!dev->has(kCapFloat64)) GTEST_SKIP() << "fft needs f64 arithmetic";
+  const std::vector<double> row{1, 1, 1, 0, 1, 1};
+  const std::complex<float> want[] = {{5, 0}, {1, 0}, {-1, 0}, {1, 0}, {-1, 0}, {1, 0}};
+  for (DType t : {DType::U8, DType::S16, DType::S32, DType::S64, DType::F16, DType::BF16, DType::F64}) {
+    if ((t == DType::S64 && !dev->has(kCapInt64)) || (t == DType::F16 && !dev->has(kCapFloat16))) continue;
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    std::vector<std::byte> bytes(row.size() * dtype_size(t));
+    for (size_t i = 0; i < row.size(); ++i) {
+      std::byte* p = bytes.data() + i * dtype_size(t);
+      if (is_integer(t)) {
+        int64_t v = int64_t(row[i]);
+        std::memcpy(p, &v, dtype_size(t));  // little-endian: the low bytes
+      } else {
+        store_real(t, row[i], p);
+      }
+    }
+    Tensor x = from_host(*dev, t, {6}, bytes.data(), bytes.size());
+    Tensor y = run_op(*dev, OpId::fft, {DType::C64, {6}}, {x}, fft_attrs(OpId::fft, 6, 0, 1e-10));
+    auto got = download<std::complex<float>>(*dev, y);
+    for (size_t k = 0; k < 6; ++k) {
+      EXPECT_NEAR(got[k].real(), want[k].real(), 1e-6) << k;
+      EXPECT_NEAR(got[k].imag(), want[k].imag(), 1e-6) << k;
+    }
+  }
+}
