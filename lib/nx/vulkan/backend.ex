@@ -395,9 +395,22 @@ defmodule Nx.Vulkan.Backend do
   def conv(out, tensor, kernel, opts),
     do: dispatch(:conv, [out, tensor, kernel, opts])
 
+  # Nx.BinaryBackend raises on a zero on the diagonal; the kernel would divide by it. One
+  # reduction on the device and a scalar read say whether to raise, before the solve.
   @impl true
-  def triangular_solve(out, a, b, opts),
-    do: dispatch(:triangular_solve, [out, a, b, opts])
+  def triangular_solve(out, a, b, opts) do
+    n = elem(a.shape, tuple_size(a.shape) - 1)
+
+    zero_on_diagonal =
+      a
+      |> Nx.equal(0)
+      |> Nx.logical_and(Nx.eye(n, type: :u8, backend: {__MODULE__, device: pick_device([a, b])}))
+      |> Nx.any()
+      |> Nx.to_number()
+
+    if zero_on_diagonal == 1, do: raise(ArgumentError, "can't solve for singular matrix")
+    dispatch(:triangular_solve, [out, a, b, opts])
+  end
 
   @impl true
   def fft(out, tensor, opts), do: dispatch(:fft, [out, tensor, opts])
