@@ -55,6 +55,7 @@ class FftFamily final : public Family {
   }
 
   Support check(const CheckArgs& c) const override {
+    if (c.attrs.empty()) return invalid("fft needs its options (length, axis)");
     const FftAttrs& a = c.attrs.as<FftAttrs>();
     if (c.inputs.size() != 1) return invalid("fft takes one tensor");
     const TensorSpec& in = c.inputs[0];
