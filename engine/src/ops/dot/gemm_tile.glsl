@@ -108,42 +108,35 @@ const uint BV = 1u;
 const uint NA = BM * BK / AV, NB = BN * BK / BV;
 const uint LA = (NA + WG - 1u) / WG, LB = (NB + WG - 1u) / WG;
 
-// Item e = t + l * WG of the A tile (BM x BK) starts at row mm, k kk: consecutive invocations
-// take consecutive k where A is read along k, else consecutive rows. Likewise B (BK x BN).
-// Where the workgroup spans whole rows of items, l only moves along the other axis: the
-// compiler then sees each item's address as the first one's plus a multiple of l.
+// Item e = t + l * WG of a tile whose rows hold C items: its place along its row and its row.
+// Where the workgroup spans whole rows, l only moves across rows: the compiler then sees each
+// item's address as the first one's plus a multiple of l.
+#define TILE_ITEM(t, l, C, along, across)                  \
+  if (WG % (C) == 0u)                                      \
+    along = (t) % (C), across = (t) / (C) + (l) * (WG / (C)); \
+  else                                                     \
+    along = ((t) + (l) * WG) % (C), across = ((t) + (l) * WG) / (C)
+
+// Item e of the A tile (BM x BK) starts at row mm, k kk: consecutive invocations take
+// consecutive k where A is read along k, else consecutive rows. Likewise B (BK x BN).
 void tile_a_at(uint t, uint l, out uint mm, out uint kk) {
+  uint along, across;
 #if A_K_UNIT
-  const uint C = BK / AV;
-#else
-  const uint C = BM / AV;
-#endif
-  uint along = t % C, across = t / C + l * (WG / C);
-  if (WG % C != 0u) {
-    uint e = t + l * WG;
-    along = e % C, across = e / C;
-  }
-#if A_K_UNIT
+  TILE_ITEM(t, l, BK / AV, along, across);
   kk = along * AV, mm = across;
 #else
+  TILE_ITEM(t, l, BM / AV, along, across);
   mm = along * AV, kk = across;
 #endif
 }
 
 void tile_b_at(uint t, uint l, out uint kk, out uint nn) {
+  uint along, across;
 #if B_N_UNIT
-  const uint C = BN / BV;
-#else
-  const uint C = BK / BV;
-#endif
-  uint along = t % C, across = t / C + l * (WG / C);
-  if (WG % C != 0u) {
-    uint e = t + l * WG;
-    along = e % C, across = e / C;
-  }
-#if B_N_UNIT
+  TILE_ITEM(t, l, BN / BV, along, across);
   nn = along * BV, kk = across;
 #else
+  TILE_ITEM(t, l, BK / BV, along, across);
   kk = along * BV, nn = across;
 #endif
 }
