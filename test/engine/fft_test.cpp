@@ -130,6 +130,12 @@ TEST(Fft, AgainstALongDoubleDft) {
       {"middle_axis_strided", {2, 10, 3}, {}, 1, 10},
       {"transposed_input", {7, 5}, {1, 0}, 1, 7},
       {"rows_across_workgroups_300x33", {300, 33}, {}, 1, 33},
+      // Power-of-two lengths: the radix-2 kernel (a workgroup per row, shared memory).
+      {"radix2_2048_padded_from_1500", {2, 1500}, {}, 1, 2048},
+      {"radix2_many_rows_1000x8", {1000, 8}, {}, 1, 8},
+      {"radix2_transposed_input", {32, 6}, {1, 0}, 1, 32},
+      {"radix2_middle_axis_truncated", {3, 40, 5}, {}, 1, 32},
+      {"radix2_length_2", {5, 2}, {}, 1, 2},
   };
   uint32_t seed = sample_seed();
   for (bool inverse : {false, true}) {
@@ -139,7 +145,12 @@ TEST(Fft, AgainstALongDoubleDft) {
     }
     run_case(*dev, cases[1], DType::F32, DType::C64, inverse, seed++);
     run_case(*dev, cases[6], DType::F64, DType::C128, inverse, seed++);
+    run_case(*dev, cases[10], DType::F32, DType::C64, inverse, seed++);
   }
+  // The direct DFT at power-of-two lengths too (the radix-2 kernel's fallback for long rows).
+  ScopedEnv dft("NXV_FFT_DFT", "1");
+  for (size_t i : {0, 11, 12})
+    for (bool inverse : {false, true}) run_case(*dev, cases[i], DType::C64, DType::C64, inverse, seed++);
 }
 
 // Components within eps of zero are stored as exact zeros: the transform of a constant row.

@@ -1,6 +1,10 @@
-// The fft family: fft and ifft along one axis of a complex tensor, Nx's padding or truncation
-// to the transform's length included, as a direct DFT in double (dft.comp): one output
-// element per invocation, any layout of the input. Devices without f64 leave it to the host.
+// The fft family: fft and ifft along one axis, Nx's padding or truncation to the transform's
+// length included, in double: rows of power-of-two length that fit in shared memory by the
+// radix-2 transform, a workgroup per row (fft_pow2.comp); other lengths as a direct DFT, one
+// output element per invocation (dft.comp; NXV_FFT_DFT=1 takes it for every length). Any
+// layout of the input. Devices without f64 leave it to the host.
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "device/device_impl.hpp"
@@ -14,7 +18,8 @@
 namespace nxv {
 namespace {
 
-constexpr uint32_t kWorkgroupSize = 64;
+constexpr uint32_t kWorkgroupSize = 64;     // dft.comp
+constexpr uint32_t kRadix2Workgroup = 256;  // fft_pow2.comp
 
 struct FftAttrs {
   int64_t length = 0;
@@ -81,11 +86,19 @@ class FftFamily final : public Family {
     const Tensor& out = a.output;
     uint64_t total = uint64_t(out.size());
     if (total == 0) return;
+    // Power-of-two rows that fit in shared memory take the radix-2 kernel, the rest the DFT.
+    uint32_t shared = a.device.impl().core->info().max_shared_memory;
+    uint32_t max_pow2 = 1;
+    while (uint64_t(max_pow2) * 2 * 16 <= std::min<uint32_t>(shared, 65536)) max_pow2 *= 2;
+    uint64_t n = uint64_t(at.length);
+    bool radix2 = n >= 2 && (n & (n - 1)) == 0 && n <= max_pow2 && !std::getenv("NXV_FFT_DFT");
     VariantKey variant{.family = uint16_t(FamilyId::fft), .op = uint16_t(OpId::fft)};
     variant.types = {out.type, in.type};
     variant.type_count = 2;
+    variant.tile = radix2 ? max_pow2 : 0;
+    uint32_t workgroup = radix2 ? kRadix2Workgroup : kWorkgroupSize;
     const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      KernelKey key{"dft", {}, kWorkgroupSize};
+      KernelKey key{radix2 ? "fft_pow2" : "dft", {}, workgroup};
       auto& d = key.defines;
       fold_features({out.type, in.type}, "double").add_defines(d);
       add_buffer_defines(d, "OUT", out.type);
@@ -97,6 +110,8 @@ class FftFamily final : public Family {
         add_buffer_defines(d, "IN", in.type);
         d.emplace_back("LOAD_IN(x)", glsl_load(in.type, "double"));
       }
+      d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
+      d.emplace_back("WG", std::to_string(workgroup) + "u");
       append_glsl_use_defines(d);
       return key;
     });
@@ -106,6 +121,7 @@ class FftFamily final : public Family {
     params.n = uint32_t(at.length);
     params.len = uint32_t(std::min<int64_t>(in.shape[size_t(at.axis)], at.length));
     params.inverse = a.op == OpId::ifft ? 1 : 0;
+    params.rows = uint32_t(total / n);
     std::memcpy(&params.eps, &at.eps, sizeof params.eps);
     for (size_t d = 0; d < out.shape.size(); ++d) {
       params.out_shape[d] = uint32_t(out.shape[d]);
@@ -121,7 +137,9 @@ class FftFamily final : public Family {
     BufferRef in_ref = in.size() > 0 ? BufferRef{a.inputs[0].slot, uint64_t(in.offset) * e_in} : BufferRef{a.output_slot, 0};
     FftPush push{};
     push.count = uint32_t(total), push.start = 0;
-    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, total, kWorkgroupSize), 1, 1};
+    std::array<uint32_t, 3> grid{radix2 ? uint32_t(std::min<uint64_t>(total / n, a.device.impl().core->info().max_workgroup_count[0]))
+                                        : workgroups_for(*a.device.impl().core, total, kWorkgroupSize),
+                                 1, 1};
     Launch& l = a.builder.launch(kernel, grid, push,
                                  {{offsetof(FftPush, out_addr), {a.output_slot, 0}}, {offsetof(FftPush, in_addr), in_ref}});
     a.builder.params(l, params, offsetof(FftPush, params_addr), {});

@@ -1,5 +1,6 @@
-// Push constants and parameter block of the discrete Fourier transform (ops/fft/fft.cpp,
-// dft.comp): each output element sums its row of the input against the twiddles.
+// Push constants and parameter block of the Fourier transforms (ops/fft/fft.cpp): dft.comp
+// (each output element sums its row of the input against the twiddles) and fft_pow2.comp (a
+// workgroup transforms a row of power-of-two length in shared memory).
 #ifndef NXV_FFT_PUSH_H
 #define NXV_FFT_PUSH_H
 #include "nxv_shared.h"
@@ -14,7 +15,7 @@ NXV_STRUCT(FftParams) {
   NXV_U32 n;        // the transform's length (the output's extent along axis)
   NXV_U32 len;      // input elements of a row that take part: min(input extent, n)
   NXV_U32 inverse;  // 1: ifft (exp(+2 pi i jk / n), divided by n)
-  NXV_U32 pad;
+  NXV_U32 rows;     // fft_pow2.comp: rows to transform (output elements / n)
   NXV_U64 eps;      // the bits of a double: components with |x| <= eps are stored as 0
 };
 
