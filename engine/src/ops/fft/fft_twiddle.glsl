@@ -5,28 +5,25 @@
 #ifndef NXV_FFT_TWIDDLE_GLSL
 #define NXV_FFT_TWIDDLE_GLSL
 
-// cos and sin of a in [0, pi/4] (Taylor terms to a^18 and a^19: below 2^-60 there).
+// Taylor coefficients of (1 - cos a) / a^2 and (sin a - a) / a^3 in z = a^2, highest first
+// (terms to a^18 and a^19: below 2^-60 for |a| <= pi/4).
+const double kCosTerms[9] = double[9](1.0LF / 6402373705728000.0LF, -1.0LF / 20922789888000.0LF,
+                                      1.0LF / 87178291200.0LF, -1.0LF / 479001600.0LF, 1.0LF / 3628800.0LF,
+                                      -1.0LF / 40320.0LF, 1.0LF / 720.0LF, -1.0LF / 24.0LF, 0.5LF);
+const double kSinTerms[9] = double[9](-1.0LF / 121645100408832000.0LF, 1.0LF / 355687428096000.0LF,
+                                      -1.0LF / 1307674368000.0LF, 1.0LF / 6227020800.0LF, -1.0LF / 39916800.0LF,
+                                      1.0LF / 362880.0LF, -1.0LF / 5040.0LF, 1.0LF / 120.0LF, -1.0LF / 6.0LF);
+
+double horner9(const double c[9], double z) {
+  double p = c[0];
+  [[unroll]] for (int i = 1; i < 9; ++i) p = p * z + c[i];
+  return p;
+}
+
+// cos and sin of a in [0, pi/4].
 dvec2 cos_sin_reduced(double a) {
   double z = a * a;
-  double c = 1.0LF / 6402373705728000.0LF;  // 1 / 18!
-  c = c * z - 1.0LF / 20922789888000.0LF;
-  c = c * z + 1.0LF / 87178291200.0LF;
-  c = c * z - 1.0LF / 479001600.0LF;
-  c = c * z + 1.0LF / 3628800.0LF;
-  c = c * z - 1.0LF / 40320.0LF;
-  c = c * z + 1.0LF / 720.0LF;
-  c = c * z - 1.0LF / 24.0LF;
-  c = c * z + 0.5LF;
-  double s = -1.0LF / 121645100408832000.0LF;  // -1 / 19!
-  s = s * z + 1.0LF / 355687428096000.0LF;
-  s = s * z - 1.0LF / 1307674368000.0LF;
-  s = s * z + 1.0LF / 6227020800.0LF;
-  s = s * z - 1.0LF / 39916800.0LF;
-  s = s * z + 1.0LF / 362880.0LF;
-  s = s * z - 1.0LF / 5040.0LF;
-  s = s * z + 1.0LF / 120.0LF;
-  s = s * z - 1.0LF / 6.0LF;
-  return dvec2(1.0LF - z * c, a + a * z * s);
+  return dvec2(1.0LF - z * horner9(kCosTerms, z), a + a * z * horner9(kSinTerms, z));
 }
 
 // (cos, sin) of 2 pi t / n for 0 <= t < n.
