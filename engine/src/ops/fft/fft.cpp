@@ -1,11 +1,14 @@
 // The fft family: fft and ifft along one axis, Nx's padding or truncation to the transform's
-// length included, in double: rows of power-of-two length that fit in shared memory by the
-// radix-2 transform, a workgroup per row (fft_pow2.comp); other lengths as a direct DFT, one
-// output element per invocation (dft.comp; NXV_FFT_DFT=1 takes it for every length). Any
-// layout of the input. Devices without f64 leave it to the host.
+// length included, in double: rows of power-of-two length by the radix-2 transform, a
+// workgroup per row in shared memory where they fit (fft_pow2.comp), else a launch per stage
+// through a work buffer (fft_global.comp; NXV_FFT_GLOBAL=1 takes it for every power of two);
+// other lengths as a direct DFT, one output element per invocation (dft.comp; NXV_FFT_DFT=1
+// takes it for every length). Any layout of the input. Devices without f64 leave it to the host.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
@@ -19,7 +22,7 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kWorkgroupSize = 64;     // dft.comp
-constexpr uint32_t kRadix2Workgroup = 256;  // fft_pow2.comp
+constexpr uint32_t kRadix2Workgroup = 256;  // fft_pow2.comp, fft_global.comp
 
 struct FftAttrs {
   int64_t length = 0;
@@ -86,35 +89,42 @@ class FftFamily final : public Family {
     const Tensor& out = a.output;
     uint64_t total = uint64_t(out.size());
     if (total == 0) return;
-    // Power-of-two rows that fit in shared memory take the radix-2 kernel, the rest the DFT.
+    // Power-of-two rows take the radix-2 transform: in shared memory where they fit, else
+    // through a work buffer; other lengths the DFT.
     uint32_t shared = a.device.impl().core->info().max_shared_memory;
     uint32_t max_pow2 = 1;
     while (uint64_t(max_pow2) * 2 * 16 <= std::min<uint32_t>(shared, 65536)) max_pow2 *= 2;
     uint64_t n = uint64_t(at.length);
-    bool radix2 = n >= 2 && (n & (n - 1)) == 0 && n <= max_pow2 && !std::getenv("NXV_FFT_DFT");
-    VariantKey variant{.family = uint16_t(FamilyId::fft), .op = uint16_t(OpId::fft)};
-    variant.types = {out.type, in.type};
-    variant.type_count = 2;
-    variant.tile = radix2 ? max_pow2 : 0;
-    uint32_t workgroup = radix2 ? kRadix2Workgroup : kWorkgroupSize;
-    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      KernelKey key{radix2 ? "fft_pow2" : "dft", {}, workgroup};
-      auto& d = key.defines;
-      fold_features({out.type, in.type}, "double").add_defines(d);
-      add_buffer_defines(d, "OUT", out.type);
-      d.emplace_back("IN_COMPLEX", complex_type(in.type) ? "1" : "0");
-      if (complex_type(in.type)) {
-        d.emplace_back("IN_STORE", in.type == DType::C128 ? "dvec2" : "vec2");
-        d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in.type)));
-      } else {
-        add_buffer_defines(d, "IN", in.type);
-        d.emplace_back("LOAD_IN(x)", glsl_load(in.type, "double"));
-      }
-      d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
-      d.emplace_back("WG", std::to_string(workgroup) + "u");
-      append_glsl_use_defines(d);
-      return key;
-    });
+    bool pow2 = n >= 2 && (n & (n - 1)) == 0 && !std::getenv("NXV_FFT_DFT");
+    bool global = pow2 && (n > max_pow2 || std::getenv("NXV_FFT_GLOBAL"));
+    bool radix2 = pow2 && !global;
+    // pass: 0-2 of fft_global.comp, 3 fft_pow2.comp, 4 dft.comp.
+    auto kernel_for = [&](uint32_t pass) -> const Kernel& {
+      VariantKey variant{.family = uint16_t(FamilyId::fft), .op = uint16_t(OpId::fft)};
+      variant.types = {out.type, in.type};
+      variant.type_count = 2;
+      variant.tile = pass | (max_pow2 << 4);
+      uint32_t workgroup = pass == 4 ? kWorkgroupSize : kRadix2Workgroup;
+      return a.device.impl().kernels.get(variant, [&] {
+        KernelKey key{pass == 4 ? "dft" : pass == 3 ? "fft_pow2" : "fft_global", {}, workgroup};
+        auto& d = key.defines;
+        fold_features({out.type, in.type}, "double").add_defines(d);
+        add_buffer_defines(d, "OUT", out.type);
+        d.emplace_back("IN_COMPLEX", complex_type(in.type) ? "1" : "0");
+        if (complex_type(in.type)) {
+          d.emplace_back("IN_STORE", in.type == DType::C128 ? "dvec2" : "vec2");
+          d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in.type)));
+        } else {
+          add_buffer_defines(d, "IN", in.type);
+          d.emplace_back("LOAD_IN(x)", glsl_load(in.type, "double"));
+        }
+        d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
+        d.emplace_back("WG", std::to_string(workgroup) + "u");
+        d.emplace_back("PASS", std::to_string(pass));
+        append_glsl_use_defines(d);
+        return key;
+      });
+    };
     FftParams params{};
     params.rank = uint32_t(out.shape.size());
     params.axis = uint32_t(at.axis);
@@ -135,16 +145,35 @@ class FftFamily final : public Family {
       throw Error(ErrorKind::Unsupported, "fft of an output spanning more than one device buffer chunk");
     // Rows with no input elements (extent 0 along the axis) read nothing: the output is bound.
     BufferRef in_ref = in.size() > 0 ? BufferRef{a.inputs[0].slot, uint64_t(in.offset) * e_in} : BufferRef{a.output_slot, 0};
-    FftPush push{};
-    push.count = uint32_t(total), push.start = 0;
-    std::array<uint32_t, 3> grid{radix2 ? uint32_t(std::min<uint64_t>(total / n, a.device.impl().core->info().max_workgroup_count[0]))
-                                        : workgroups_for(*a.device.impl().core, total, kWorkgroupSize),
-                                 1, 1};
-    Launch& l = a.builder.launch(kernel, grid, push,
-                                 {{offsetof(FftPush, out_addr), {a.output_slot, 0}}, {offsetof(FftPush, in_addr), in_ref}});
-    a.builder.params(l, params, offsetof(FftPush, params_addr), {});
-    if (in.size() > 0) a.builder.use(l, a.inputs[0].slot, Access::Read);
-    a.builder.use(l, a.output_slot, Access::Write);
+    const auto& core = *a.device.impl().core;
+    auto launch = [&](const Kernel& kernel, uint64_t count, uint32_t groups, uint32_t half_span,
+                      std::optional<BufferRef> work, bool reads_input, bool writes_output) {
+      FftPush push{};
+      push.count = uint32_t(count), push.half_span = half_span;
+      std::vector<AddressPatch> patches{{offsetof(FftPush, out_addr), {a.output_slot, 0}},
+                                        {offsetof(FftPush, in_addr), in_ref}};
+      if (work) patches.push_back({offsetof(FftPush, work_addr), *work});
+      Launch& l = a.builder.launch(kernel, {groups, 1, 1}, push, std::move(patches));
+      a.builder.params(l, params, offsetof(FftPush, params_addr), {});
+      if (reads_input && in.size() > 0) a.builder.use(l, a.inputs[0].slot, Access::Read);
+      if (work) a.builder.use(l, work->slot, Access::Write);
+      if (writes_output) a.builder.use(l, a.output_slot, Access::Write);
+    };
+    if (!global) {
+      uint32_t groups = radix2 ? uint32_t(std::min<uint64_t>(total / n, core.info().max_workgroup_count[0]))
+                               : workgroups_for(core, total, kWorkgroupSize);
+      launch(kernel_for(radix2 ? 3 : 4), total, groups, 0, std::nullopt, true, true);
+      return;
+    }
+    auto work = a.device.impl().allocate(total * 16);
+    if (total * 16 > work->bytes_left_in_chunk(0))
+      throw Error(ErrorKind::Unsupported, "fft of rows whose transform spans more than one device buffer chunk");
+    BufferRef work_ref{a.builder.bind(work), 0};
+    launch(kernel_for(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false);
+    for (uint64_t half = 1; half < n; half *= 2)
+      launch(kernel_for(1), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), uint32_t(half), work_ref, false,
+             false);
+    launch(kernel_for(2), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, false, true);
   }
 };
 

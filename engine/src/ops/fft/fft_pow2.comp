@@ -31,6 +31,7 @@ layout(buffer_reference, std430, buffer_reference_align = IN_ALIGN) readonly buf
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 
 #include "fft_twiddle.glsl"
+#include "fft_rows.glsl"
 
 shared dvec2 buf[MAX_N];
 
@@ -38,37 +39,14 @@ void main() {
   FftParams prm = ParamsRef(pc.params_addr).p;
   InBuf x = InBuf(pc.in_addr);
   OutBuf y = OutBuf(pc.out_addr);
-  double eps = packDouble2x32(prm.eps);
   uint t = gl_LocalInvocationID.x, n = prm.n, bits = findMSB(n);
-  uint step = prm.in_stride[prm.axis];
-  uint out_step = 1u;  // the output is row-major: its stride along axis
-  for (uint d = prm.axis + 1u; d < prm.rank; ++d) out_step *= prm.out_shape[d];
+  uint out_step = fft_out_step(prm);
   for (uint row = gl_WorkGroupID.x; row < prm.rows; row += gl_NumWorkGroups.x) {
-    // The row's first element in the input and in the output.
-    uint rest = row, in_base = 0u, out_base = 0u, out_stride = 1u;
-    for (int d = int(prm.rank) - 1; d >= 0; --d) {
-      uint extent = prm.out_shape[d];
-      if (uint(d) != prm.axis) {
-        uint c = rest % extent;
-        rest /= extent;
-        in_base += c * prm.in_stride[d];
-        out_base += c * out_stride;
-      }
-      out_stride *= extent;
-    }
+    uint in_base, out_base;
+    fft_row_bases(prm, row, in_base, out_base);
     // Loaded in bit-reversed order (zeros past the input's extent), then log2(n) stages of
     // butterflies, as the radix-2 recursion of Nx.BinaryBackend combines its halves.
-    for (uint j = t; j < n; j += WG) {
-      dvec2 v = dvec2(0.0LF);
-      if (j < prm.len) {
-#if IN_COMPLEX
-        v = dvec2(x.v[in_base + j * step]);
-#else
-        v = dvec2(LOAD_IN(x.v[in_base + j * step]), 0.0LF);
-#endif
-      }
-      buf[bitfieldReverse(j) >> (32u - bits)] = v;
-    }
+    for (uint j = t; j < n; j += WG) buf[fft_bit_reversed(j, bits)] = fft_input(prm, x, in_base, j);
     barrier();
     for (uint half_ = 1u; half_ < n; half_ <<= 1u) {
       uint stride = n / (2u * half_);  // twiddle k of this stage is turn k * stride of n
@@ -83,13 +61,7 @@ void main() {
       }
       barrier();
     }
-    for (uint k = t; k < n; k += WG) {
-      dvec2 v = buf[k];
-      if (prm.inverse != 0u) v /= double(n);
-      if (abs(v.x) <= eps) v.x = 0.0LF;
-      if (abs(v.y) <= eps) v.y = 0.0LF;
-      y.v[out_base + k * out_step] = OUT_STORE(v);
-    }
+    for (uint k = t; k < n; k += WG) y.v[out_base + k * out_step] = OUT_STORE(fft_result(prm, buf[k]));
     barrier();  // the next row writes buf again
   }
 }

@@ -1,6 +1,7 @@
 // Push constants and parameter block of the Fourier transforms (ops/fft/fft.cpp): dft.comp
 // (each output element sums its row of the input against the twiddles) and fft_pow2.comp (a
-// workgroup transforms a row of power-of-two length in shared memory).
+// workgroup transforms a row of power-of-two length in shared memory) and fft_global.comp (the
+// same transform for longer rows, a launch per stage through a buffer of complex doubles).
 #ifndef NXV_FFT_PUSH_H
 #define NXV_FFT_PUSH_H
 #include "nxv_shared.h"
@@ -23,8 +24,11 @@ NXV_STRUCT(FftPush) {
   NXV_ADDR out_addr;
   NXV_ADDR in_addr;
   NXV_ADDR params_addr;  // FftParams
+  NXV_ADDR work_addr;    // fft_global.comp: the rows being transformed (complex doubles)
   NXV_U32 count;         // output elements of this launch
   NXV_U32 start;         // linear index of its first one
+  NXV_U32 half_span;     // fft_global.comp's butterfly passes: half the span of this stage
+  NXV_U32 pad;
 };
 
 #endif
