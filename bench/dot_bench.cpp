@@ -78,6 +78,9 @@ void BM_DotBF16_4096(benchmark::State& s) { run_dot(s, DType::BF16, DType::F32, 
 void BM_DotF16_4096(benchmark::State& s) { run_dot(s, DType::F16, DType::F32, 4096, 4096, 4096); }
 // Nx's own typing: bf16 x bf16 -> bf16 (f32 accumulation, one rounding at the end).
 void BM_DotBF16_8192_BF16Out(benchmark::State& s) { run_dot(s, DType::BF16, DType::BF16, 8192, 8192, 8192); }
+// jnp.matmul(x, y, preferred_element_type=int32) on s8 inputs (TFLOP/s here: tera-ops).
+void BM_DotS8_8192(benchmark::State& s) { run_dot(s, DType::S8, DType::S32, 8192, 8192, 8192); }
+void BM_DotS8_4096(benchmark::State& s) { run_dot(s, DType::S8, DType::S32, 4096, 4096, 4096); }
 
 #define NXV_DOT_BENCH(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMillisecond)
 NXV_DOT_BENCH(BM_DotF32_8192);
@@ -95,6 +98,8 @@ NXV_DOT_BENCH(BM_DotF16_8192);
 NXV_DOT_BENCH(BM_DotBF16_4096);
 NXV_DOT_BENCH(BM_DotF16_4096);
 NXV_DOT_BENCH(BM_DotBF16_8192_BF16Out);
+NXV_DOT_BENCH(BM_DotS8_8192);
+NXV_DOT_BENCH(BM_DotS8_4096);
 
 }  // namespace
 }  // namespace nxv::bench

@@ -29,3 +29,13 @@ for {name, backend} <- [vulkan: Nx.Vulkan.Backend, binary: Nx.BinaryBackend] do
       "triangular_solve 128x128 with 32 rhs #{Float.round(ts, 2)} ms"
   )
 end
+
+# jax_ops.py's fft shape (c64 1024 x 4096 along axis 1), Nx.Vulkan.Backend only: 20 transforms
+# queued, then one small read (waits for all of them); the time per transform.
+{sig, _} = Nx.Random.normal(Nx.Random.key(2), shape: {1024, 4096}, type: :f32)
+sig = sig |> Nx.as_type(:c64) |> Nx.backend_transfer(Nx.Vulkan.Backend)
+wait = fn y -> y |> Nx.slice([0, 0], [1, 1]) |> Nx.to_binary() end
+wait.(Nx.fft(sig))
+{us, _} = :timer.tc(fn -> for(_ <- 1..20, do: Nx.fft(sig)) |> List.last() |> wait.() end)
+ms = us / 20 / 1000
+IO.puts("vulkan: fft c64 1024x4096 along axis 1 #{Float.round(ms, 3)} ms, #{round(16 * 1024 * 4096 / (ms / 1000) / 1.0e9)} GB/s")

@@ -19,36 +19,52 @@ uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
   return uint64_t(s.batch) * uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
 }
 
+// Elements of the input type in a 16-byte chunk (the kernel's E): 8 16-bit ones, 16 bytes.
+uint32_t chunk_elements(DType in) { return dtype_size(in) == 1 ? 16 : 8; }
+
 // Shared bytes of the two stages of a tile, for either layout of each operand.
-uint32_t stage_bytes(const CoopmatTile& t) {
-  uint32_t a = std::max(t.bm * (t.bk + 8), t.bk * (t.bm + 8)), b = std::max(t.bk * (t.bn + 8), t.bn * (t.bk + 8));
-  return 2 * 2 * (a + b) + t.subgroups() * t.fm * t.fn * 4;  // two stages, and the f32 scratch
+uint32_t stage_bytes(const CoopmatTile& t, uint32_t elem_bytes) {
+  uint32_t e = 16 / elem_bytes;
+  uint32_t a = std::max(t.bm * (t.bk + e), t.bk * (t.bm + e)), b = std::max(t.bk * (t.bn + e), t.bn * (t.bk + e));
+  return 2 * elem_bytes * (a + b) + t.subgroups() * t.fm * t.fn * 4;  // two stages, and the 32-bit scratch
 }
 
-bool valid(const CoopmatTile& t) {
+bool valid(const CoopmatTile& t, uint32_t e) {
   return t.wm && t.wn && t.bm % t.wm == 0 && t.bn % t.wn == 0 && t.wm % t.fm == 0 && t.wn % t.fn == 0 &&
-         t.bk % t.fk == 0 && t.bk % 8 == 0 && t.subgroups() * t.subgroup <= 1024 && t.bm <= 512 && t.bn <= 512 &&
-         t.bk <= 256;
+         t.bk % t.fk == 0 && t.bk % e == 0 && t.fm % e == 0 && t.fn % e == 0 &&
+         t.subgroups() * t.subgroup <= 1024 && t.bm <= 512 && t.bn <= 512 && t.bk <= 256;
 }
 
-// A subgroup-scope shape for `in` x `in` into f32 whose sides are multiples of 8 (the shared
-// tiles are addressed 8 elements at a time), 16x16x16 first.
-std::optional<CooperativeMatrixShape> fragment_shape(const DeviceInfo& info, const std::string& in) {
+// A subgroup-scope shape for `in` x `in` into `acc` whose sides are multiples of 8 (the shared
+// tiles are addressed 16 bytes at a time), 16x16x16 first for 16-bit inputs, 16x16x32 for 8-bit.
+std::optional<CooperativeMatrixShape> fragment_shape(const DeviceInfo& info, const std::string& in,
+                                                     const std::string& acc) {
   std::optional<CooperativeMatrixShape> best;
+  uint32_t k_first = in == "s8" || in == "u8" ? 32 : 16;
   for (const auto& s : info.cooperative_matrix_shapes) {
-    if (s.scope != "subgroup" || s.a_type != in || s.b_type != in || s.c_type != "f32" || s.result_type != "f32")
-      continue;
+    if (s.scope != "subgroup" || s.a_type != in || s.b_type != in || s.c_type != acc || s.result_type != acc) continue;
     if (s.m % 8 || s.n % 8 || s.k % 8 || s.m > 32 || s.n > 32 || s.k > 32) continue;
-    if (!best || (s.m == 16 && s.n == 16 && s.k == 16)) best = s;
+    if (!best || (s.m == 16 && s.n == 16 && s.k == k_first)) best = s;
   }
   return best;
 }
 
-// Whether an operand's tile can be read 8 elements at a time: its contiguous axis has stride 1
-// and an extent that is a multiple of 8, its other strides and its offset are multiples of 8.
-bool reads_by_8(const GemmOperand& x, int64_t s_inner, int64_t s_outer, int64_t inner_extent) {
-  return s_inner == 1 && s_outer % 8 == 0 && x.strides[0] % 8 == 0 && (x.ref.byte_offset / 2) % 8 == 0 &&
-         x.ref.byte_offset % 2 == 0 && inner_extent % 8 == 0;
+// Whether an operand's tile can be read a chunk (e elements) at a time: its contiguous axis has
+// stride 1 and an extent that is a multiple of e, its other strides and its offset are multiples of e.
+bool reads_by_chunk(const GemmOperand& x, int64_t s_inner, int64_t s_outer, int64_t inner_extent) {
+  int64_t size = int64_t(dtype_size(x.type)), e = chunk_elements(x.type);
+  return s_inner == 1 && s_outer % e == 0 && x.strides[0] % e == 0 && x.ref.byte_offset % size == 0 &&
+         (x.ref.byte_offset / size) % e == 0 && inner_extent % e == 0;
+}
+
+// Integer outputs the 32-bit integer accumulators give exactly as Nx's wrapping sums: any of
+// up to 32 bits (sums agree modulo 2^32), 64-bit ones while no sum of K products can leave the
+// accumulator's range.
+bool int8_output_exact(DType in, DType out, uint64_t k) {
+  if (!is_integer(out)) return false;
+  if (dtype_size(out) <= 4) return true;
+  uint64_t max_product = in == DType::S8 ? 128 * 128 : 255 * 255, range = in == DType::S8 ? 1ull << 31 : 1ull << 32;
+  return k * max_product < range;
 }
 
 }  // namespace
@@ -60,27 +76,37 @@ std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmS
   const char* off = std::getenv("NXV_DOT_NO_COOPMAT");
   if ((off && std::string(off) == "1") || gemm_cpu_paths(core) || info.type == "cpu" || !ft.cooperative_matrix)
     return std::nullopt;
-  if (a.type != b.type || (a.type != DType::F16 && a.type != DType::BF16) || (out != DType::F32 && out != a.type))
+  if (a.type != b.type) return std::nullopt;
+  bool int8 = a.type == DType::S8 || a.type == DType::U8;
+  if (int8) {
+    // 8-bit integers into 32-bit integer fragments: exact where the output is (Nx wraps).
+    if (!int8_output_exact(a.type, out, uint64_t(shape.k)) || !ft.int8 || !ft.storage8) return std::nullopt;
+  } else if ((a.type != DType::F16 && a.type != DType::BF16) || (out != DType::F32 && out != a.type)) {
     return std::nullopt;
+  }
   bool bf16 = a.type == DType::BF16;
-  if ((bf16 ? !ft.bfloat16_cooperative_matrix : !ft.float16) || !ft.storage16 || !ft.int16 || !ft.subgroup_basic)
-    return std::nullopt;
-  auto frag = fragment_shape(info, bf16 ? "bf16" : "f16");
+  if (!int8 && (bf16 ? !ft.bfloat16_cooperative_matrix : !ft.float16)) return std::nullopt;
+  if (!ft.storage16 || !ft.int16 || !ft.subgroup_basic) return std::nullopt;
+  auto frag = int8 ? fragment_shape(info, a.type == DType::S8 ? "s8" : "u8", a.type == DType::S8 ? "s32" : "u32")
+                   : fragment_shape(info, bf16 ? "bf16" : "f16", "f32");
   if (!frag || info.subgroup_size == 0 || (frag->m * frag->n) % info.subgroup_size) return std::nullopt;
   CoopmatTile t;
   t.fm = frag->m, t.fn = frag->n, t.fk = frag->k, t.subgroup = info.subgroup_size;
   // 128x128 (four subgroups of 64x64) where there are enough such tiles to fill a large GPU a
-  // couple of times over; 64x64 (four of 32x32) otherwise, split-K making up the rest.
-  if (tiles(shape, 128, 128) >= 256) t.bm = 128, t.bn = 128, t.bk = 32, t.wm = 64, t.wn = 64;
-  else t.bm = 64, t.bn = 64, t.bk = 32, t.wm = 32, t.wn = 32;
+  // couple of times over; 64x64 (four of 32x32) otherwise, split-K making up the rest. Steps of
+  // 64 bytes along k.
+  uint32_t bk = 64 / uint32_t(dtype_size(a.type));
+  if (tiles(shape, 128, 128) >= 256) t.bm = 128, t.bn = 128, t.bk = bk, t.wm = 64, t.wn = 64;
+  else t.bm = 64, t.bn = 64, t.bk = bk, t.wm = 32, t.wn = 32;
+  uint32_t e = chunk_elements(a.type), elem = uint32_t(dtype_size(a.type));
   if (const char* env = std::getenv("NXV_DOT_COOPMAT_TILE"); env && *env) {
     CoopmatTile f = t;
-    if (std::sscanf(env, "%u,%u,%u,%u,%u", &f.bm, &f.bn, &f.bk, &f.wm, &f.wn) == 5 && valid(f)) t = f;
+    if (std::sscanf(env, "%u,%u,%u,%u,%u", &f.bm, &f.bn, &f.bk, &f.wm, &f.wn) == 5 && valid(f, e)) t = f;
   }
   t.wm = std::max(t.wm, t.fm), t.wn = std::max(t.wn, t.fn), t.bk = std::max(t.bk, t.fk);
   uint32_t limit = info.max_shared_memory ? info.max_shared_memory : 16384;
-  while (t.bk > t.fk && stage_bytes(t) > limit) t.bk /= 2;
-  if (!valid(t) || stage_bytes(t) > limit || t.subgroups() * t.subgroup > info.max_workgroup_invocations)
+  while (t.bk > t.fk && stage_bytes(t, elem) > limit) t.bk /= 2;
+  if (!valid(t, e) || stage_bytes(t, elem) > limit || t.subgroups() * t.subgroup > info.max_workgroup_invocations)
     return std::nullopt;
   return t;
 }
@@ -92,10 +118,14 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
   // Each operand's tile lies along its contiguous axis (A: k, else m; B: n, else k). A
   // gathered conv input is read along k (its channels), 8 at a time.
   bool a_row = gathered || a.strides[2] == 1 || a.strides[1] != 1, b_row = b.strides[2] == 1 || b.strides[1] != 1;
-  bool a_vec = gathered || (a_row ? reads_by_8(a, a.strides[2], a.strides[1], shape.k)
-                                  : reads_by_8(a, a.strides[1], a.strides[2], shape.m));
-  bool b_vec = b_row ? reads_by_8(b, b.strides[2], b.strides[1], shape.n) : reads_by_8(b, b.strides[1], b.strides[2], shape.k);
-  bool bf16 = a.type == DType::BF16;
+  bool a_vec = gathered || (a_row ? reads_by_chunk(a, a.strides[2], a.strides[1], shape.k)
+                                  : reads_by_chunk(a, a.strides[1], a.strides[2], shape.m));
+  bool b_vec = b_row ? reads_by_chunk(b, b.strides[2], b.strides[1], shape.n)
+                     : reads_by_chunk(b, b.strides[1], b.strides[2], shape.k);
+  bool bf16 = a.type == DType::BF16, int8 = dtype_size(a.type) == 1;
+  // The fragments' types, and the accumulator's (the partial sums' with split-K).
+  std::string frag_in = int8 ? (a.type == DType::S8 ? "int8_t" : "uint8_t") : "float16_t";
+  std::string acc = int8 ? (a.type == DType::S8 ? "int" : "uint") : "float";
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmCoopmat};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
@@ -115,7 +145,7 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
         tile.subgroup <= info.max_subgroup_size)
       key.required_subgroup_size = tile.subgroup;
     auto& d = key.defines;
-    add_gemm_common_defines(d, out, a.type, b.type, "float");
+    add_gemm_common_defines(d, out, a.type, b.type, acc);
     for (auto [name, v] : {std::pair{"BM", tile.bm}, {"BN", tile.bn}, {"BK", tile.bk}, {"WM", tile.wm}, {"WN", tile.wn},
                            {"FM", tile.fm}, {"FN", tile.fn}, {"FK", tile.fk}, {"SG", tile.subgroup},
                            {"NSG", tile.subgroups()}})
@@ -125,6 +155,9 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
     d.emplace_back("A_VEC", a_vec ? "1" : "0");
     d.emplace_back("B_VEC", b_vec ? "1" : "0");
     if (bf16) d.emplace_back("NXV_SPIRV_BF16", "1");
+    if (int8) d.emplace_back("ELEM8", "1");
+    d.emplace_back("FRAG_IN", frag_in);
+    d.emplace_back("FRAG_ACC", acc);
     if (gathered) {
       d.emplace_back("CONV_A", "1");
       d.emplace_back("NR", std::to_string(gathered->spatial));
@@ -146,7 +179,7 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
   grid_tile.bm = tile.bm, grid_tile.bn = tile.bn;
   GemmOperand a_read = a;
   if (gathered) a_read.ref = gathered->input, a_read.strides = {0, 0, 1};
-  launch_gemm_kernel(impl, builder, kernel, out, shape, a_read, b, c, grid_tile, "float", tile.bk, epi, attach);
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a_read, b, c, grid_tile, acc, tile.bk, epi, attach);
 }
 
 }  // namespace nxv

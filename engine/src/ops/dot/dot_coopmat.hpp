@@ -1,5 +1,7 @@
 // The cooperative-matrix (tensor-core) tier of the GEMM: gemm_coopmat.comp for f16 x f16 and
-// bf16 x bf16 into f32 or the inputs' type, accumulated in f32, where the device reports a
+// bf16 x bf16 into f32 or the inputs' type, accumulated in f32, and for s8 x s8 / u8 x u8 into
+// integer outputs, accumulated in 32-bit integers (exact as Nx's wrapping sums: outputs of up
+// to 32 bits, 64-bit ones while K products cannot overflow), where the device reports a
 // subgroup-scope shape for those types (VK_KHR_cooperative_matrix; bf16 also needs
 // VK_KHR_shader_bfloat16's matrices). Never on CPU drivers; off with the capability mask
 // (NX_VULKAN_DISABLE=coopmat, bf16 for bf16 only) or NXV_DOT_NO_COOPMAT=1 (read per call).

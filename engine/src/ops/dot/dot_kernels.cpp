@@ -300,6 +300,21 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
 
 std::string dot_acc_type(DType out) { return glsl_compute_type(out); }
 
+namespace {
+
+// The partial sums' type where it is not the output's accumulator: the 8-bit tensor cores'
+// 32-bit integers (and f32 for 16-bit float inputs, which dot_acc_type gives anyway).
+std::optional<DType> partials_type(const std::string& acc, DType out) {
+  if (acc == dot_acc_type(out)) return std::nullopt;
+  if (acc == "int") return DType::S32;
+  if (acc == "uint") return DType::U32;
+  if (acc == "float") return DType::F32;
+  throw Error(ErrorKind::Unsupported, "dot: split-K partial sums of type " + acc + " into " +
+                                          std::string(dtype_name(out)));
+}
+
+}  // namespace
+
 GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc) {
   std::optional<GemmTile> forced = tile_from_env();  // read per call: tests switch it
   uint32_t acc_bytes = glsl_type_bytes(acc);
@@ -424,7 +439,7 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
   // parameters itself where it is given.
   if (attach) attach(l);
   else attach_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
-  if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits, epi);
+  if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits, epi, partials_type(acc, out));
 }
 
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
@@ -530,12 +545,12 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
 }
 
 void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
-                      uint32_t splits, const DotEpilogue* epi) {
+                      uint32_t splits, const DotEpilogue* epi, std::optional<DType> partials) {
   const DeviceCore& core = *impl.core;
-  std::string acc = dot_acc_type(out);
+  std::string acc = partials ? glsl_compute_type(*partials) : dot_acc_type(out);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
-  variant.types = {out};
-  variant.type_count = 1;
+  variant.types = {out, partials.value_or(out)};
+  variant.type_count = 2;
   const Kernel& sum = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "dot_split_sum";

@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <functional>
 #include <string>
 
@@ -109,9 +110,10 @@ std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroup
 BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc);
 
 // The second pass of split-K: dst[i] (row-major, n elements) = the splits' sums of element i
-// (part[s * n + i]), added in order of s.
+// (part[s * n + i]), added in order of s. The partial sums are of the output's accumulator
+// type (dot_acc_type) unless `partials` names another (the 8-bit tensor cores' 32-bit integers).
 void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
-                      uint32_t splits, const DotEpilogue* epi = nullptr);
+                      uint32_t splits, const DotEpilogue* epi = nullptr, std::optional<DType> partials = std::nullopt);
 
 // Whether the GEMM on this device is gemm_rows.comp (CPU drivers, B read along n in aligned
 // vectors of four; NXV_DOT_NO_ROWS turns it off). It then serves M == 1 too.

@@ -1,16 +1,18 @@
 // Cooperative-matrix (tensor-core) GEMM: C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for 16-bit
-// float A and B (f16, or bf16: see below), accumulated in f32 fragments
+// float A and B (f16, or bf16: see below) accumulated in f32 fragments, or (ELEM8) 8-bit integer
+// A and B accumulated in 32-bit integer fragments (FRAG_IN, FRAG_ACC: the fragment types)
 // (VK_KHR_cooperative_matrix, subgroup scope), C stored as the output type (STORE_OUT) or, with
-// split-K, as f32 partial sums for dot_split_sum.comp (same push struct and grid as gemm.comp).
+// split-K, as partial sums in the accumulator type for dot_split_sum.comp (same push struct and
+// grid as gemm.comp).
 // A workgroup computes a BM x BN tile; its NSG subgroups each own a WM x WN block of FM x FN
 // accumulator fragments. The K loop stages BK-wide tiles of A and B through two shared-memory
 // buffers (the next tile's global loads are in flight while the current one is multiplied;
 // one barrier per step). Each tile is stored in shared memory along its operand's contiguous
 // axis (rows padded by 8 elements against bank conflicts) and read into fragments as row- or
-// column-major: a transposed operand costs nothing. Global reads go 8 elements (16 bytes) at a
-// time where the operand allows (A_VEC/B_VEC: contiguous axis of stride 1, other strides,
-// offset and the contiguous extent multiples of 8), else element by element; either way
-// zero outside the matrices, so any M, N, K is exact.
+// column-major: a transposed operand costs nothing. Global reads go E elements (16 bytes: 8, or
+// 16 of 8 bits) at a time where the operand allows (A_VEC/B_VEC: contiguous axis of stride 1,
+// other strides, offset and the contiguous extent multiples of E), else element by element;
+// either way zero outside the matrices, so any M, N, K is exact.
 // The 16-bit values travel as bits (uint16_t / uvec4) everywhere; only the fragments of A and
 // B have the float type. That is what lets the bf16 variant be this kernel compiled for f16
 // and then retyped (NXV_SPIRV_BF16: kernels/spirv_bf16.hpp): glslang has no bfloat16 type.
@@ -43,6 +45,20 @@
 #endif
 
 layout(local_size_x_id = 0) in;
+
+#ifndef ELEM8
+#define ELEM8 0
+#endif
+#ifndef FRAG_IN
+#define FRAG_IN float16_t
+#define FRAG_ACC float
+#endif
+// Elements per 16-byte chunk: the unit of the global reads, the shared rows and their padding.
+#if ELEM8
+const uint E = 16u;
+#else
+const uint E = 8u;
+#endif
 
 // No nxv_float_controls.glsl: the f32 accumulators live in the tensor cores, whose handling
 // of subnormals no execution mode changes (the tier's tolerance allows for flushing); it is
@@ -94,11 +110,14 @@ uint conv_output_row(ParamBuf P, uint gm) {
 #endif
 
 layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer Bits1 { uint16_t v[]; };
+#if ELEM8
+layout(buffer_reference, std430, buffer_reference_align = 1) readonly buffer Bytes1 { uint8_t v[]; };
+#endif
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Bits8 { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
-layout(buffer_reference, std430) writeonly buffer PartBuf { float v[]; };
+layout(buffer_reference, std430) writeonly buffer PartBuf { FRAG_ACC v[]; };
 
-// Shared tiles in 16-bit elements: rows along the operand's contiguous axis, PITCH apart.
+// Shared tiles: rows along the operand's contiguous axis, PITCH elements apart.
 #if A_ROW
 const uint A_ROWS = BM, A_COLS = BK;
 #else
@@ -109,17 +128,17 @@ const uint B_ROWS = BK, B_COLS = BN;
 #else
 const uint B_ROWS = BN, B_COLS = BK;
 #endif
-const uint A_PITCH = A_COLS + 8u, B_PITCH = B_COLS + 8u;
-// In uvec4 entries (8 elements).
-const uint A_PE = A_PITCH / 8u, B_PE = B_PITCH / 8u;
+const uint A_PITCH = A_COLS + E, B_PITCH = B_COLS + E;
+// In uvec4 entries (E elements).
+const uint A_PE = A_PITCH / E, B_PE = B_PITCH / E;
 const uint A_STAGE = A_ROWS * A_PE, B_STAGE = B_ROWS * B_PE;
 const uint STAGE = A_STAGE + B_STAGE;
 const uint WG = NSG * SG;  // the workgroup (the host requires subgroups of SG where it can)
-const uint A_CHUNKS = A_ROWS * (A_COLS / 8u), B_CHUNKS = B_ROWS * (B_COLS / 8u);
+const uint A_CHUNKS = A_ROWS * (A_COLS / E), B_CHUNKS = B_ROWS * (B_COLS / E);
 const uint LA = (A_CHUNKS + WG - 1u) / WG, LB = (B_CHUNKS + WG - 1u) / WG;
 const uint TM = WM / FM, TN = WN / FN;
 shared uvec4 sh[2u * STAGE];
-shared float scratch[NSG * FM * FN];  // one f32 fragment per subgroup, for the stores
+shared FRAG_ACC scratch[NSG * FM * FN];  // one accumulator fragment per subgroup, for the stores
 
 struct Tile {
   uint abase, bbase, m0, n0, k_end;
@@ -128,17 +147,30 @@ struct Tile {
 #endif
 };
 
-// Eight consecutive elements of an operand along its contiguous axis, as a uvec4 of bits:
+// E consecutive elements of an operand along its contiguous axis, as a uvec4 of bits:
 // `outer`/`inner` are the tile-relative row and first column, in the operand's (rows, cols).
 uvec4 load8(uvec2 addr, uint base, uint outer_g, uint inner_g, uint outer_n, uint inner_n, uint s_outer,
             uint s_inner, bool vec) {
   if (outer_g >= outer_n || inner_g >= inner_n) return uvec4(0u);
   uint e = base + outer_g * s_outer + inner_g * s_inner;
-  if (vec) return Bits8(addr).v[e / 8u];
+  if (vec) return Bits8(addr).v[e / E];
+#if ELEM8
+  uint w[4];
+  [[unroll]] for (uint q = 0u; q < 4u; ++q) {
+    uint word = 0u;
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      uint i = q * 4u + j;
+      word |= (inner_g + i < inner_n ? uint(Bytes1(addr).v[e + i * s_inner]) : 0u) << (8u * j);
+    }
+    w[q] = word;
+  }
+  return uvec4(w[0], w[1], w[2], w[3]);
+#else
   uint h[8];
   [[unroll]] for (uint j = 0u; j < 8u; ++j)
     h[j] = inner_g + j < inner_n ? uint(Bits1(addr).v[e + j * s_inner]) : 0u;
   return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+#endif
 }
 
 void fetch(Tile t, uint k0, uint tid, out uvec4 ra[LA], out uvec4 rb[LB]) {
@@ -151,7 +183,7 @@ void fetch(Tile t, uint k0, uint tid, out uvec4 ra[LA], out uvec4 rb[LB]) {
 #endif
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint c = tid + l * WG;
-    uint r = c / (A_COLS / 8u), c8 = (c % (A_COLS / 8u)) * 8u;
+    uint r = c / (A_COLS / E), c8 = (c % (A_COLS / E)) * E;
     ra[l] = uvec4(0u);
 #if CONV_A
     // Rows past the tile's chunks or past m are marked absent in t.rows: zeros.
@@ -164,7 +196,7 @@ void fetch(Tile t, uint k0, uint tid, out uvec4 ra[LA], out uvec4 rb[LB]) {
   }
   [[unroll]] for (uint l = 0u; l < LB; ++l) {
     uint c = tid + l * WG;
-    uint r = c / (B_COLS / 8u), c8 = (c % (B_COLS / 8u)) * 8u;
+    uint r = c / (B_COLS / E), c8 = (c % (B_COLS / E)) * E;
     rb[l] = uvec4(0u);
     if (c < B_CHUNKS) {
 #if B_ROW
@@ -180,11 +212,11 @@ void stash(uint stage, uint tid, uvec4 ra[LA], uvec4 rb[LB]) {
   uint base = stage * STAGE;
   [[unroll]] for (uint l = 0u; l < LA; ++l) {
     uint c = tid + l * WG;
-    if (c < A_CHUNKS) sh[base + (c / (A_COLS / 8u)) * A_PE + c % (A_COLS / 8u)] = ra[l];
+    if (c < A_CHUNKS) sh[base + (c / (A_COLS / E)) * A_PE + c % (A_COLS / E)] = ra[l];
   }
   [[unroll]] for (uint l = 0u; l < LB; ++l) {
     uint c = tid + l * WG;
-    if (c < B_CHUNKS) sh[base + A_STAGE + (c / (B_COLS / 8u)) * B_PE + c % (B_COLS / 8u)] = rb[l];
+    if (c < B_CHUNKS) sh[base + A_STAGE + (c / (B_COLS / E)) * B_PE + c % (B_COLS / E)] = rb[l];
   }
 }
 
@@ -211,9 +243,9 @@ void main() {
           t.rows[l].ok = t.rows[l].ok && c < A_CHUNKS;
         }
 #endif
-        coopmat<float, gl_ScopeSubgroup, FM, FN, gl_MatrixUseAccumulator> acc[TM][TN];
+        coopmat<FRAG_ACC, gl_ScopeSubgroup, FM, FN, gl_MatrixUseAccumulator> acc[TM][TN];
         [[unroll]] for (uint i = 0u; i < TM; ++i)
-          [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, FM, FN, gl_MatrixUseAccumulator>(0.0);
+          [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = coopmat<FRAG_ACC, gl_ScopeSubgroup, FM, FN, gl_MatrixUseAccumulator>(FRAG_ACC(0));
         uvec4 ra[LA], rb[LB];
         if (k_begin < k_end) {
           fetch(t, k_begin, tid, ra, rb);
@@ -226,20 +258,20 @@ void main() {
           if (more) fetch(t, k0 + BK, tid, ra, rb);
           uint abase = stage * STAGE, bbase = abase + A_STAGE;
           [[unroll]] for (uint kk = 0u; kk < BK; kk += FK) {
-            coopmat<float16_t, gl_ScopeSubgroup, FM, FK, gl_MatrixUseA> fa[TM];
-            coopmat<float16_t, gl_ScopeSubgroup, FK, FN, gl_MatrixUseB> fb[TN];
+            coopmat<FRAG_IN, gl_ScopeSubgroup, FM, FK, gl_MatrixUseA> fa[TM];
+            coopmat<FRAG_IN, gl_ScopeSubgroup, FK, FN, gl_MatrixUseB> fb[TN];
             [[unroll]] for (uint i = 0u; i < TM; ++i) {
 #if A_ROW
-              coopMatLoad(fa[i], sh, abase + (wm0 + i * FM) * A_PE + kk / 8u, A_PE, gl_CooperativeMatrixLayoutRowMajor);
+              coopMatLoad(fa[i], sh, abase + (wm0 + i * FM) * A_PE + kk / E, A_PE, gl_CooperativeMatrixLayoutRowMajor);
 #else
-              coopMatLoad(fa[i], sh, abase + kk * A_PE + (wm0 + i * FM) / 8u, A_PE, gl_CooperativeMatrixLayoutColumnMajor);
+              coopMatLoad(fa[i], sh, abase + kk * A_PE + (wm0 + i * FM) / E, A_PE, gl_CooperativeMatrixLayoutColumnMajor);
 #endif
             }
             [[unroll]] for (uint j = 0u; j < TN; ++j) {
 #if B_ROW
-              coopMatLoad(fb[j], sh, bbase + kk * B_PE + (wn0 + j * FN) / 8u, B_PE, gl_CooperativeMatrixLayoutRowMajor);
+              coopMatLoad(fb[j], sh, bbase + kk * B_PE + (wn0 + j * FN) / E, B_PE, gl_CooperativeMatrixLayoutRowMajor);
 #else
-              coopMatLoad(fb[j], sh, bbase + (wn0 + j * FN) * B_PE + kk / 8u, B_PE, gl_CooperativeMatrixLayoutColumnMajor);
+              coopMatLoad(fb[j], sh, bbase + (wn0 + j * FN) * B_PE + kk / E, B_PE, gl_CooperativeMatrixLayoutColumnMajor);
 #endif
             }
             [[unroll]] for (uint i = 0u; i < TM; ++i)
@@ -249,7 +281,7 @@ void main() {
           barrier();
           stage ^= 1u;
         }
-        // Each fragment through this subgroup's scratch (f32 bits), then to C element by
+        // Each fragment through this subgroup's scratch, then to C element by
         // element with the bounds and the output type's store.
         uint sbase = sg * FM * FN;
         [[unroll]] for (uint i = 0u; i < TM; ++i) {
@@ -281,7 +313,7 @@ void main() {
               }
 #else
               if (gm < pc.m && gn < pc.n) {
-                float v = scratch[sbase + e];
+                FRAG_ACC v = scratch[sbase + e];
                 if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
                 else c.v[cbase + gm * pc.n + gn] = STORE_OUT(v);
               }

@@ -1,0 +1,312 @@
+// dot's tensor-core tiers on fresh random inputs against the host reference (dot_test_util.hpp):
+// the KHR cooperative-matrix GEMM (f16/bf16 into f32; s8/u8 into 32-bit integers) and the
+// workgroup-scope VK_NV_cooperative_matrix2 one, where the device reports the shapes (skipped,
+// saying why, elsewhere: lavapipe has none), and the switches that keep them off.
+#include <cstdio>
+#include <string>
+
+#include "device/device_impl.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "kernels/kernel_cache.hpp"
+#include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_coopmat2.hpp"
+#include "ops/dot/dot_plan.hpp"
+#include "dot_test_util.hpp"
+#include "test_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+// The cooperative-matrix tier (f16 x f16, bf16 x bf16; f32 accumulation) on a device that
+// reports the shapes; skipped, saying why, elsewhere (lavapipe has none). Tile edges in every
+// direction (primes, sizes straddling 64 and 128), K = 0 and 1, batches, transposed and
+// padded operands (the 8-wide and the element-wise reads), both tiles, split-K. Tolerance:
+// |got - exact| <= eps_out * |exact| + (K + 2) * 2^-22 * sum_k |a| |b|: products of 16-bit
+// floats are exact in f32, and the tensor cores' f32 additions are allowed twice the error of
+// rounded ones (some truncate); then one rounding (bf16: truncation) to the output type.
+TEST_F(Dot, CooperativeMatrixTier) {
+  const DeviceCore& core = *device_->impl().core;
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase cases[] = {
+      {"matmul_1x1x1", {1, 1}, {1, 1}, mm},  // the matrix-vector path: must agree too
+      {"matmul_2x1x2", {2, 1}, {1, 2}, mm},
+      {"matmul_17x129x33", {17, 129}, {129, 33}, mm},
+      {"matmul_255x257x129", {255, 257}, {257, 129}, mm},
+      {"matmul_128x64x128", {128, 64}, {64, 128}, mm},
+      {"matmul_129x72x127", {129, 72}, {72, 127}, mm},
+      {"matmul_aligned_split_k_256x1024x192", {256, 1024}, {1024, 192}, mm},
+      {"batched_3x5x7x9", {3, 5, 7}, {3, 7, 9}, axes({2}, {0}, {1}, {0})},
+      {"batched_aligned_2x64x96x40", {2, 64, 96}, {2, 96, 40}, axes({2}, {0}, {1}, {0})},
+      {"k0_3x0x4", {3, 0}, {0, 4}, mm},
+      {"transposed_a_33x20x18", {33, 20}, {20, 18}, mm, kTransposed},
+      {"transposed_b_40x31x24", {40, 31}, {31, 24}, mm, kDense, kTransposed},
+      {"transposed_both_aligned_64x128x72", {64, 128}, {128, 72}, mm, kTransposed, kTransposed},
+      {"padded_rows_a_21x6x36", {21, 6}, {6, 36}, mm, kPaddedRows},
+      {"broadcast_a_9x12x10", {9, 12}, {12, 10}, mm, kBroadcast0},
+  };
+  const TypeCase types[] = {{DType::F16, DType::F16, DType::F16}, {DType::BF16, DType::BF16, DType::BF16},
+                            {DType::F16, DType::F16, DType::F32}, {DType::BF16, DType::BF16, DType::F32}};
+  auto takes_tier = [&](const TypeCase& t, const GemmShape& g) {
+    GemmOperand a{{}, t.left, {0, 0, 1}}, b{{}, t.right, {0, 0, 1}};
+    return g.m > 1 && g.n > 1 && coopmat_gemm_tile(core, g, a, b, t.out).has_value();
+  };
+  for (const auto& s : device_->info().cooperative_matrix_shapes)
+    std::printf("[coopmat] shape %ux%ux%u %s x %s + %s -> %s (%s)\n", s.m, s.n, s.k, s.a_type.c_str(), s.b_type.c_str(),
+                s.c_type.c_str(), s.result_type.c_str(), s.scope.c_str());
+  std::printf("[coopmat] coopmat2: %d, bf16 matrices: %d, subgroup %u\n", int(device_->has(kCapCooperativeMatrix2)),
+              int(device_->info().features.bfloat16_cooperative_matrix), device_->info().subgroup_size);
+  // The workgroup-scope tier, where asked for, would take most of these first (its own test is below).
+  ScopedEnv no_coopmat2("NXV_DOT_NO_COOPMAT2", "1");
+  int ran = 0;
+  for (const auto& t : types) {
+    if (!takes_tier(t, {1, 64, 64, 64})) {
+      std::printf("[coopmat] %s x %s -> %s: no cooperative-matrix shape on this device\n",
+                  std::string(dtype_name(t.left)).c_str(), std::string(dtype_name(t.right)).c_str(),
+                  std::string(dtype_name(t.out)).c_str());
+      continue;
+    }
+    ++ran;
+    for (size_t i = 0; i < std::size(cases); ++i) {
+      const DotCase& c = cases[i];
+      GemmShape g = gemm_shape(c.left, c.right, c.attrs);
+      if (g.m > 1 && g.n > 1) EXPECT_TRUE(takes_tier(t, g)) << c.name;
+      run_case(*device_, c, t, sample_seed() + 700 + uint32_t(i), 0x1p-22);
+    }
+    // The large tile on shapes too small to get it by themselves, and forced split-K.
+    {
+      ScopedEnv tile("NXV_DOT_COOPMAT_TILE", "128,128,32,64,32");
+      run_case(*device_, cases[3], t, sample_seed() + 720, 0x1p-22);
+      run_case(*device_, cases[12], t, sample_seed() + 721, 0x1p-22);
+    }
+    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    run_case(*device_, cases[3], t, sample_seed() + 730, 0x1p-22);
+    run_case(*device_, cases[8], t, sample_seed() + 731, 0x1p-22);
+  }
+  if (!ran) GTEST_SKIP() << "the device reports no f16 or bf16 cooperative-matrix shape (or the tier is off)";
+}
+
+// The tier stays off where it must: CPU drivers, the capability mask, NXV_DOT_NO_COOPMAT=1,
+// and inputs of other types.
+TEST_F(Dot, CooperativeMatrixTierSwitches) {
+  GemmShape g{1, 256, 256, 256};
+  GemmOperand a{{}, DType::F16, {0, 0, 1}}, b{{}, DType::F16, {0, 0, 1}};
+  const DeviceCore& core = *device_->impl().core;
+  if (device_->info().type == "cpu") EXPECT_FALSE(coopmat_gemm_tile(core, g, a, b, DType::F16).has_value());
+  {
+    ScopedEnv off("NXV_DOT_NO_COOPMAT", "1");
+    EXPECT_FALSE(coopmat_gemm_tile(core, g, a, b, DType::F16).has_value());
+  }
+  GemmOperand f32a{{}, DType::F32, {0, 0, 1}}, f32b{{}, DType::F32, {0, 0, 1}};
+  EXPECT_FALSE(coopmat_gemm_tile(core, g, f32a, f32b, DType::F32).has_value());
+  EXPECT_FALSE(coopmat_gemm_tile(core, g, a, f32b, DType::F32).has_value());
+  auto masked = Device::open({.disabled = kCapCooperativeMatrix});
+  EXPECT_FALSE(coopmat_gemm_tile(*masked->impl().core, g, a, b, DType::F16).has_value());
+  auto no_bf16 = Device::open({.disabled = kCapBFloat16});
+  GemmOperand bfa{{}, DType::BF16, {0, 0, 1}}, bfb{{}, DType::BF16, {0, 0, 1}};
+  EXPECT_FALSE(coopmat_gemm_tile(*no_bf16->impl().core, g, bfa, bfb, DType::BF16).has_value());
+}
+
+// The workgroup-scope tier (VK_NV_cooperative_matrix2) where the device has it: tile edges
+// straddled in m, n and k, batches, each operand read along either axis (aligned for 16-byte
+// reads or not), split-K, and both output types; same tolerance as the KHR tier.
+TEST_F(Dot, CooperativeMatrix2Tier) {
+  const DeviceCore& core = *device_->impl().core;
+  ScopedEnv opt_in("NXV_DOT_COOPMAT2", "1");
+  const auto& c2 = device_->info().cooperative_matrix2;
+  std::printf("[coopmat2] enabled %d: workgroup scope %d, flexible dimensions %d, tensor addressing %d; max workgroup "
+              "%u, max dimension %u, reserved shared %u; maxComputeSharedMemorySize %u\n",
+              int(device_->has(kCapCooperativeMatrix2)), int(c2.workgroup_scope), int(c2.flexible_dimensions),
+              int(c2.tensor_addressing), c2.max_workgroup_size, c2.max_dimension, c2.reserved_shared_memory,
+              device_->info().max_shared_memory);
+  std::fflush(stdout);
+  for (const auto& s : c2.flexible_shapes)
+    std::printf("[coopmat2] flexible %ux%ux%u %s x %s + %s -> %s (%s, %u invocations)\n", s.m, s.n, s.k,
+                s.a_type.c_str(), s.b_type.c_str(), s.c_type.c_str(), s.result_type.c_str(), s.scope.c_str(),
+                s.workgroup_invocations);
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase cases[] = {
+      {"matmul_2x1x2", {2, 1}, {1, 2}, mm},
+      {"matmul_17x129x33", {17, 129}, {129, 33}, mm},
+      {"matmul_255x257x129", {255, 257}, {257, 129}, mm},
+      {"matmul_aligned_256x512x512", {256, 512}, {512, 512}, mm},
+      {"matmul_300x200x520", {300, 200}, {200, 520}, mm},
+      {"batched_3x130x70x90", {3, 130, 70}, {3, 70, 90}, axes({2}, {0}, {1}, {0})},
+      {"batched_aligned_2x128x96x256", {2, 128, 96}, {2, 96, 256}, axes({2}, {0}, {1}, {0})},
+      {"k0_3x0x4", {3, 0}, {0, 4}, mm},
+      {"transposed_a_133x72x40", {133, 72}, {72, 40}, mm, kTransposed},
+      {"transposed_b_140x31x264", {140, 31}, {31, 264}, mm, kDense, kTransposed},
+      {"transposed_both_aligned_128x136x256", {128, 136}, {136, 256}, mm, kTransposed, kTransposed},
+      {"padded_rows_both_129x66x131", {129, 66}, {66, 131}, mm, kPaddedRows, kPaddedRows},
+      {"broadcast_a_9x12x10", {9, 12}, {12, 10}, mm, kBroadcast0},  // a zero stride: the KHR tier
+  };
+  // Every case for two type combinations (each layout is a pipeline of its own, and these take
+  // the driver seconds to build); a few for the other two.
+  const TypeCase types[] = {{DType::F16, DType::F16, DType::F32}, {DType::BF16, DType::BF16, DType::BF16},
+                            {DType::F16, DType::F16, DType::F16}, {DType::BF16, DType::BF16, DType::F32}};
+  auto timed = [&](const DotCase& c, const TypeCase& t, uint32_t seed) {
+    auto t0 = std::chrono::steady_clock::now();
+    run_case(*device_, c, t, seed, 0x1p-22);
+    std::printf("[coopmat2] %s %s -> %s: %.0f ms\n", c.name.c_str(), std::string(dtype_name(t.left)).c_str(),
+                std::string(dtype_name(t.out)).c_str(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    std::fflush(stdout);
+  };
+  int ran = 0;
+  for (size_t ti = 0; ti < std::size(types); ++ti) {
+    const TypeCase& t = types[ti];
+    GemmOperand a{{}, t.left, {0, 64, 1}}, b{{}, t.right, {0, 64, 1}};
+    if (!coopmat2_gemm_tile(core, {1, 64, 64, 64}, a, b, t.out)) {
+      std::printf("[coopmat2] %s -> %s: not on this device\n", std::string(dtype_name(t.left)).c_str(),
+                  std::string(dtype_name(t.out)).c_str());
+      continue;
+    }
+    ++ran;
+    for (size_t i = 0; i < std::size(cases); ++i)
+      if (ti < 2 || i == 2 || i == 10 || i == 11) timed(cases[i], t, sample_seed() + 800 + uint32_t(i));
+    if (ti >= 2) continue;
+    // The large tile on small shapes, and forced split-K (a last chunk shorter than the k step).
+    {
+      ScopedEnv tile("NXV_DOT_COOPMAT2_TILE", "128,256,64,256");
+      timed(cases[2], t, sample_seed() + 820);
+      timed(cases[10], t, sample_seed() + 821);
+    }
+    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    timed(cases[4], t, sample_seed() + 830);
+    timed(cases[6], t, sample_seed() + 831);
+  }
+  if (!ran) GTEST_SKIP() << "no workgroup-scope cooperative matrices for f16/bf16 (or the tier is off)";
+}
+
+// The workgroup-scope tier is off unless asked for (NXV_DOT_COOPMAT2=1), and stays off on CPU
+// drivers, under the capability mask (coopmat2, and coopmat for both tiers),
+// NXV_DOT_NO_COOPMAT2=1 or NXV_DOT_NO_COOPMAT=1, for other types, and for an operand with no
+// unit-stride axis.
+TEST_F(Dot, CooperativeMatrix2TierSwitches) {
+  GemmShape g{1, 256, 256, 256};
+  GemmOperand a{{}, DType::F16, {0, 256, 1}}, b{{}, DType::F16, {0, 256, 1}};
+  const DeviceCore& core = *device_->impl().core;
+  {
+    ScopedEnv not_asked("NXV_DOT_COOPMAT2", "0");
+    EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value());
+  }
+  ScopedEnv opt_in("NXV_DOT_COOPMAT2", "1");
+  if (device_->info().type == "cpu") EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value());
+  for (const char* name : {"NXV_DOT_NO_COOPMAT2", "NXV_DOT_NO_COOPMAT"}) {
+    ScopedEnv off(name, "1");
+    EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value()) << name;
+  }
+  GemmOperand f32a{{}, DType::F32, {0, 256, 1}}, f32b{{}, DType::F32, {0, 256, 1}};
+  EXPECT_FALSE(coopmat2_gemm_tile(core, g, f32a, f32b, DType::F32).has_value());
+  GemmOperand strided{{}, DType::F16, {0, 512, 2}};
+  EXPECT_FALSE(coopmat2_gemm_tile(core, g, strided, b, DType::F32).has_value());
+  for (uint32_t mask : {uint32_t(kCapCooperativeMatrix2), uint32_t(kCapCooperativeMatrix)}) {
+    auto masked = Device::open({.disabled = mask});
+    EXPECT_FALSE(coopmat2_gemm_tile(*masked->impl().core, g, a, b, DType::F16).has_value()) << mask;
+  }
+}
+
+// 8-bit integer inputs into 32-bit integer fragments, bit for bit against Nx's wrapping sums
+// (full-range values: every product and sum wraps): s8 and u8 into their own type and into 32
+// bits, and into 64 bits while no sum can overflow the accumulator. Tile edges in every
+// direction, K = 0 and below a fragment's 32, batches, transposed and padded operands (the
+// 16-wide and the element-wise reads), both tiles, split-K.
+TEST_F(Dot, CooperativeMatrixInt8Tier) {
+  const DeviceCore& core = *device_->impl().core;
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase cases[] = {
+      {"matmul_2x1x2", {2, 1}, {1, 2}, mm},
+      {"matmul_17x129x33", {17, 129}, {129, 33}, mm},
+      {"matmul_255x257x129", {255, 257}, {257, 129}, mm},
+      {"matmul_128x64x128", {128, 64}, {64, 128}, mm},
+      {"matmul_aligned_split_k_256x1024x192", {256, 1024}, {1024, 192}, mm},
+      {"batched_3x5x7x9", {3, 5, 7}, {3, 7, 9}, axes({2}, {0}, {1}, {0})},
+      {"batched_aligned_2x64x96x48", {2, 64, 96}, {2, 96, 48}, axes({2}, {0}, {1}, {0})},
+      {"k0_3x0x4", {3, 0}, {0, 4}, mm},
+      {"transposed_a_33x20x18", {33, 20}, {20, 18}, mm, kTransposed},
+      {"transposed_both_aligned_64x128x80", {64, 128}, {128, 80}, mm, kTransposed, kTransposed},
+      {"padded_rows_a_21x6x36", {21, 6}, {6, 36}, mm, kPaddedRows},
+  };
+  const TypeCase types[] = {{DType::S8, DType::S8, DType::S8},
+                            {DType::U8, DType::U8, DType::U8},
+                            {DType::S8, DType::S8, DType::S32},
+                            {DType::U8, DType::U8, DType::U32},
+                            {DType::S8, DType::S8, DType::S64}};
+  auto takes_tier = [&](const TypeCase& t, const GemmShape& g) {
+    GemmOperand a{{}, t.left, {0, 0, 1}}, b{{}, t.right, {0, 0, 1}};
+    return g.m > 1 && g.n > 1 && coopmat_gemm_tile(core, g, a, b, t.out).has_value();
+  };
+  ScopedEnv no_coopmat2("NXV_DOT_NO_COOPMAT2", "1");
+  int ran = 0;
+  for (const auto& t : types) {
+    if (!takes_tier(t, {1, 64, 64, 64})) {
+      std::printf("[coopmat] %s x %s -> %s: no cooperative-matrix shape on this device\n",
+                  std::string(dtype_name(t.left)).c_str(), std::string(dtype_name(t.right)).c_str(),
+                  std::string(dtype_name(t.out)).c_str());
+      continue;
+    }
+    ++ran;
+    for (size_t i = 0; i < std::size(cases); ++i) {
+      const DotCase& c = cases[i];
+      GemmShape g = gemm_shape(c.left, c.right, c.attrs);
+      if (g.m > 1 && g.n > 1) EXPECT_TRUE(takes_tier(t, g)) << c.name;
+      run_case(*device_, c, t, sample_seed() + 800 + uint32_t(i));
+    }
+    {
+      ScopedEnv tile("NXV_DOT_COOPMAT_TILE", "128,128,64,64,32");
+      run_case(*device_, cases[2], t, sample_seed() + 820);
+      run_case(*device_, cases[9], t, sample_seed() + 821);
+    }
+    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    run_case(*device_, cases[2], t, sample_seed() + 830);
+    run_case(*device_, cases[6], t, sample_seed() + 831);
+  }
+  if (!ran) GTEST_SKIP() << "the device reports no s8 or u8 cooperative-matrix shape (or the tier is off)";
+}
+
+// Where 32-bit integer accumulators would not give Nx's sums the tier stays off: 64-bit outputs
+// once K products can overflow them, float outputs, and mixed s8 x u8.
+TEST_F(Dot, CooperativeMatrixInt8TierLimits) {
+  const DeviceCore& core = *device_->impl().core;
+  GemmOperand s8{{}, DType::S8, {0, 0, 1}}, u8{{}, DType::U8, {0, 0, 1}};
+  EXPECT_FALSE(coopmat_gemm_tile(core, {1, 256, 256, 1 << 17}, s8, s8, DType::S64).has_value());
+  EXPECT_FALSE(coopmat_gemm_tile(core, {1, 256, 256, 1 << 17}, u8, u8, DType::U64).has_value());
+  EXPECT_FALSE(coopmat_gemm_tile(core, {1, 256, 256, 256}, s8, s8, DType::F32).has_value());
+  EXPECT_FALSE(coopmat_gemm_tile(core, {1, 256, 256, 256}, s8, u8, DType::S16).has_value());
+  if (device_->info().type == "cpu") EXPECT_FALSE(coopmat_gemm_tile(core, {1, 256, 256, 256}, s8, s8, DType::S32));
+}
+
+// The 8-bit kernel as the dot family compiles it (no device needed): signed inputs multiply as
+// signed (the MulAdd's operand mask: A, B, C and the result signed), unsigned ones as unsigned.
+TEST(DotKernels, TheInt8CooperativeMatrixKernelCompilesWithItsSignedness) {
+  for (bool is_signed : {true, false}) {
+    for (const char* rows : {"1", "0"}) {
+      KernelKey key;
+      key.name = "gemm_coopmat";
+      key.defines = {{"BM", "64u"},       {"BN", "64u"},      {"BK", "64u"},
+                     {"WM", "32u"},       {"WN", "32u"},      {"FM", "16u"},
+                     {"FN", "16u"},       {"FK", "32u"},      {"SG", "32u"},
+                     {"NSG", "4u"},       {"A_ROW", rows},    {"B_ROW", rows},
+                     {"A_VEC", rows},     {"B_VEC", "0"},     {"NXV_STORAGE8", "1"},
+                     {"NXV_STORAGE16", "1"}, {"NXV_INT64", "0"}, {"NXV_F64", "0"},
+                     {"C_STORE", is_signed ? "int" : "uint"}, {"C_ALIGN", "4"},
+                     {"STORE_OUT(v)", is_signed ? "int(v)" : "uint(v)"},
+                     {"ELEM8", "1"},      {"FRAG_IN", is_signed ? "int8_t" : "uint8_t"},
+                     {"FRAG_ACC", is_signed ? "int" : "uint"}};
+      append_glsl_use_defines(key.defines);
+      std::vector<uint32_t> w = compile_glsl(key);
+      // OpCooperativeMatrixMulAddKHR (4459): result type, id, A, B, C, then the operand mask.
+      int muladds = 0;
+      for (size_t i = 5; i < w.size(); i += w[i] >> 16) {
+        if ((w[i] & 0xffffu) != 4459) continue;
+        ++muladds;
+        uint32_t mask = (w[i] >> 16) > 6 ? w[i + 6] : 0;
+        EXPECT_EQ(mask & 0xfu, is_signed ? 0xfu : 0u) << "rows " << rows;
+      }
+      EXPECT_GT(muladds, 0);
+    }
+  }
+}
+
+}  // namespace
