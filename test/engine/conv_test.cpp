@@ -333,6 +333,12 @@ TEST_F(Conv, GpuTileVariants) {
     ScopedEnv splits("NXV_DOT_SPLITS", "3");
     all(sample_seed() + 710);
   }
+  {
+    // The channels-first default on GPUs: 64 x 128 with subgroups of 16 x 2 invocations.
+    ScopedEnv tile("NXV_DOT_TILE", "64,128,16,8,8");
+    ScopedEnv warp("NXV_DOT_WARP_X", "16");
+    all(sample_seed() + 730);
+  }
   ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
   ScopedEnv warp("NXV_DOT_WARP_X", "8");
   all(sample_seed() + 720);
