@@ -158,6 +158,17 @@ TEST(Fft, AgainstALongDoubleDft) {
   const FftCase long_row{"radix2_4096_through_a_work_buffer", {4096}, {}, 0, 4096};
   for (bool inverse : {false, true}) run_case(*dev, long_row, DType::C64, DType::C64, inverse, seed++);
   {
+    // Rows longer than shared memory holds on any device: blocks of 16 in shared memory, then
+    // the global stages.
+    ScopedEnv blocks("NXV_FFT_SHARED_MAX", "16");
+    for (size_t i : {0, 9, 10, 11, 12})
+      for (bool inverse : {false, true}) {
+        run_case(*dev, cases[i], DType::C64, DType::C64, inverse, seed++);
+        run_case(*dev, cases[i], DType::C128, DType::C128, inverse, seed++);
+      }
+    run_case(*dev, cases[11], DType::F32, DType::C64, false, seed++);
+  }
+  {
     ScopedEnv global("NXV_FFT_GLOBAL", "1");
     for (size_t i : {0, 9, 10, 11, 12, 13})
       for (bool inverse : {false, true}) run_case(*dev, cases[i], DType::C128, DType::C128, inverse, seed++);

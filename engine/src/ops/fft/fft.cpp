@@ -1,10 +1,12 @@
 // The fft family: fft and ifft along one axis, Nx's padding or truncation to the transform's
 // length included, in double: rows of power-of-two length by the radix-2 transform, a
-// workgroup per row in shared memory where they fit (fft_pow2.comp), else a launch per stage
-// through a work buffer (fft_global.comp; NXV_FFT_GLOBAL=1 takes it for every power of two);
+// workgroup per row in shared memory where they fit (fft_pow2.comp), else the first stages by
+// blocks in shared memory and a launch per further stage through a work buffer
+// (fft_global.comp; NXV_FFT_GLOBAL=1 takes it, every stage a launch, for every power of two);
 // other lengths as a direct DFT, one output element per invocation (dft.comp; NXV_FFT_DFT=1
 // takes it for every length). Any layout of the input. Devices without f64 leave it to the host.
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -94,11 +96,14 @@ class FftFamily final : public Family {
     uint32_t shared = a.device.impl().core->info().max_shared_memory;
     uint32_t max_pow2 = 1;
     while (uint64_t(max_pow2) * 2 * 16 <= std::min<uint32_t>(shared, 65536)) max_pow2 *= 2;
+    // NXV_FFT_SHARED_MAX (tests, tuning): a smaller power of two for the rows shared memory holds.
+    if (const char* cap = std::getenv("NXV_FFT_SHARED_MAX"); cap && *cap)
+      max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(uint32_t(std::strtoul(cap, nullptr, 10)))));
     uint64_t n = uint64_t(at.length);
     bool pow2 = n >= 2 && (n & (n - 1)) == 0 && !std::getenv("NXV_FFT_DFT");
     bool global = pow2 && (n > max_pow2 || std::getenv("NXV_FFT_GLOBAL"));
     bool radix2 = pow2 && !global;
-    // pass: 0-2 of fft_global.comp, 3 fft_pow2.comp, 4 dft.comp.
+    // pass: 0-2 of fft_global.comp, 3 fft_pow2.comp, 4 dft.comp, 5 fft_pow2.comp by blocks.
     auto kernel_for = [&](uint32_t pass) -> const Kernel& {
       VariantKey variant{.family = uint16_t(FamilyId::fft), .op = uint16_t(OpId::fft)};
       variant.types = {out.type, in.type};
@@ -106,7 +111,7 @@ class FftFamily final : public Family {
       variant.tile = pass | (max_pow2 << 4);
       uint32_t workgroup = pass == 4 ? kWorkgroupSize : kRadix2Workgroup;
       return a.device.impl().kernels.get(variant, [&] {
-        KernelKey key{pass == 4 ? "dft" : pass == 3 ? "fft_pow2" : "fft_global", {}, workgroup};
+        KernelKey key{pass == 4 ? "dft" : pass >= 3 ? "fft_pow2" : "fft_global", {}, workgroup};
         auto& d = key.defines;
         fold_features({out.type, in.type}, "double").add_defines(d);
         add_buffer_defines(d, "OUT", out.type);
@@ -121,6 +126,7 @@ class FftFamily final : public Family {
         d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
         d.emplace_back("WG", std::to_string(workgroup) + "u");
         d.emplace_back("PASS", std::to_string(pass));
+        d.emplace_back("BLOCKS", pass == 5 ? "1" : "0");
         append_glsl_use_defines(d);
         return key;
       });
@@ -169,8 +175,18 @@ class FftFamily final : public Family {
     if (total * 16 > work->bytes_left_in_chunk(0))
       throw Error(ErrorKind::Unsupported, "fft of rows whose transform spans more than one device buffer chunk");
     BufferRef work_ref{a.builder.bind(work), 0};
-    launch(kernel_for(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false);
-    for (uint64_t half = 1; half < n; half *= 2)
+    // Rows longer than shared memory holds: their first log2(max_pow2) stages by blocks in
+    // shared memory, the rest a pass each (with NXV_FFT_GLOBAL on shorter rows: every stage).
+    uint64_t half = 1;
+    if (n > max_pow2) {
+      uint64_t units = total / max_pow2;
+      launch(kernel_for(5), total, uint32_t(std::min<uint64_t>(units, core.info().max_workgroup_count[0])), 0, work_ref,
+             true, false);
+      half = max_pow2;
+    } else {
+      launch(kernel_for(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false);
+    }
+    for (; half < n; half *= 2)
       launch(kernel_for(1), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), uint32_t(half), work_ref, false,
              false);
     launch(kernel_for(2), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, false, true);
