@@ -173,6 +173,22 @@ TEST(Fft, AgainstALongDoubleDft) {
     for (size_t i : {0, 9, 10, 11, 12, 13})
       for (bool inverse : {false, true}) run_case(*dev, cases[i], DType::C128, DType::C128, inverse, seed++);
   }
+  // Other lengths by Bluestein's algorithm: long rows by default (one prime, one with a
+  // padded input), and forced on the short cases of every layout.
+  if (dev->has(kCapInt64)) {
+    const FftCase long_rows[] = {{"bluestein_prime_1009", {2, 1009}, {}, 1, 1009},
+                                 {"bluestein_padded_700_to_1000", {3, 700}, {}, 1, 1000},
+                                 {"bluestein_first_axis_300", {300, 3}, {}, 0, 300}};
+    for (const FftCase& c : long_rows)
+      for (bool inverse : {false, true}) {
+        run_case(*dev, c, DType::C64, DType::C64, inverse, seed++);
+        run_case(*dev, c, DType::C128, DType::C128, inverse, seed++);
+      }
+    ScopedEnv forced("NXV_FFT_BLUESTEIN", "1");
+    for (size_t i : {1, 2, 5, 6, 7, 8})
+      for (bool inverse : {false, true}) run_case(*dev, cases[i], DType::C128, DType::C128, inverse, seed++);
+    run_case(*dev, cases[1], DType::F32, DType::C64, false, seed++);
+  }
   // The direct DFT at power-of-two lengths too.
   ScopedEnv dft("NXV_FFT_DFT", "1");
   for (size_t i : {0, 11, 12})

@@ -3,7 +3,9 @@
 // workgroup per row in shared memory where they fit (fft_pow2.comp), else the first stages by
 // blocks in shared memory and a launch per further stage through a work buffer
 // (fft_global.comp; NXV_FFT_GLOBAL=1 takes it, every stage a launch, for every power of two);
-// other lengths as a direct DFT, one output element per invocation (dft.comp; NXV_FFT_DFT=1
+// other lengths from 256 by Bluestein's algorithm on power-of-two transforms
+// (fft_bluestein.comp with fft_global.comp's butterflies; NXV_FFT_BLUESTEIN=1 takes it from 3),
+// shorter ones as a direct DFT, one output element per invocation (dft.comp; NXV_FFT_DFT=1
 // takes it for every length). Any layout of the input. Devices without f64 leave it to the host.
 #include <algorithm>
 #include <bit>
@@ -24,7 +26,8 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kWorkgroupSize = 64;     // dft.comp
-constexpr uint32_t kRadix2Workgroup = 256;  // fft_pow2.comp, fft_global.comp
+constexpr uint32_t kRadix2Workgroup = 256;  // fft_pow2.comp, fft_global.comp, fft_bluestein.comp
+constexpr uint64_t kBluesteinMin = 256;     // shorter rows of other lengths: the direct DFT
 
 struct FftAttrs {
   int64_t length = 0;
@@ -103,15 +106,26 @@ class FftFamily final : public Family {
     bool pow2 = n >= 2 && (n & (n - 1)) == 0 && !std::getenv("NXV_FFT_DFT");
     bool global = pow2 && (n > max_pow2 || std::getenv("NXV_FFT_GLOBAL"));
     bool radix2 = pow2 && !global;
-    // pass: 0-2 of fft_global.comp, 3 fft_pow2.comp, 4 dft.comp, 5 fft_pow2.comp by blocks.
+    // Other lengths from kBluesteinMin (any with NXV_FFT_BLUESTEIN=1): Bluestein's algorithm
+    // through power-of-two transforms of m >= 2n - 1, where its work buffer fits one chunk.
+    const auto& core = *a.device.impl().core;
+    uint64_t rows = total / n, m = std::bit_ceil(2 * n - 1), work_entries = (2 * rows + 1) * m;
+    const char* force_bluestein = std::getenv("NXV_FFT_BLUESTEIN");
+    bool bluestein = !pow2 && n >= 3 && !std::getenv("NXV_FFT_DFT") && core.info().features.int64 &&
+                     (n >= kBluesteinMin || (force_bluestein && std::string(force_bluestein) == "1")) &&
+                     work_entries < (uint64_t(1) << 32) && work_entries * 16 <= core.chunk_bytes();
+    // pass: 0-2 of fft_global.comp, 3 fft_pow2.comp, 4 dft.comp, 5 fft_pow2.comp by blocks,
+    // 6-8 fft_bluestein.comp's passes 0, 2 and 3.
     auto kernel_for = [&](uint32_t pass) -> const Kernel& {
       VariantKey variant{.family = uint16_t(FamilyId::fft), .op = uint16_t(OpId::fft)};
       variant.types = {out.type, in.type};
       variant.type_count = 2;
       variant.tile = pass | (max_pow2 << 4);
       uint32_t workgroup = pass == 4 ? kWorkgroupSize : kRadix2Workgroup;
+      const char* name = pass == 4 ? "dft" : pass >= 6 ? "fft_bluestein" : pass >= 3 ? "fft_pow2" : "fft_global";
+      uint32_t pass_define = pass >= 6 ? (pass - 6) + (pass > 6 ? 1 : 0) : pass;
       return a.device.impl().kernels.get(variant, [&] {
-        KernelKey key{pass == 4 ? "dft" : pass >= 3 ? "fft_pow2" : "fft_global", {}, workgroup};
+        KernelKey key{name, {}, workgroup};
         auto& d = key.defines;
         fold_features({out.type, in.type}, "double").add_defines(d);
         add_buffer_defines(d, "OUT", out.type);
@@ -125,7 +139,7 @@ class FftFamily final : public Family {
         }
         d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
         d.emplace_back("WG", std::to_string(workgroup) + "u");
-        d.emplace_back("PASS", std::to_string(pass));
+        d.emplace_back("PASS", std::to_string(pass_define));
         d.emplace_back("BLOCKS", pass == 5 ? "1" : "0");
         append_glsl_use_defines(d);
         return key;
@@ -151,24 +165,44 @@ class FftFamily final : public Family {
       throw Error(ErrorKind::Unsupported, "fft of an output spanning more than one device buffer chunk");
     // Rows with no input elements (extent 0 along the axis) read nothing: the output is bound.
     BufferRef in_ref = in.size() > 0 ? BufferRef{a.inputs[0].slot, uint64_t(in.offset) * e_in} : BufferRef{a.output_slot, 0};
-    const auto& core = *a.device.impl().core;
     auto launch = [&](const Kernel& kernel, uint64_t count, uint32_t groups, uint32_t half_span,
-                      std::optional<BufferRef> work, bool reads_input, bool writes_output) {
+                      std::optional<BufferRef> work, bool reads_input, bool writes_output,
+                      const FftParams& p) {
       FftPush push{};
       push.count = uint32_t(count), push.half_span = half_span;
       std::vector<AddressPatch> patches{{offsetof(FftPush, out_addr), {a.output_slot, 0}},
                                         {offsetof(FftPush, in_addr), in_ref}};
       if (work) patches.push_back({offsetof(FftPush, work_addr), *work});
       Launch& l = a.builder.launch(kernel, {groups, 1, 1}, push, std::move(patches));
-      a.builder.params(l, params, offsetof(FftPush, params_addr), {});
+      a.builder.params(l, p, offsetof(FftPush, params_addr), {});
       if (reads_input && in.size() > 0) a.builder.use(l, a.inputs[0].slot, Access::Read);
       if (work) a.builder.use(l, work->slot, Access::Write);
       if (writes_output) a.builder.use(l, a.output_slot, Access::Write);
     };
+    if (bluestein) {
+      auto work = a.device.impl().allocate(work_entries * 16);
+      BufferRef work_ref{a.builder.bind(work), 0};
+      auto groups = [&](uint64_t count) { return workgroups_for(core, count, kRadix2Workgroup); };
+      launch(kernel_for(6), (rows + 1) * m, groups((rows + 1) * m), uint32_t(m), work_ref, true, false, params);
+      // The transforms of the rows and the filter, then of the products (fft_global.comp's
+      // butterflies over rows of m: forward, then inverse, whose 1/m pass 3 applies).
+      FftParams fwd = params, inv = params;
+      fwd.n = inv.n = uint32_t(m);
+      fwd.inverse = 0, inv.inverse = 1;
+      for (uint64_t half = 1; half < m; half *= 2)
+        launch(kernel_for(1), (rows + 1) * m / 2, groups((rows + 1) * m / 2), uint32_t(half), work_ref, false, false,
+               fwd);
+      launch(kernel_for(7), rows * m, groups(rows * m), uint32_t(m), work_ref, false, false, params);
+      BufferRef products{work_ref.slot, (rows + 1) * m * 16};
+      for (uint64_t half = 1; half < m; half *= 2)
+        launch(kernel_for(1), rows * m / 2, groups(rows * m / 2), uint32_t(half), products, false, false, inv);
+      launch(kernel_for(8), total, groups(total), uint32_t(m), work_ref, false, true, params);
+      return;
+    }
     if (!global) {
       uint32_t groups = radix2 ? uint32_t(std::min<uint64_t>(total / n, core.info().max_workgroup_count[0]))
                                : workgroups_for(core, total, kWorkgroupSize);
-      launch(kernel_for(radix2 ? 3 : 4), total, groups, 0, std::nullopt, true, true);
+      launch(kernel_for(radix2 ? 3 : 4), total, groups, 0, std::nullopt, true, true, params);
       return;
     }
     auto work = a.device.impl().allocate(total * 16);
@@ -181,15 +215,15 @@ class FftFamily final : public Family {
     if (n > max_pow2) {
       uint64_t units = total / max_pow2;
       launch(kernel_for(5), total, uint32_t(std::min<uint64_t>(units, core.info().max_workgroup_count[0])), 0, work_ref,
-             true, false);
+             true, false, params);
       half = max_pow2;
     } else {
-      launch(kernel_for(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false);
+      launch(kernel_for(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false, params);
     }
     for (; half < n; half *= 2)
       launch(kernel_for(1), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), uint32_t(half), work_ref, false,
-             false);
-    launch(kernel_for(2), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, false, true);
+             false, params);
+    launch(kernel_for(2), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, false, true, params);
   }
 };
 
