@@ -2,6 +2,7 @@
 // the KHR cooperative-matrix GEMM (f16/bf16 into f32; s8/u8 into 32-bit integers) and the
 // workgroup-scope VK_NV_cooperative_matrix2 one, where the device reports the shapes (skipped,
 // saying why, elsewhere: lavapipe has none), and the switches that keep them off.
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -19,6 +20,43 @@ using namespace nxv::test;
 
 namespace {
 
+// The KHR tier's sweep: for each type triple the device's shapes serve, every case (each that
+// is not a matrix-vector shape must take the tier), then two cases on the large tile `tile`
+// and two with split-K forced; seeds from `seed`. Returns how many type triples ran.
+int sweep_coopmat_tier(Device& dev, const std::vector<DotCase>& cases, const std::vector<TypeCase>& types,
+                       uint32_t seed, double eps_acc, const char* tile, std::array<size_t, 2> tiled,
+                       std::array<size_t, 2> split) {
+  const DeviceCore& core = *dev.impl().core;
+  auto takes_tier = [&](const TypeCase& t, const GemmShape& g) {
+    GemmOperand a{{}, t.left, {0, 0, 1}}, b{{}, t.right, {0, 0, 1}};
+    return g.m > 1 && g.n > 1 && coopmat_gemm_tile(core, g, a, b, t.out).has_value();
+  };
+  // The workgroup-scope tier, where asked for, would take most of these first (its own test is below).
+  ScopedEnv no_coopmat2("NXV_DOT_NO_COOPMAT2", "1");
+  int ran = 0;
+  for (const auto& t : types) {
+    if (!takes_tier(t, {1, 64, 64, 64})) {
+      std::printf("[coopmat] %s x %s -> %s: no cooperative-matrix shape on this device\n",
+                  std::string(dtype_name(t.left)).c_str(), std::string(dtype_name(t.right)).c_str(),
+                  std::string(dtype_name(t.out)).c_str());
+      continue;
+    }
+    ++ran;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      GemmShape g = gemm_shape(cases[i].left, cases[i].right, cases[i].attrs);
+      if (g.m > 1 && g.n > 1) EXPECT_TRUE(takes_tier(t, g)) << cases[i].name;
+      run_case(dev, cases[i], t, seed + uint32_t(i), eps_acc);
+    }
+    {
+      ScopedEnv large("NXV_DOT_COOPMAT_TILE", tile);
+      for (size_t j = 0; j < 2; ++j) run_case(dev, cases[tiled[j]], t, seed + 20 + uint32_t(j), eps_acc);
+    }
+    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    for (size_t j = 0; j < 2; ++j) run_case(dev, cases[split[j]], t, seed + 30 + uint32_t(j), eps_acc);
+  }
+  return ran;
+}
+
 // The cooperative-matrix tier (f16 x f16, bf16 x bf16; f32 accumulation) on a device that
 // reports the shapes; skipped, saying why, elsewhere (lavapipe has none). Tile edges in every
 // direction (primes, sizes straddling 64 and 128), K = 0 and 1, batches, transposed and
@@ -27,9 +65,8 @@ namespace {
 // floats are exact in f32, and the tensor cores' f32 additions are allowed twice the error of
 // rounded ones (some truncate); then one rounding (bf16: truncation) to the output type.
 TEST_F(Dot, CooperativeMatrixTier) {
-  const DeviceCore& core = *device_->impl().core;
   DotAttrs mm = axes({1}, {}, {0}, {});
-  const DotCase cases[] = {
+  const std::vector<DotCase> cases = {
       {"matmul_1x1x1", {1, 1}, {1, 1}, mm},  // the matrix-vector path: must agree too
       {"matmul_2x1x2", {2, 1}, {1, 2}, mm},
       {"matmul_17x129x33", {17, 129}, {129, 33}, mm},
@@ -46,44 +83,15 @@ TEST_F(Dot, CooperativeMatrixTier) {
       {"padded_rows_a_21x6x36", {21, 6}, {6, 36}, mm, kPaddedRows},
       {"broadcast_a_9x12x10", {9, 12}, {12, 10}, mm, kBroadcast0},
   };
-  const TypeCase types[] = {{DType::F16, DType::F16, DType::F16}, {DType::BF16, DType::BF16, DType::BF16},
-                            {DType::F16, DType::F16, DType::F32}, {DType::BF16, DType::BF16, DType::F32}};
-  auto takes_tier = [&](const TypeCase& t, const GemmShape& g) {
-    GemmOperand a{{}, t.left, {0, 0, 1}}, b{{}, t.right, {0, 0, 1}};
-    return g.m > 1 && g.n > 1 && coopmat_gemm_tile(core, g, a, b, t.out).has_value();
-  };
+  const std::vector<TypeCase> types = {{DType::F16, DType::F16, DType::F16}, {DType::BF16, DType::BF16, DType::BF16},
+                                       {DType::F16, DType::F16, DType::F32}, {DType::BF16, DType::BF16, DType::F32}};
   for (const auto& s : device_->info().cooperative_matrix_shapes)
     std::printf("[coopmat] shape %ux%ux%u %s x %s + %s -> %s (%s)\n", s.m, s.n, s.k, s.a_type.c_str(), s.b_type.c_str(),
                 s.c_type.c_str(), s.result_type.c_str(), s.scope.c_str());
   std::printf("[coopmat] coopmat2: %d, bf16 matrices: %d, subgroup %u\n", int(device_->has(kCapCooperativeMatrix2)),
               int(device_->info().features.bfloat16_cooperative_matrix), device_->info().subgroup_size);
-  // The workgroup-scope tier, where asked for, would take most of these first (its own test is below).
-  ScopedEnv no_coopmat2("NXV_DOT_NO_COOPMAT2", "1");
-  int ran = 0;
-  for (const auto& t : types) {
-    if (!takes_tier(t, {1, 64, 64, 64})) {
-      std::printf("[coopmat] %s x %s -> %s: no cooperative-matrix shape on this device\n",
-                  std::string(dtype_name(t.left)).c_str(), std::string(dtype_name(t.right)).c_str(),
-                  std::string(dtype_name(t.out)).c_str());
-      continue;
-    }
-    ++ran;
-    for (size_t i = 0; i < std::size(cases); ++i) {
-      const DotCase& c = cases[i];
-      GemmShape g = gemm_shape(c.left, c.right, c.attrs);
-      if (g.m > 1 && g.n > 1) EXPECT_TRUE(takes_tier(t, g)) << c.name;
-      run_case(*device_, c, t, sample_seed() + 700 + uint32_t(i), 0x1p-22);
-    }
-    // The large tile on shapes too small to get it by themselves, and forced split-K.
-    {
-      ScopedEnv tile("NXV_DOT_COOPMAT_TILE", "128,128,32,64,32");
-      run_case(*device_, cases[3], t, sample_seed() + 720, 0x1p-22);
-      run_case(*device_, cases[12], t, sample_seed() + 721, 0x1p-22);
-    }
-    ScopedEnv splits("NXV_DOT_SPLITS", "3");
-    run_case(*device_, cases[3], t, sample_seed() + 730, 0x1p-22);
-    run_case(*device_, cases[8], t, sample_seed() + 731, 0x1p-22);
-  }
+  // The large tile on two shapes too small to get it by themselves.
+  int ran = sweep_coopmat_tier(*device_, cases, types, sample_seed() + 700, 0x1p-22, "128,128,32,64,32", {3, 12}, {3, 8});
   if (!ran) GTEST_SKIP() << "the device reports no f16 or bf16 cooperative-matrix shape (or the tier is off)";
 }
 
@@ -213,9 +221,8 @@ TEST_F(Dot, CooperativeMatrix2TierSwitches) {
 // direction, K = 0 and below a fragment's 32, batches, transposed and padded operands (the
 // 16-wide and the element-wise reads), both tiles, split-K.
 TEST_F(Dot, CooperativeMatrixInt8Tier) {
-  const DeviceCore& core = *device_->impl().core;
   DotAttrs mm = axes({1}, {}, {0}, {});
-  const DotCase cases[] = {
+  const std::vector<DotCase> cases = {
       {"matmul_2x1x2", {2, 1}, {1, 2}, mm},
       {"matmul_17x129x33", {17, 129}, {129, 33}, mm},
       {"matmul_255x257x129", {255, 257}, {257, 129}, mm},
@@ -228,40 +235,10 @@ TEST_F(Dot, CooperativeMatrixInt8Tier) {
       {"transposed_both_aligned_64x128x80", {64, 128}, {128, 80}, mm, kTransposed, kTransposed},
       {"padded_rows_a_21x6x36", {21, 6}, {6, 36}, mm, kPaddedRows},
   };
-  const TypeCase types[] = {{DType::S8, DType::S8, DType::S8},
-                            {DType::U8, DType::U8, DType::U8},
-                            {DType::S8, DType::S8, DType::S32},
-                            {DType::U8, DType::U8, DType::U32},
-                            {DType::S8, DType::S8, DType::S64}};
-  auto takes_tier = [&](const TypeCase& t, const GemmShape& g) {
-    GemmOperand a{{}, t.left, {0, 0, 1}}, b{{}, t.right, {0, 0, 1}};
-    return g.m > 1 && g.n > 1 && coopmat_gemm_tile(core, g, a, b, t.out).has_value();
-  };
-  ScopedEnv no_coopmat2("NXV_DOT_NO_COOPMAT2", "1");
-  int ran = 0;
-  for (const auto& t : types) {
-    if (!takes_tier(t, {1, 64, 64, 64})) {
-      std::printf("[coopmat] %s x %s -> %s: no cooperative-matrix shape on this device\n",
-                  std::string(dtype_name(t.left)).c_str(), std::string(dtype_name(t.right)).c_str(),
-                  std::string(dtype_name(t.out)).c_str());
-      continue;
-    }
-    ++ran;
-    for (size_t i = 0; i < std::size(cases); ++i) {
-      const DotCase& c = cases[i];
-      GemmShape g = gemm_shape(c.left, c.right, c.attrs);
-      if (g.m > 1 && g.n > 1) EXPECT_TRUE(takes_tier(t, g)) << c.name;
-      run_case(*device_, c, t, sample_seed() + 800 + uint32_t(i));
-    }
-    {
-      ScopedEnv tile("NXV_DOT_COOPMAT_TILE", "128,128,64,64,32");
-      run_case(*device_, cases[2], t, sample_seed() + 820);
-      run_case(*device_, cases[9], t, sample_seed() + 821);
-    }
-    ScopedEnv splits("NXV_DOT_SPLITS", "3");
-    run_case(*device_, cases[2], t, sample_seed() + 830);
-    run_case(*device_, cases[6], t, sample_seed() + 831);
-  }
+  const std::vector<TypeCase> types = {{DType::S8, DType::S8, DType::S8}, {DType::U8, DType::U8, DType::U8},
+                                       {DType::S8, DType::S8, DType::S32}, {DType::U8, DType::U8, DType::U32},
+                                       {DType::S8, DType::S8, DType::S64}};
+  int ran = sweep_coopmat_tier(*device_, cases, types, sample_seed() + 800, 0, "128,128,64,64,32", {2, 9}, {2, 6});
   if (!ran) GTEST_SKIP() << "the device reports no s8 or u8 cooperative-matrix shape (or the tier is off)";
 }
 
