@@ -185,16 +185,17 @@ class FftFamily final : public Family {
       auto groups = [&](uint64_t count) { return workgroups_for(core, count, kRadix2Workgroup); };
       launch(kernel_for(6), (rows + 1) * m, groups((rows + 1) * m), uint32_t(m), work_ref, true, false, params);
       // The transforms of the rows and the filter, then of the products (fft_global.comp's
-      // butterflies over rows of m: forward, then inverse, whose 1/m pass 3 applies).
+      // butterflies over rows of m: forward, then inverse, whose 1/m pass 3 applies); passes 2
+      // and 3 run their last stages.
       FftParams fwd = params, inv = params;
       fwd.n = inv.n = uint32_t(m);
       fwd.inverse = 0, inv.inverse = 1;
-      for (uint64_t half = 1; half < m; half *= 2)
+      for (uint64_t half = 1; half < m / 2; half *= 2)
         launch(kernel_for(1), (rows + 1) * m / 2, groups((rows + 1) * m / 2), uint32_t(half), work_ref, false, false,
                fwd);
-      launch(kernel_for(7), rows * m, groups(rows * m), uint32_t(m), work_ref, false, false, params);
+      launch(kernel_for(7), rows * m / 2, groups(rows * m / 2), uint32_t(m), work_ref, false, false, params);
       BufferRef products{work_ref.slot, (rows + 1) * m * 16};
-      for (uint64_t half = 1; half < m; half *= 2)
+      for (uint64_t half = 1; half < m / 2; half *= 2)
         launch(kernel_for(1), rows * m / 2, groups(rows * m / 2), uint32_t(half), products, false, false, inv);
       launch(kernel_for(8), total, groups(total), uint32_t(m), work_ref, false, true, params);
       return;
@@ -220,10 +221,11 @@ class FftFamily final : public Family {
     } else {
       launch(kernel_for(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false, params);
     }
-    for (; half < n; half *= 2)
+    for (; half < n / 2; half *= 2)
       launch(kernel_for(1), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), uint32_t(half), work_ref, false,
              false, params);
-    launch(kernel_for(2), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, false, true, params);
+    // The last stage stores as it goes.
+    launch(kernel_for(2), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), 0, work_ref, false, true, params);
   }
 };
 

@@ -4,9 +4,9 @@
 // passes, in natural order from bit-reversed rows). The work buffer holds rows + 1 + rows rows
 // of m complex doubles: the rows' a = x c, the filter b = conj(c) (wrapped mod m), then the
 // products of their transforms. Defines: those of dft.comp, and PASS:
-// 0: a and b into their rows, bit-reversed; 2: each a row's transform times b's, bit-reversed
-// into its product row; 3: X[k] = c[k] * (inverse transform of the product)[k] / m, stored with
-// Nx's eps zeroing. pc.half_span is m.
+// 0: a and b into their rows, bit-reversed; 2: the forward transforms' last stage, then each a
+// row's transform times b's, bit-reversed into its product row; 3: the inverse transform's last
+// stage, then X[k] = c[k] * (its result)[k] / m, stored with Nx's eps zeroing. pc.half_span is m.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -46,6 +46,15 @@ dvec2 chirp(FftParams prm, uint t) {
 
 dvec2 cmul(dvec2 a, dvec2 b) { return dvec2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
+// The last radix-2 stage at k of the row starting at `base`: (u + w v, u - w v), w the k-th
+// turn of m (conjugate for the forward transform).
+void last_stage(WorkBuf w, uint base, uint k, uint m, bool inverse, out dvec2 lo, out dvec2 hi) {
+  dvec2 tw = turn(k, m);
+  if (!inverse) tw.y = -tw.y;
+  dvec2 u = w.v[base + k], v = cmul(w.v[base + k + m / 2u], tw);
+  lo = u + v, hi = u - v;
+}
+
 void main() {
   FftParams prm = ParamsRef(pc.params_addr).p;
   WorkBuf w = WorkBuf(pc.work_addr);
@@ -64,12 +73,19 @@ void main() {
     }
     w.v[row * m + fft_bit_reversed(j, bits)] = v;
 #elif PASS == 2
-    uint row = e / m, k = e % m;
-    w.v[(prm.rows + 1u + row) * m + fft_bit_reversed(k, bits)] = cmul(w.v[row * m + k], w.v[prm.rows * m + k]);
+    uint row = e / (m / 2u), k = e % (m / 2u), product = (prm.rows + 1u + row) * m;
+    dvec2 a0, a1, b0, b1;
+    last_stage(w, row * m, k, m, false, a0, a1);
+    last_stage(w, prm.rows * m, k, m, false, b0, b1);
+    w.v[product + fft_bit_reversed(k, bits)] = cmul(a0, b0);
+    w.v[product + fft_bit_reversed(k + m / 2u, bits)] = cmul(a1, b1);
 #else
+    // n <= m / 2: X[k] needs only the first half of the inverse transform's last stage.
     uint row = e / n, k = e % n, in_base, out_base;
     fft_row_bases(prm, row, in_base, out_base);
-    dvec2 v = cmul(w.v[(prm.rows + 1u + row) * m + k] / double(m), chirp(prm, k));
+    dvec2 lo, hi;
+    last_stage(w, (prm.rows + 1u + row) * m, k, m, true, lo, hi);
+    dvec2 v = cmul(lo / double(m), chirp(prm, k));
     OutBuf(pc.out_addr).v[out_base + k * fft_out_step(prm)] = OUT_STORE(fft_result(prm, v));
 #endif
   }

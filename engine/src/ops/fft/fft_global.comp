@@ -35,7 +35,8 @@ layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly b
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer WorkBuf { dvec2 v[]; };
 
 // PASS 0: rows of the input into the work buffer, bit-reversed; PASS 1: one stage of
-// butterflies (span 2 * pc.half_span) over every row; PASS 2: the work buffer into the output.
+// butterflies (span 2 * pc.half_span) over every row; PASS 2: the last stage (span n), its two
+// results straight into the output.
 void main() {
   FftParams prm = ParamsRef(pc.params_addr).p;
   WorkBuf w = WorkBuf(pc.work_addr);
@@ -52,16 +53,25 @@ void main() {
     w.v[i0] = u + v;
     w.v[i1] = u - v;
   }
+#elif PASS == 2
+  uint half_ = n / 2u, step = fft_out_step(prm);
+  for (uint p = gl_GlobalInvocationID.x; p < pc.count; p += threads) {
+    uint row = p / half_, k = p % half_, i0 = row * n + k, in_base, out_base;
+    fft_row_bases(prm, row, in_base, out_base);
+    dvec2 tw = turn(k, n);
+    if (prm.inverse == 0u) tw.y = -tw.y;
+    dvec2 u = w.v[i0], v = w.v[i0 + half_];
+    v = dvec2(v.x * tw.x - v.y * tw.y, v.x * tw.y + v.y * tw.x);
+    OutBuf y = OutBuf(pc.out_addr);
+    y.v[out_base + k * step] = OUT_STORE(fft_result(prm, u + v));
+    y.v[out_base + (k + half_) * step] = OUT_STORE(fft_result(prm, u - v));
+  }
 #else
   uint bits = findMSB(n);
   for (uint e = gl_GlobalInvocationID.x; e < pc.count; e += threads) {
     uint row = e / n, j = e % n, in_base, out_base;
     fft_row_bases(prm, row, in_base, out_base);
-#if PASS == 0
     w.v[row * n + fft_bit_reversed(j, bits)] = fft_input(prm, InBuf(pc.in_addr), in_base, j);
-#else
-    OutBuf(pc.out_addr).v[out_base + j * fft_out_step(prm)] = OUT_STORE(fft_result(prm, w.v[e]));
-#endif
   }
 #endif
 }
