@@ -123,7 +123,7 @@ class FftFamily final : public Family {
       variant.tile = pass | (max_pow2 << 4);
       uint32_t workgroup = pass == 4 ? kWorkgroupSize : kRadix2Workgroup;
       const char* name = pass == 4 ? "dft" : pass >= 6 ? "fft_bluestein" : pass >= 3 ? "fft_pow2" : "fft_global";
-      uint32_t pass_define = pass >= 6 ? (pass - 6) + (pass > 6 ? 1 : 0) : pass;
+      uint32_t pass_define = pass == 6 ? 0 : pass == 7 ? 2 : pass == 8 ? 3 : pass;  // fft_bluestein.comp's PASS
       return a.device.impl().kernels.get(variant, [&] {
         KernelKey key{name, {}, workgroup};
         auto& d = key.defines;
