@@ -81,20 +81,19 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   bool forced = std::getenv("NXV_DOT_TILE") != nullptr;
   if (gemm_cpu_paths(core) && !forced && glsl_type_bytes(acc) <= 8 && shape.m >= 32 && shape.n >= 16)
     tile = {32, 64, 16, 4, 4};
+  // The A tile along k where the input's channels are adjacent (channels last), else along m.
+  bool a_k_unit = input.strides[1] == 1 && g.ci > 1;
   // GPUs, the 8x8 register tile: subgroups as blocks of 4 x 8 invocations, as dot's; where the
-  // A tile is read along m (channels-first input), 64-row tiles with subgroups of 16 x 2 (3x3
-  // 64x256x56x56 f32 on an H100: 39.5 TFLOP/s against 38.3 and 37.1 row by row).
-  bool a_along_m = !(input.strides[1] == 1 && g.ci > 1);
+  // A tile is read along m, 64-row tiles with subgroups of 16 x 2 (bench/RESULTS.md, stop 30).
   uint32_t warp_x = 0;
   if (!gemm_cpu_paths(core) && tile.tm == 8 && tile.tn == 8) {
     warp_x = 4;
-    if (!forced && a_along_m && tile.bm == 128 && tile.bn == 128) tile.bm = 64, warp_x = 16;
+    if (!forced && !a_k_unit && tile.bm == 128 && tile.bn == 128) tile.bm = 64, warp_x = 16;
   }
   bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
                           [](int64_t x) { return x > 1; });
   GemmTileOpts o;
-  // The A tile along k where the input's channels are adjacent (channels last), else along m.
-  o.a_k_unit = input.strides[1] == 1 && g.ci > 1;
+  o.a_k_unit = a_k_unit;
   o.b_n_unit = kernel.strides[2] == 1;
   o.vec4_shared = gemm_vec4_shared(core, tile, acc);
   o.dbuf = gemm_dbuf(core);
