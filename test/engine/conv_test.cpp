@@ -6,7 +6,9 @@
 // sweep of random configurations (NXV_TEST_SEED; more with NXV_TEST_EXHAUSTIVE=1).
 // Floats: |got - exact| <= eps_out * |exact| + (K + 2) * eps_acc * sum |x| |w| over the K
 // products (eps_acc: f32 for f16/bf16/f32/c64 outputs, f64 for f64/c128).
+#include <cmath>
 #include <complex>
+#include <limits>
 #include <sstream>
 
 #include "device/device_impl.hpp"
@@ -93,7 +95,9 @@ std::pair<Tensor, std::vector<std::byte>> make_stored(Device& dev, DType t, cons
   return {view, to_host(dev, view)};
 }
 
-void run_case(Device& dev, const ConvCase& c, const Types& types, uint32_t seed) {
+// `slack`: a factor on the accumulation term of the tolerance (algorithms that combine the
+// products otherwise, as Winograd's).
+void run_case(Device& dev, const ConvCase& c, const Types& types, uint32_t seed, double slack_factor = 1.0) {
   SCOPED_TRACE(describe(c, types));
   std::mt19937 rng(seed);
   ConvAttrs a = conv_attrs_of(c);
@@ -162,7 +166,7 @@ void run_case(Device& dev, const ConvCase& c, const Types& types, uint32_t seed)
       continue;
     }
     std::complex<double> have = typed_value_at(types.out, have_at);
-    double slack = is_complex(types.out) ? 2.0 : 1.0;
+    double slack = (is_complex(types.out) ? 2.0 : 1.0) * slack_factor;
     double tol_re = type_epsilon(types.out) * std::abs(acc.real()) + slack * double(K + 2) * eps_acc * mag;
     double tol_im = type_epsilon(types.out) * std::abs(acc.imag()) + slack * double(K + 2) * eps_acc * mag;
     bool ok = std::abs(have.real() - acc.real()) <= tol_re && std::abs(have.imag() - acc.imag()) <= tol_im;
@@ -430,6 +434,93 @@ TEST_F(Conv, HostBlasTier) {
     return device_->stream_stats().commands - before;
   };
   EXPECT_GE(commands("0"), commands("1") + 2);
+}
+
+// Winograd's F(2x2, 3x3) (conv_winograd.hpp), forced on any device: 3 x 3 kernels with unit
+// strides; paddings (negative and asymmetric too) and sizes whose output edges cut 2 x 2 tiles;
+// channels-first and channels-last inputs, permuted kernels and outputs, a sliced input; f32
+// and f64; batch items in chunks. The tolerance allows 8x the direct sum's accumulation error.
+TEST_F(Conv, WinogradTier) {
+  ScopedEnv on("NX_VULKAN_CONV_WINOGRAD", "1");
+  const std::vector<ConvCase> cases = {
+      {"basic_3x3", {1, 1, 5, 5}, {1, 1, 3, 3}},
+      {"same_odd", {2, 3, 7, 6}, {4, 3, 3, 3}, {}, Pad{{1, 1}, {1, 1}}},
+      {"one_output", {1, 5, 3, 3}, {2, 5, 3, 3}},
+      {"negative_and_asymmetric", {2, 4, 9, 8}, {5, 4, 3, 3}, {}, Pad{{-1, 2}, {2, -1}}},
+      {"channels_64", {1, 64, 9, 9}, {70, 64, 3, 3}, {}, Pad{{1, 1}, {1, 1}}},
+      {"nhwc_hwio", {2, 33, 6, 7}, {17, 33, 3, 3}, {}, Pad{{1, 1}, {0, 1}}, {}, {}, 1, 1, {0, 3, 1, 2},
+       {3, 2, 0, 1}, {0, 3, 1, 2}},
+      {"nchw_in_nhwc_out", {3, 8, 10, 5}, {6, 8, 3, 3}, {}, Pad{{2, 2}, {1, 1}}, {}, {}, 1, 1, {}, {}, {0, 3, 1, 2}},
+      {"slice", {2, 3, 6, 5}, {4, 3, 3, 3}, {}, Pad{{1, 0}, {0, 1}}, {}, {}, 1, 1, {}, {}, {}, true},
+  };
+  uint32_t seed = sample_seed() + 1400;
+  for (const ConvCase& c : cases)
+    for (DType t : {DType::F32, DType::F64})
+      if (supported({t, t, t})) run_case(*device_, c, {t, t, t}, seed++, 8.0);
+  // Five items in chunks of two (f32) or one (f64).
+  ConvCase chunked{"chunked", {5, 8, 10, 9}, {6, 8, 3, 3}, {}, Pad{{1, 1}, {1, 1}}};
+  {
+    ScopedEnv budget("NXV_CONV_WINOGRAD_BUDGET", "25600");
+    for (DType t : {DType::F32, DType::F64})
+      if (supported({t, t, t})) run_case(*device_, chunked, {t, t, t}, seed++, 8.0);
+    for (const ConvCase& c : {chunked, cases[5]}) {
+      ScopedEnv tiles("NXV_DOT_GPU_PATHS", "1");
+      run_case(*device_, c, {DType::F32, DType::F32, DType::F32}, seed++, 8.0);
+    }
+  }
+  // The tier is taken: the kernel's transform, then per chunk of two items the input's, the
+  // product and the output's, where the direct GEMM records a kernel copy and itself.
+  auto commands = [&](const char* mode) {
+    ScopedEnv m("NX_VULKAN_CONV_WINOGRAD", mode), no_blas("NX_VULKAN_HOST_BLAS", "0");
+    ScopedEnv budget("NXV_CONV_WINOGRAD_BUDGET", "25600");
+    device_->synchronize();
+    uint64_t before = device_->stream_stats().commands;
+    run_case(*device_, chunked, {DType::F32, DType::F32, DType::F32}, seed, 8.0);
+    device_->synchronize();
+    return device_->stream_stats().commands - before;
+  };
+  EXPECT_GE(commands("1"), 1u + 3u * 3u);
+  EXPECT_LE(commands("0"), 3u);
+}
+
+// Winograd's outputs where the inputs hold Inf, NaN and zeros: Inf and NaN as the direct sum
+// gives them (those outputs are recomputed directly), a sum of zero products +0.0 as the direct
+// sum's, finite outputs near it.
+TEST_F(Conv, WinogradSpecialValues) {
+  ConvCase c{"specials", {2, 6, 8, 7}, {5, 6, 3, 3}, {}, Pad{{1, 1}, {1, 1}}};
+  ConvAttrs a = conv_attrs_of(c);
+  std::mt19937 rng(sample_seed() + 1450);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  std::vector<float> in(size_t(shape_size(c.input))), ker(size_t(shape_size(c.kernel)));
+  for (auto& x : in) x = value(rng);
+  for (auto& x : ker) x = value(rng);
+  const float inf = std::numeric_limits<float>::infinity();
+  in[3] = inf, in[100] = -inf, in[101] = inf, in[250] = std::nanf(""), in[400] = inf;
+  ker[4] = 0.0f;  // filter 0's centre weight on channel 0 meets in[3], an Inf: NaN in the direct sum
+  Shape out_shape = canonical_output(c, a);
+  auto run = [&](const char* mode, const std::vector<float>& x, const std::vector<float>& w) {
+    ScopedEnv m("NX_VULKAN_CONV_WINOGRAD", mode), no_blas("NX_VULKAN_HOST_BLAS", "0");
+    Tensor ti = upload(*device_, DType::F32, c.input, x), tk = upload(*device_, DType::F32, c.kernel, w);
+    return download<float>(*device_, run_op(*device_, "conv", {DType::F32, out_shape}, {ti, tk}, Attrs::of(a)));
+  };
+  auto direct = run("0", in, ker), winograd = run("1", in, ker);
+  ASSERT_EQ(direct.size(), winograd.size());
+  size_t nonfinite = 0;
+  for (size_t i = 0; i < direct.size(); ++i) {
+    if (!std::isfinite(direct[i])) ++nonfinite;
+    if (std::isnan(direct[i])) EXPECT_TRUE(std::isnan(winograd[i])) << "output " << i << ": " << winograd[i];
+    else if (std::isinf(direct[i])) EXPECT_EQ(winograd[i], direct[i]) << "output " << i;
+    else EXPECT_NEAR(winograd[i], direct[i], 1e-4f) << "output " << i;
+  }
+  EXPECT_GT(nonfinite, 0u);
+  EXPECT_LT(nonfinite, direct.size());
+  // All-zero input by negative weights: every product -0.0, every output +0.0.
+  std::vector<float> zeros(in.size(), 0.0f), negative(ker.size());
+  for (auto& x : negative) x = -1.0f - std::abs(value(rng));
+  for (float y : run("1", zeros, negative)) {
+    EXPECT_EQ(y, 0.0f);
+    EXPECT_FALSE(std::signbit(y));
+  }
 }
 
 // Random configurations: 1-3 spatial axes, random extents, strides, paddings (negative too),

@@ -5,8 +5,10 @@
 // channel) gathered from the input on the fly. The input is read in place through its strides
 // (any permutation); the kernel where its (kernel position, channel) axes collapse to one
 // stride, else copied to [group, kernel position, channel, filter] first in the same
-// executable. Accumulation as dot's: integers in the output's compute type (Nx's wrap-around),
-// f16/bf16/f8 in f32 rounded once, f32 in f32 with fma, f64 in double, complex in pairs.
+// executable. 3 x 3 convs with unit strides take Winograd's algorithm on GPUs
+// (conv_winograd.hpp). Accumulation as dot's: integers in the output's compute type (Nx's
+// wrap-around), f16/bf16/f8 in f32 rounded once, f32 in f32 with fma, f64 in double, complex
+// in pairs.
 // With an epilogue (compiled graphs: graph/epilogue_fusion.hpp) the kernels apply an elementwise
 // chain where they store (conv_epilogue.hpp); the op's output type is then the chain's.
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include "ops/conv/conv_kernels.hpp"
 #include "ops/conv/conv_plan.hpp"
 #include "ops/conv/conv_push.h"
+#include "ops/conv/conv_winograd.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "ops/family.hpp"
 #include "ops/reduce/folds.hpp"
@@ -130,6 +133,7 @@ class ConvFamily final : public Family {
     std::vector<int64_t> os = row_major_strides(a.out.shape), out_strides;
     for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
     ConvInput in_a = input_operand(a, plan);
+    if (!epilogue && append_conv_winograd(a, plan, in_a)) return;
     GemmOperand kernel_b = kernel_operand(a, plan);
     if (append_conv_im2col_gemm(a, plan, in_a, kernel_b, epilogue ? &*epilogue : nullptr)) return;
     append_conv_gemm(a.device.impl(), a.builder, at.epilogue ? at.product : a.out.type, plan, in_a, kernel_b,

@@ -1,0 +1,26 @@
+// conv on Winograd's F(2x2, 3x3) (conv_winograd.comp): 3 x 3 kernels, unit strides and
+// dilations, one feature and batch group, f32 or f64, any padding and permutations. The
+// kernel and the input are transformed into 16 matrices each, multiplied by dot's batched
+// GEMM (16 products of tiles x channels by channels x filters: 2.25 times fewer
+// multiplications than the direct sum) and transformed back into the output. Batch items go
+// in chunks whose transformed input and products stay within a budget of device memory.
+//
+// Rounding: each output sums the same products in other combinations; its error bound is a
+// small multiple of the direct sum's (the tests allow 4x). Outputs that come out Inf or NaN
+// are computed again directly, so non-finite values are as the direct sum gives them.
+//
+// Taken on GPUs for convs large enough to gain (at least 32 channels and filters); never on
+// CPU drivers. NX_VULKAN_CONV_WINOGRAD=0 turns it off, =1 takes it wherever the geometry
+// allows (tests). Read per call.
+#pragma once
+#include "ops/conv/conv_kernels.hpp"
+#include "ops/conv/conv_plan.hpp"
+#include "ops/family.hpp"
+
+namespace nxv {
+
+// Appends the conv that way and returns true, or returns false (nothing appended). The conv
+// has no epilogue; `input` is the input's canonical view.
+bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input);
+
+}  // namespace nxv
