@@ -219,6 +219,50 @@ TEST_F(ConvEpilogues, SpecialValues) {
   expect_same_bits(d, unfused(d, p, t, extras, chain), fused(d, p, t, extras, chain));
 }
 
+// Winograd's tier (conv_winograd.hpp, forced): the chain where its last pass stores, on
+// channels-first and channels-last layouts, batch items in chunks (the output offsets the
+// chain reads are the whole output's), f32 and f64; specials, a transposed residual and a
+// change of type on the first.
+TEST_F(ConvEpilogues, WinogradTier) {
+  Device& d = *device_;
+  ScopedEnv on("NX_VULKAN_CONV_WINOGRAD", "1"), budget("NXV_CONV_WINOGRAD_BUDGET", "16000");
+  std::mt19937 rng(sample_seed() + 27);
+  const Case cases[] = {
+      {"3x3 same", {3, 5, 7, 6}, {9, 5, 3, 3}, {}, {{1, 1}, {1, 1}}, {}, {}, 1, 1, {}, {}, {}},
+      {"3x3 channels last, HWIO", {2, 6, 5, 8}, {7, 6, 3, 3}, {}, {{0, 1}, {2, 1}}, {}, {}, 1, 1, {0, 3, 1, 2},
+       {3, 2, 0, 1}, {0, 3, 1, 2}},
+  };
+  for (const Case& c : cases) {
+    bias_relu(d, c, DType::F32, rng);
+    if (d.has(kCapFloat64)) bias_relu(d, c, DType::F64, rng);
+  }
+  DType t = DType::F32;
+  Problem p = problem(d, cases[0], t, rng);
+  const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-42f, -1e30f};
+  auto sprinkle = [&](const Tensor& x, size_t every) {
+    std::vector<float> v(size_t(x.size()));
+    to_host(d, x, v.data(), v.size() * sizeof(float));
+    for (size_t i = 0; i < v.size(); i += every) v[i] = specials[(i / every) % std::size(specials)];
+    return from_host(d, t, x.shape, v.data(), v.size() * sizeof(float));
+  };
+  Problem s = p;
+  s.input = sprinkle(p.input, 29);
+  s.kernel = sprinkle(p.kernel, 31);
+  ElementwiseChain chain{{step(OpId::add, t, {in(0), in(1)}), step(OpId::max, t, {st(0), in(2)})}};
+  std::vector<Tensor> extras{sprinkle(random_tensor(d, t, bias_shape(s), rng), 3), scalar(d, t, 0)};
+  expect_same_bits(d, unfused(d, s, t, extras, chain), fused(d, s, t, extras, chain));
+  Shape swapped = p.out;
+  std::swap(swapped[0], swapped[1]);
+  std::vector<int64_t> perm = identity(p.out.size());
+  std::swap(perm[0], perm[1]);
+  Tensor transposed = transpose_view(random_tensor(d, t, swapped, rng), perm), half = scalar(d, t, 0.5);
+  ElementwiseChain res{{step(OpId::add, t, {in(0), in(1)}), step(OpId::multiply, t, {st(0), in(2)})}};
+  expect_same_bits(d, unfused(d, p, t, {transposed, half}, res), fused(d, p, t, {transposed, half}, res));
+  Tensor bias = random_tensor(d, t, bias_shape(p), rng);
+  ElementwiseChain narrow{{step(OpId::add, t, {in(0), in(1)}), step(OpId::as_type, DType::F16, {st(0)})}};
+  expect_same_bits(d, unfused(d, p, t, {bias}, narrow), fused(d, p, t, {bias}, narrow));
+}
+
 // A full-size residual (contiguous, and stored transposed: strides across the output's axes),
 // a product rounded to f16 after the bias, and a comparison into u8.
 TEST_F(ConvEpilogues, ResidualsAndTypeChanges) {

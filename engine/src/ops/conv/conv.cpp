@@ -133,7 +133,7 @@ class ConvFamily final : public Family {
     std::vector<int64_t> os = row_major_strides(a.out.shape), out_strides;
     for (int64_t axis : plan.attrs.output_permutation) out_strides.push_back(os[size_t(axis)]);
     ConvInput in_a = input_operand(a, plan);
-    if (!epilogue && append_conv_winograd(a, plan, in_a)) return;
+    if (append_conv_winograd(a, plan, in_a, epilogue ? &*epilogue : nullptr)) return;
     GemmOperand kernel_b = kernel_operand(a, plan);
     if (append_conv_im2col_gemm(a, plan, in_a, kernel_b, epilogue ? &*epilogue : nullptr)) return;
     append_conv_gemm(a.device.impl(), a.builder, at.epilogue ? at.product : a.out.type, plan, in_a, kernel_b,

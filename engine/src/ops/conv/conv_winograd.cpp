@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/env.hpp"
 #include "device/device_impl.hpp"
+#include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "ops/conv/conv_winograd_push.h"
 #include "ops/dot/dot_kernels.hpp"
@@ -29,12 +31,12 @@ constexpr int64_t kMinChannels = 32, kMinFilters = 32;
 
 enum Pass : uint32_t { kFilterPass = 0, kInputPass = 1, kOutputPass = 2 };
 
-const Kernel& winograd_kernel(DeviceImpl& impl, DType type, Pass pass) {
+const Kernel& winograd_kernel(DeviceImpl& impl, DType type, Pass pass, const StoreEpilogue* epi) {
   VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 3};
   variant.types = {type};
   variant.type_count = 1;
   variant.switches = pass;
-  return impl.kernels.get(variant, [&] {
+  return *epilogue_kernel(impl, variant, pass == kOutputPass ? epi : nullptr, [&] {
     KernelKey key;
     key.name = "conv_winograd";
     key.workgroup_size = kWorkgroupSize;
@@ -42,18 +44,24 @@ const Kernel& winograd_kernel(DeviceImpl& impl, DType type, Pass pass) {
     std::string t = type == DType::F64 ? "double" : "float";
     fold_features({type}, t).add_defines(d);
     d.emplace_back("PASS", std::to_string(uint32_t(pass)));
-    d.emplace_back("T", t);
-    d.emplace_back("T_F64", type == DType::F64 ? "1" : "0");
-    d.emplace_back("T_ALIGN", std::to_string(dtype_size(type)));
+    d.emplace_back("WT", t);
+    d.emplace_back("WT_F64", type == DType::F64 ? "1" : "0");
+    d.emplace_back("WT_ALIGN", std::to_string(dtype_size(type)));
     d.emplace_back("WG", std::to_string(kWorkgroupSize) + "u");
+    if (pass == kOutputPass) {
+      d.emplace_back("ACC", t);
+      add_buffer_defines(d, "OUT", type);
+      d.emplace_back("STORE_OUT(v)", glsl_store(type));
+    }
     append_glsl_use_defines(d);
     return key;
   });
 }
 
 void launch_pass(DeviceImpl& impl, LaunchBuilder& builder, DType type, Pass pass, uint64_t invocations,
-                 const WinogradParams& params, BufferRef src, BufferRef dst, BufferRef in = {}, BufferRef ker = {}) {
-  const Kernel& kernel = winograd_kernel(impl, type, pass);
+                 const WinogradParams& params, BufferRef src, BufferRef dst, BufferRef in = {}, BufferRef ker = {},
+                 const StoreEpilogue* epi = nullptr) {
+  const Kernel& kernel = winograd_kernel(impl, type, pass, epi);
   uint64_t groups = std::max<uint64_t>(1, (invocations + kWorkgroupSize - 1) / kWorkgroupSize);
   groups = std::min<uint64_t>(groups, impl.core->info().max_workgroup_count[0]);
   std::vector<AddressPatch> addresses{{offsetof(WinogradPush, src_addr), src}, {offsetof(WinogradPush, dst_addr), dst}};
@@ -62,7 +70,18 @@ void launch_pass(DeviceImpl& impl, LaunchBuilder& builder, DType type, Pass pass
     addresses.push_back({offsetof(WinogradPush, ker_addr), ker});
   }
   Launch& l = builder.launch(kernel, {uint32_t(groups), 1, 1}, WinogradPush{}, std::move(addresses));
-  builder.params(l, params, offsetof(WinogradPush, params_addr), {});
+  // The epilogue's block inside the parameters, its tensors' addresses patched there.
+  std::vector<AddressPatch> patches;
+  WinogradParams block = params;
+  if (epi && pass == kOutputPass) {
+    std::memcpy(&block.epi, epi->params.data(), sizeof block.epi);
+    for (AddressPatch patch : epi->patches) {
+      patch.offset += uint32_t(offsetof(WinogradParams, epi));
+      patches.push_back(patch);
+    }
+    use_epilogue_tensors(builder, l, epi);
+  }
+  builder.params(l, block, offsetof(WinogradPush, params_addr), std::move(patches));
   builder.use(l, src.slot, Access::Read);
   if (pass == kOutputPass) {
     builder.use(l, in.slot, Access::Read);
@@ -73,13 +92,13 @@ void launch_pass(DeviceImpl& impl, LaunchBuilder& builder, DType type, Pass pass
 
 }  // namespace
 
-bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input) {
+bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input, const StoreEpilogue* epi) {
   if (env_is("NX_VULKAN_CONV_WINOGRAD", "0")) return false;
   bool forced = env_is("NX_VULKAN_CONV_WINOGRAD", "1");
   const ConvGeometry& g = plan.geometry;
   const ConvAttrs& at = plan.attrs;
   const Tensor& kernel_tensor = a.inputs[1].tensor;
-  DType type = a.out.type;
+  DType type = epi ? epi->product : a.out.type;
   DeviceImpl& impl = a.device.impl();
   const DeviceCore& core = *impl.core;
   if (type != DType::F32 && type != DType::F64) return false;
@@ -150,7 +169,7 @@ bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvIn
       c.m_i = uint32_t(tiles * filters), c.m_p = 1, c.m_k = uint32_t(tiles);
     }
     BufferRef in_ref{input.ref.slot, input.ref.byte_offset + uint64_t(first * input.strides[0]) * elem};
-    BufferRef out_ref{a.output_slot, uint64_t(first) * q.o_n * elem};
+    c.item0 = uint32_t(first);
     launch_pass(impl, b, type, kInputPass, tiles * uint64_t(channels), c, in_ref, {v_slot, 0});
     if (channels_last) {  // M [16][tiles][filters] = V [16][tiles][channels] x U [16][channels][filters]
       GemmOperand vs{{v_slot, 0}, type, {int64_t(c.v_i), channels, 1}}, us{{u_slot, 0}, type, {int64_t(q.u_i), filters, 1}};
@@ -159,7 +178,8 @@ bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvIn
       GemmOperand us{{u_slot, 0}, type, {int64_t(q.u_i), channels, 1}}, vs{{v_slot, 0}, type, {int64_t(c.v_i), int64_t(tiles), 1}};
       append_gemm(impl, b, type, GemmShape{16, filters, int64_t(tiles), channels}, us, vs, {m_slot, 0});
     }
-    launch_pass(impl, b, type, kOutputPass, tiles * uint64_t(filters), c, {m_slot, 0}, out_ref, in_ref, kernel_ref);
+    launch_pass(impl, b, type, kOutputPass, tiles * uint64_t(filters), c, {m_slot, 0}, {a.output_slot, 0}, in_ref,
+                kernel_ref, epi);
   }
   return true;
 }

@@ -5,11 +5,12 @@
 // one batch item, tiles numbered (item, tile row, tile column).
 #ifndef NXV_CONV_WINOGRAD_PUSH_H
 #define NXV_CONV_WINOGRAD_PUSH_H
+#include "conv_push.h"
 #include "nxv_shared.h"
 
 NXV_STRUCT(WinogradPush) {
   NXV_ADDR src_addr;     // pass 0: the kernel; 1: the input; 2: M
-  NXV_ADDR dst_addr;     // pass 0: U; 1: V; 2: the output
+  NXV_ADDR dst_addr;     // pass 0: U; 1: V; 2: the output (its first element)
   NXV_ADDR in_addr;      // pass 2: the input and the kernel, for outputs computed directly
   NXV_ADDR ker_addr;
   NXV_ADDR params_addr;  // WinogradParams
@@ -50,6 +51,8 @@ NXV_STRUCT(WinogradParams) {
   NXV_U32 m_p;
   NXV_U32 m_k;
   NXV_U32 zero;          // 0, added to each output: a -0.0 sum becomes +0.0 as the direct sum's
+  NXV_U32 item0;         // pass 2: the launch's first batch item (output offsets are the whole output's)
+  ConvEpilogueParams epi;  // pass 2 with an epilogue (conv_epilogue.hpp)
 };
 
 #endif
