@@ -249,6 +249,14 @@ TEST_F(Dot, GpuTileVariants) {
     all(sample_seed() + 730);
   }
   {
+    // The GPUs' default 128x128 tile: 16 x 8 per invocation, k steps of 8, subgroups of 8 x 4.
+    ScopedEnv tile("NXV_DOT_TILE", "128,128,8,16,8");
+    ScopedEnv warp("NXV_DOT_WARP_X", "8");
+    all(sample_seed() + 732);
+    ScopedEnv splits("NXV_DOT_SPLITS", "2");
+    all(sample_seed() + 733);
+  }
+  {
     // One tile per workgroup: batches and tile edges, and split-K (k of 600 gives 2 splits).
     ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
     ScopedEnv one("NXV_DOT_ONE_TILE", "1");

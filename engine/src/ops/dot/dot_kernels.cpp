@@ -368,6 +368,13 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   if (auto coop = epi ? std::nullopt : coopmat_gemm_tile(core, shape, a, b, out))
     return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
+  // GPUs, dot's 128x128 tile of 32-bit accumulators: 16 x 8 per invocation (128 of them) and
+  // k steps of 8, in subgroups of 8 x 4 invocations; faster than conv's 8 x 8 here
+  // (bench/RESULTS.md, stop 31). NXV_DOT_TILE still overrides.
+  uint32_t warp_fallback = tile.tm == 8 && tile.tn == 8 ? 4 : 0;
+  if (!gemm_cpu_paths(core) && std::getenv("NXV_DOT_TILE") == nullptr && tile.bm == 128 && tile.bn == 128 &&
+      tile.bk == 16 && tile.tm == 8 && tile.tn == 8)
+    tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
@@ -380,9 +387,8 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   o.b_vec4 = !gvec4 ? false : o.b_n_unit ? gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 2, shape.n, tile.bn)
                         : gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 1, shape.k, tile.bk);
   o.dbuf = gemm_dbuf(core);
-  // The 8x8 register tile in subgroups of 4 x 8 invocations (8192^3 f32 on an H100: 41.2
-  // TFLOP/s against 39.6 row by row).
-  o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, tile.tm == 8 && tile.tn == 8 ? 4 : 0) : 0;
+  // The 8x8 register tile in subgroups of 4 x 8 invocations (faster than row by row).
+  o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_fallback) : 0;
   o.one_tile = gemm_one_tile(core, shape, tile);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
