@@ -372,7 +372,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // k steps of 8, in subgroups of 8 x 4 invocations; faster than conv's 8 x 8 here
   // (bench/RESULTS.md, stop 31). NXV_DOT_TILE still overrides.
   uint32_t warp_fallback = tile.tm == 8 && tile.tn == 8 ? 4 : 0;
-  if (!gemm_cpu_paths(core) && std::getenv("NXV_DOT_TILE") == nullptr && tile.bm == 128 && tile.bn == 128 &&
+  if (!gemm_cpu_paths(core) && !tile_from_env() && tile.bm == 128 && tile.bn == 128 &&
       tile.bk == 16 && tile.tm == 8 && tile.tn == 8)
     tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
   GemmTileOpts o;
