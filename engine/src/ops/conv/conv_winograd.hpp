@@ -12,8 +12,8 @@
 // computed again directly, so non-finite values are as the direct sum gives them, and a sum
 // of zeros is +0.0 as the direct sum's.
 //
-// Taken on GPUs for convs large enough to gain (at least 32 channels and filters); never on
-// CPU drivers. NX_VULKAN_CONV_WINOGRAD=0 turns it off, =1 takes it wherever the geometry
+// Taken on GPUs for convs large enough to gain (at least 64 channels and filters, output
+// tiles mostly inside the output); never on CPU drivers (their BLAS GEMM is faster). NX_VULKAN_CONV_WINOGRAD=0 turns it off, =1 takes it wherever the geometry
 // allows (tests). Read per call.
 #pragma once
 #include "ops/conv/conv_kernels.hpp"
