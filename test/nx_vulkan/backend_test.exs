@@ -223,6 +223,23 @@ defmodule Nx.Vulkan.BackendTest do
       assert Nx.all_close(expected, actual, atol: atol, rtol: 1.0e-4) |> Nx.to_number() == 1
     end
 
+    # The gradients of `loss` by Nx.BinaryBackend and by ours (host fallback refused), compared
+    # by `assert_fun`.
+    defp assert_grad_matches_binary(x, k, loss, assert_fun) do
+      {dx, dk} =
+        Nx.with_default_backend(Nx.BinaryBackend, fn ->
+          Nx.Defn.grad({x, k}, fn {x, k} -> loss.(x, k) end)
+        end)
+
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        vx = Nx.backend_copy(x, Nx.Vulkan.Backend)
+        vk = Nx.backend_copy(k, Nx.Vulkan.Backend)
+        {vdx, vdk} = Nx.Defn.grad({vx, vk}, fn {x, k} -> loss.(x, k) end)
+        assert_fun.(dx, vdx)
+        assert_fun.(dk, vdk)
+      end)
+    end
+
     # f32 sums of hundreds of products of values in the thousands (a gradient's): an absolute
     # tolerance of 1e-5 of the largest value (ours and Nx.BinaryBackend's differ by under 1e-6).
     defp assert_close_to_scale(expected, actual) do
@@ -275,37 +292,13 @@ defmodule Nx.Vulkan.BackendTest do
 
       {x, k} = conv_inputs({1, 64, 4, 4}, {64, 64, 3, 3})
       loss = fn x, k -> Nx.sum(Nx.pow(Nx.conv(x, k, padding: :same), 2)) end
-
-      {dx, dk} =
-        Nx.with_default_backend(Nx.BinaryBackend, fn ->
-          Nx.Defn.grad({x, k}, fn {x, k} -> loss.(x, k) end)
-        end)
-
-      Nx.Vulkan.with_host_fallback(:raise, fn ->
-        vx = Nx.backend_copy(x, Nx.Vulkan.Backend)
-        vk = Nx.backend_copy(k, Nx.Vulkan.Backend)
-        {vdx, vdk} = Nx.Defn.grad({vx, vk}, fn {x, k} -> loss.(x, k) end)
-        assert_close_to_scale(dx, vdx)
-        assert_close_to_scale(dk, vdk)
-      end)
+      assert_grad_matches_binary(x, k, loss, &assert_close_to_scale/2)
     end
 
     test "gradients (batch groups and input dilation in Nx's conv gradient)" do
       {x, k} = conv_inputs({2, 3, 7, 6}, {4, 3, 3, 3})
       loss = fn x, k -> Nx.sum(Nx.pow(Nx.conv(x, k, strides: [2, 1], padding: :same), 2)) end
-
-      {dx, dk} =
-        Nx.with_default_backend(Nx.BinaryBackend, fn ->
-          Nx.Defn.grad({x, k}, fn {x, k} -> loss.(x, k) end)
-        end)
-
-      Nx.Vulkan.with_host_fallback(:raise, fn ->
-        vx = Nx.backend_copy(x, Nx.Vulkan.Backend)
-        vk = Nx.backend_copy(k, Nx.Vulkan.Backend)
-        {vdx, vdk} = Nx.Defn.grad({vx, vk}, fn {x, k} -> loss.(x, k) end)
-        assert_close(dx, vdx)
-        assert_close(dk, vdk)
-      end)
+      assert_grad_matches_binary(x, k, loss, &assert_close/2)
     end
   end
 
