@@ -175,10 +175,12 @@ bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvIn
     c.item0 = uint32_t(first);
     launch_pass(impl, b, type, kInputPass, tiles * uint64_t(channels), c, in_ref, {v_slot, 0});
     if (channels_last) {  // M [16][tiles][filters] = V [16][tiles][channels] x U [16][channels][filters]
-      GemmOperand vs{{v_slot, 0}, type, {int64_t(c.v_i), channels, 1}}, us{{u_slot, 0}, type, {int64_t(q.u_i), filters, 1}};
+      GemmOperand vs{{v_slot, 0}, type, {int64_t(c.v_i), channels, 1}};
+      GemmOperand us{{u_slot, 0}, type, {int64_t(q.u_i), filters, 1}};
       append_gemm(impl, b, type, GemmShape{16, int64_t(tiles), filters, channels}, vs, us, {m_slot, 0});
     } else {  // M [16][filters][tiles] = U [16][filters][channels] x V [16][channels][tiles]
-      GemmOperand us{{u_slot, 0}, type, {int64_t(q.u_i), channels, 1}}, vs{{v_slot, 0}, type, {int64_t(c.v_i), int64_t(tiles), 1}};
+      GemmOperand us{{u_slot, 0}, type, {int64_t(q.u_i), channels, 1}};
+      GemmOperand vs{{v_slot, 0}, type, {int64_t(c.v_i), int64_t(tiles), 1}};
       append_gemm(impl, b, type, GemmShape{16, filters, int64_t(tiles), channels}, us, vs, {m_slot, 0});
     }
     launch_pass(impl, b, type, kOutputPass, tiles * uint64_t(filters), c, {m_slot, 0}, {a.output_slot, 0}, in_ref,
