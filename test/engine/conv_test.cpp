@@ -484,6 +484,16 @@ TEST_F(Conv, WinogradTier) {
   EXPECT_GT(winograd, direct);
 }
 
+// Where device memory cannot hold the transformed input and products (four times the input
+// and the output: 4 MiB here, the input and output 1 MiB, in a 4 MiB heap), the direct GEMM
+// takes the conv.
+TEST_F(Conv, WinogradLeavesConvsItsTensorsDoNotFitToTheDirectGemm) {
+  ScopedEnv on("NX_VULKAN_CONV_WINOGRAD", "1"), no_blas("NX_VULKAN_HOST_BLAS", "0");
+  auto small = Device::open({.heap_limit = 4ull << 20});
+  ConvCase c{"large", {1, 8, 128, 128}, {8, 8, 3, 3}, {}, Pad{{1, 1}, {1, 1}}};
+  run_case(*small, c, {DType::F32, DType::F32, DType::F32}, sample_seed() + 1460);
+}
+
 // Winograd's outputs where the inputs hold Inf, NaN and zeros: Inf and NaN as the direct sum
 // gives them (those outputs are recomputed directly), a sum of zero products +0.0 as the direct
 // sum's, finite outputs near it.

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "common/env.hpp"
 #include "device/device_impl.hpp"
@@ -151,11 +152,19 @@ bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvIn
   q.channel_fast = channels_last ? 1u : 0u;
 
   LaunchBuilder& b = a.builder;
-  Tensor u = empty(a.device, type, {16, channels * filters});
+  // Where device memory cannot hold the transformed tensors, the direct GEMM (which needs none)
+  // takes the conv: nothing is appended before this.
   uint64_t chunk_tiles = uint64_t(items) * uint64_t(tiles_item);
-  Tensor v = empty(a.device, type, {int64_t(16 * chunk_tiles * uint64_t(channels))});
-  Tensor m = empty(a.device, type, {int64_t(16 * chunk_tiles * uint64_t(filters))});
-  uint32_t u_slot = b.bind(u.buffer), v_slot = b.bind(v.buffer), m_slot = b.bind(m.buffer);
+  std::optional<Tensor> u, v, m;
+  try {
+    u = empty(a.device, type, {16, channels * filters});
+    v = empty(a.device, type, {int64_t(16 * chunk_tiles * uint64_t(channels))});
+    m = empty(a.device, type, {int64_t(16 * chunk_tiles * uint64_t(filters))});
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::OutOfMemory) return false;
+    throw;
+  }
+  uint32_t u_slot = b.bind(u->buffer), v_slot = b.bind(v->buffer), m_slot = b.bind(m->buffer);
   BufferRef kernel_ref{a.inputs[1].slot, uint64_t(kview.offset) * elem};
   launch_pass(impl, b, type, kFilterPass, uint64_t(channels * filters), q, kernel_ref, {u_slot, 0});
 
