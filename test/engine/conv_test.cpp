@@ -482,6 +482,17 @@ TEST_F(Conv, WinogradTier) {
   uint64_t winograd = commands("1"), direct = commands("0");
   EXPECT_GE(winograd, 1u + 3u * 3u);
   EXPECT_GT(winograd, direct);
+  // A budget of one and a half items: three chunks of one for three items, never two of two.
+  {
+    ConvCase three = chunked;
+    three.input[0] = 3;
+    ScopedEnv budget("NXV_CONV_WINOGRAD_BUDGET", "19200"), no_blas("NX_VULKAN_HOST_BLAS", "0");
+    device_->synchronize();
+    uint64_t before = device_->stream_stats().commands;
+    run_case(*device_, three, {DType::F32, DType::F32, DType::F32}, seed, 8.0);
+    device_->synchronize();
+    EXPECT_GE(device_->stream_stats().commands - before, 1u + 3u * 3u);
+  }
 }
 
 // Where device memory cannot hold the transformed input and products (four times the input

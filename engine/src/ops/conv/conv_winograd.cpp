@@ -121,8 +121,9 @@ bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvIn
   uint64_t per_item = 16 * uint64_t(tiles_item) * uint64_t(std::max(channels, filters));
   uint64_t limit = std::min<uint64_t>({chunk_budget() / elem, core.chunk_bytes() / elem, uint64_t(kMaxIndex - 1)});
   if (per_item > limit || 16 * uint64_t(channels) * uint64_t(filters) > limit) return false;
-  int64_t batch = g.batch;
-  int64_t chunks = int64_t((uint64_t(batch) * per_item + limit - 1) / limit);
+  // As many items as fit, spread evenly over the chunks that takes.
+  int64_t batch = g.batch, most = int64_t(limit / per_item);
+  int64_t chunks = (batch + most - 1) / most;
   int64_t items = (batch + chunks - 1) / chunks;
 
   Tensor kview = transpose_view(kernel_tensor, at.kernel_permutation);  // [filters, channels, 3, 3]
