@@ -253,6 +253,29 @@ TEST_F(Dot, GpuTileVariants) {
     ScopedEnv tile("NXV_DOT_TILE", "128,128,8,16,8");
     ScopedEnv warp("NXV_DOT_WARP_X", "8");
     all(sample_seed() + 732);
+    // Tiles wholly inside (no edge checks), with and without vector loads, and split-K whose
+    // splits then fall on k steps (1024 in 3: 344, 344, 336; in 200: 8 each, 72 empty).
+    const DotCase inside[] = {
+        {"inside_256x64x128", {256, 64}, {64, 128}, mm},
+        {"inside_transposed_a_128x1024x256", {128, 1024}, {1024, 256}, mm, kTransposed},
+        {"inside_transposed_b_256x1024x128", {256, 1024}, {1024, 128}, mm, kDense, kTransposed},
+        {"inside_batched_2x128x40x128", {2, 128, 40}, {2, 40, 128}, axes({2}, {0}, {1}, {0})},
+    };
+    auto all_inside = [&](uint32_t seed) {
+      for (size_t i = 0; i < std::size(inside); ++i) {
+        SCOPED_TRACE(inside[i].name);
+        run_case(*device_, inside[i], {DType::F32, DType::F32, DType::F32}, seed + uint32_t(i));
+      }
+    };
+    all_inside(sample_seed() + 790);
+    {
+      ScopedEnv scalar("NXV_DOT_NO_GVEC4", "1");
+      all_inside(sample_seed() + 795);
+    }
+    for (const char* n : {"3", "200"}) {
+      ScopedEnv splits("NXV_DOT_SPLITS", n);
+      all_inside(sample_seed() + 800);
+    }
     ScopedEnv splits("NXV_DOT_SPLITS", "2");
     all(sample_seed() + 733);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
@@ -126,6 +127,15 @@ bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTil
          uint64_t((shape.m + tile.bm - 1) / tile.bm) <= max_count[1] && uint64_t(shape.batch) * 16 <= max_count[2];
 }
 
+bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o) {
+  if (gemm_cpu_paths(core) || std::getenv("NXV_DOT_NO_INSIDE") != nullptr) return false;
+  uint64_t wg = tile.invocations();
+  uint64_t a_items = uint64_t(tile.bm) * tile.bk / (o.a_vec4 ? 4 : 1);
+  uint64_t b_items = uint64_t(tile.bn) * tile.bk / (o.b_vec4 ? 4 : 1);
+  return shape.m > 0 && shape.n > 0 && shape.k > 0 && shape.m % tile.bm == 0 && shape.n % tile.bn == 0 &&
+         shape.k % tile.bk == 0 && a_items % wg == 0 && b_items % wg == 0;
+}
+
 bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int64_t, 3>& strides,
                        uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent) {
   if (gemm_cpu_paths(core) || !vec4_loadable(type) || std::getenv("NXV_DOT_NO_GVEC4") != nullptr) return false;
@@ -162,6 +172,7 @@ void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& 
   d.emplace_back("DBUF", o.dbuf ? "1" : "0");
   d.emplace_back("WARP_X", std::to_string(o.warp_x));
   d.emplace_back("ONE_TILE", o.one_tile ? "1" : "0");
+  d.emplace_back("TILES_INSIDE", o.inside ? "1" : "0");
   d.emplace_back("A_VEC4", o.a_vec4 ? "1" : "0");
   d.emplace_back("B_VEC4", o.b_vec4 ? "1" : "0");
   std::string acc4 = acc4_type(acc);
@@ -379,9 +390,10 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
   o.vec4_shared = gemm_vec4_shared(core, tile, acc);
-  // Vector loads along each operand's unit axis where strides, offset and extents allow, with
-  // NXV_DOT_GVEC4=1 (tuning: they did not speed up dot on an H100; conv takes them).
-  bool gvec4 = std::getenv("NXV_DOT_GVEC4") != nullptr;
+  // Vector loads along each operand's unit axis where strides, offset and extents allow, where
+  // every tile lies wholly inside (with edge checks they slowed dot down on an H100), or with
+  // NXV_DOT_GVEC4=1; NXV_DOT_NO_GVEC4 turns them off.
+  bool gvec4 = std::getenv("NXV_DOT_GVEC4") != nullptr || gemm_tiles_inside(core, shape, tile, o);
   o.a_vec4 = !gvec4 ? false : o.a_k_unit ? gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 2, shape.k, tile.bk)
                         : gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 1, shape.m, tile.bm);
   o.b_vec4 = !gvec4 ? false : o.b_n_unit ? gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 2, shape.n, tile.bn)
@@ -390,6 +402,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // The 8x8 register tile in subgroups of 4 x 8 invocations (faster than row by row).
   o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_fallback) : 0;
   o.one_tile = gemm_one_tile(core, shape, tile);
+  o.inside = gemm_tiles_inside(core, shape, tile, o);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
@@ -411,9 +424,10 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     append_glsl_use_defines(d);
     return key;
   });
-  // Vectors along k never straddle a split.
+  // Vectors along k never straddle a split; without edge checks, neither does a k step.
   bool k_vectors = (o.a_vec4 && o.a_k_unit) || (o.b_vec4 && !o.b_n_unit);
-  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, k_vectors ? 4 : 1, epi);
+  uint32_t k_align = std::lcm(k_vectors ? 4u : 1u, o.inside ? tile.bk : 1u);
+  launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, k_align, epi);
 }
 
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,

@@ -60,8 +60,10 @@ struct GemmTileOpts {
   bool dbuf = false;                        // two shared-memory stages, one barrier per step
   uint32_t warp_x = 0;                      // 0, or invocation columns per subgroup of 32
   bool one_tile = false;                    // one tile per workgroup (dot: the grid covers them all)
+  bool inside = false;                      // every tile and k step wholly inside: no edge checks
   uint32_t switches() const {               // for VariantKey::switches (a_k_unit etc. go in layout)
-    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (dbuf ? 4u : 0u) | (warp_x << 3) | (one_tile ? 1u << 9 : 0u);
+    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (dbuf ? 4u : 0u) | (warp_x << 3) | (one_tile ? 1u << 9 : 0u) |
+           (inside ? 1u << 10 : 0u);
   }
 };
 
@@ -72,6 +74,12 @@ bool gemm_dbuf(const DeviceCore& core);
 // One output tile per workgroup, with no loops over tiles, batches and splits, where
 // NXV_DOT_ONE_TILE=1 and the grid's limits allow it.
 bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile);
+
+// Whether every tile of `shape` and every k step lies wholly inside the matrices (and each
+// invocation loads the same number of items), so that the kernel reads and stores without
+// edge checks (GPU paths; NXV_DOT_NO_INSIDE turns it off). Splits of k are then multiples of
+// tile.bk.
+bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o);
 
 // Invocation columns per subgroup of 32 for `tile` on GPU paths: `fallback`, or NXV_DOT_WARP_X
 // (0: row by row); 0 where the tile does not divide into such blocks.

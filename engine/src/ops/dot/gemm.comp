@@ -9,7 +9,8 @@
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
 // is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4;
 // A_VEC4, B_VEC4, DBUF, WARP_X (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl); ONE_TILE (the
-// grid is exactly the tiles by the (batch, split) pairs: no loops over them).
+// grid is exactly the tiles by the (batch, split) pairs: no loops over them); TILES_INSIDE
+// (every tile and k step lies wholly inside: no edge checks).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -73,7 +74,7 @@ A_REG load_a_item(TileCtx ctx, uint gm, uint gk) {
 // invocations read consecutive elements or vectors where a stride is 1). A tile wholly inside
 // (the common case) is read without the checks.
 void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out B_REG rb[LB]) {
-  if (ctx.m0 + BM <= pc.m && k0 + BK <= k_end && NA % WG == 0u) {
+  if (INSIDE || (ctx.m0 + BM <= pc.m && k0 + BK <= k_end && NA % WG == 0u)) {
     [[unroll]] for (uint l = 0u; l < LA; ++l) {
       uint mm, kk;
       tile_a_at(t, l, mm, kk);
@@ -107,7 +108,7 @@ void output_tile(ABuf a, BBuf b, CBuf c, PartBuf part, uint t, uint tx, uint ty,
     uint gm = m0 + ROW(i);
     [[unroll]] for (uint j = 0u; j < TN; ++j) {
       uint gn = n0 + COL(j);
-      if (gm < pc.m && gn < pc.n) {
+      if (INSIDE || (gm < pc.m && gn < pc.n)) {
         ACC v = acc[i][j];
         if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
         else c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, v);

@@ -22,6 +22,12 @@
 #ifndef NXV_GEMM_TILE_GLSL
 #define NXV_GEMM_TILE_GLSL
 
+// TILES_INSIDE (dot's gemm.comp): every tile and k step lies wholly inside the matrices.
+#ifndef TILES_INSIDE
+#define TILES_INSIDE 0
+#endif
+const bool INSIDE = TILES_INSIDE != 0;
+
 const uint RX = BN / TN;  // invocations along n
 const uint RY = BM / TM;  // invocations along m
 const uint WG = RX * RY;

@@ -22,7 +22,7 @@ B_REG load_b_item(TileCtx ctx, uint gk, uint gn) {
 // of pc.b_addr), zero outside; dot and conv read B alike. A tile wholly inside is read without
 // the checks.
 void fetch_b_tile(TileCtx ctx, uint k0, uint k_end, uint t, out B_REG rb[LB]) {
-  if (ctx.n0 + BN <= pc.n && k0 + BK <= k_end && NB % WG == 0u) {
+  if (INSIDE || (ctx.n0 + BN <= pc.n && k0 + BK <= k_end && NB % WG == 0u)) {
     [[unroll]] for (uint l = 0u; l < LB; ++l) {
       uint kk, nn;
       tile_b_at(t, l, kk, nn);
@@ -68,7 +68,8 @@ void gemm_tile_accumulate(TileCtx ctx, uint k_begin, uint k_end, uint t, uint tx
                           inout ACC acc[TM][TN]) {
   A_REG ra[LA];
   B_REG rb[LB];
-  fetch_tiles(ctx, k_begin, k_end, t, ra, rb);
+  // (Without edge checks an empty split must not read.)
+  if (!INSIDE || k_begin < k_end) fetch_tiles(ctx, k_begin, k_end, t, ra, rb);
 #if DBUF
   // Two stages: a step multiplies one while its successor's loads are stored into the other;
   // the one barrier per step separates both the reads of a stage from its next writes and
