@@ -293,6 +293,16 @@ TEST_F(Dot, GpuTileVariants) {
     ScopedEnv scalar("NXV_DOT_NO_GVEC4", "1");
     run_case(*device_, cases[0], {DType::F32, DType::F32, DType::F32}, sample_seed() + 740);
   }
+  if (supported({DType::F64, DType::F64, DType::F64})) {
+    // The GPUs' f64 tile for large products: 64x128, 8 x 8 per invocation.
+    ScopedEnv tile("NXV_DOT_TILE", "64,128,16,8,8");
+    for (size_t i : {0, 1, 5}) {
+      SCOPED_TRACE(cases[i].name);
+      run_case(*device_, cases[i], {DType::F64, DType::F64, DType::F64}, sample_seed() + 745 + uint32_t(i));
+    }
+    run_case(*device_, {"f64_aligned_128x64x256", {128, 64}, {64, 256}, mm}, {DType::F64, DType::F64, DType::F64},
+             sample_seed() + 749);
+  }
   ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
   ScopedEnv stages("NXV_DOT_DBUF", "1");
   ScopedEnv wide("NXV_DOT_VEC4_64", "1");

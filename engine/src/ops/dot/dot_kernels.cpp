@@ -127,8 +127,10 @@ bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTil
          uint64_t((shape.m + tile.bm - 1) / tile.bm) <= max_count[1] && uint64_t(shape.batch) * 16 <= max_count[2];
 }
 
-bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o) {
-  if (gemm_cpu_paths(core) || std::getenv("NXV_DOT_NO_INSIDE") != nullptr) return false;
+bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o,
+                       const std::string& acc) {
+  // 32-bit accumulators: f64's tiles ran slower without the checks on an H100 (stop 32).
+  if (gemm_cpu_paths(core) || glsl_type_bytes(acc) != 4 || std::getenv("NXV_DOT_NO_INSIDE") != nullptr) return false;
   uint64_t wg = tile.invocations();
   uint64_t a_items = uint64_t(tile.bm) * tile.bk / (o.a_vec4 ? 4 : 1);
   uint64_t b_items = uint64_t(tile.bn) * tile.bk / (o.b_vec4 ? 4 : 1);
@@ -347,6 +349,10 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
     else if (tiles(shape, 32, 64) >= 64) t = {32, 64, 16, 4, 4};
     else t = {32, 32, 16, 2, 2};
   }
+  return fit_shared_memory(core, t, acc_bytes);
+}
+
+GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_bytes) {
   uint32_t limit = core.info().max_shared_memory ? core.info().max_shared_memory : 16384;
   uint32_t stages = gemm_dbuf(core) ? 2 : 1;
   while (t.bk > 1 && shared_bytes(t, acc_bytes, stages) > limit) t.bk /= 2;
@@ -386,6 +392,11 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   if (!gemm_cpu_paths(core) && !tile_from_env() && tile.bm == 128 && tile.bn == 128 &&
       tile.bk == 16 && tile.tm == 8 && tile.tn == 8)
     tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
+  // GPUs, f64 (64-bit accumulators, read from shared memory one by one): 64x128 tiles of 8 x 8
+  // per invocation where they fill the device, faster than 64x64 of 4 x 4 (stop 32).
+  if (!gemm_cpu_paths(core) && !tile_from_env() && acc == "double" && tile.bm == 64 && tile.bn == 64 &&
+      tiles(shape, 64, 128) >= 128)
+    tile = fit_shared_memory(core, {64, 128, 16, 8, 8}, 8);
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
@@ -393,7 +404,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // Vector loads along each operand's unit axis where strides, offset and extents allow, where
   // every tile lies wholly inside (with edge checks they slowed dot down on an H100), or with
   // NXV_DOT_GVEC4=1; NXV_DOT_NO_GVEC4 turns them off.
-  bool gvec4 = std::getenv("NXV_DOT_GVEC4") != nullptr || gemm_tiles_inside(core, shape, tile, o);
+  bool gvec4 = std::getenv("NXV_DOT_GVEC4") != nullptr || gemm_tiles_inside(core, shape, tile, o, acc);
   o.a_vec4 = !gvec4 ? false : o.a_k_unit ? gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 2, shape.k, tile.bk)
                         : gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 1, shape.m, tile.bm);
   o.b_vec4 = !gvec4 ? false : o.b_n_unit ? gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 2, shape.n, tile.bn)
@@ -402,7 +413,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // The 8x8 register tile in subgroups of 4 x 8 invocations (faster than row by row).
   o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_fallback) : 0;
   o.one_tile = gemm_one_tile(core, shape, tile);
-  o.inside = gemm_tiles_inside(core, shape, tile, o);
+  o.inside = gemm_tiles_inside(core, shape, tile, o, acc);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;

@@ -45,6 +45,9 @@ std::string dot_acc_type(DType out);
 // "bm,bn,bk,tm,tn" overrides it (tuning; bk, tm, tn up to 16).
 GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc);
 
+// `t` with its k step halved until its shared memory (acc_bytes per staged value) fits the device.
+GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_bytes);
+
 // The tile in VariantKey::tile (bm, bn: 1..1024; tm, tn, bk: 1..16).
 uint32_t pack_gemm_tile(const GemmTile& tile);
 
@@ -77,9 +80,10 @@ bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTil
 
 // Whether every tile of `shape` and every k step lies wholly inside the matrices (and each
 // invocation loads the same number of items), so that the kernel reads and stores without
-// edge checks (GPU paths; NXV_DOT_NO_INSIDE turns it off). Splits of k are then multiples of
-// tile.bk.
-bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o);
+// edge checks (GPU paths, 32-bit accumulators `acc`; NXV_DOT_NO_INSIDE turns it off). Splits
+// of k are then multiples of tile.bk.
+bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o,
+                       const std::string& acc);
 
 // Invocation columns per subgroup of 32 for `tile` on GPU paths: `fallback`, or NXV_DOT_WARP_X
 // (0: row by row); 0 where the tile does not divide into such blocks.
