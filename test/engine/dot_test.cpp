@@ -442,6 +442,28 @@ TEST_F(Dot, HostBlasTier) {
   EXPECT_EQ(download<float>(dev, run_op(dev, "add", {DType::F32, {2, 2}}, {k, k})), want);
 }
 
+// The host BLAS tier splits products of several 2^20 multiply-adds over host threads
+// (NXV_HOST_THREADS=3 here, on any machine): along batch items, along rows or columns of each
+// item (uneven last parts), with operands read transposed or through padded rows.
+TEST_F(Dot, HostBlasSplitsProducts) {
+  if (device_->impl().core->info().type != "cpu" || !host_blas_available())
+    GTEST_SKIP() << "the host BLAS tier needs a CPU driver and libopenblas.so.0";
+  ScopedEnv on("NX_VULKAN_HOST_BLAS", "1"), threads("NXV_HOST_THREADS", "3");
+  DotAttrs mm = axes({1}, {}, {0}, {}), batched = axes({2}, {0}, {1}, {0});
+  const DotCase cases[] = {
+      {"rows_300x97x130", {300, 97}, {97, 130}, mm},
+      {"columns_130x97x300", {130, 97}, {97, 300}, mm},
+      {"batches_4x70x90x130", {4, 70, 90}, {4, 90, 130}, batched},
+      {"rows_of_each_batch_2x200x80x120", {2, 200, 80}, {2, 80, 120}, batched},
+      {"transposed_both_160x150x140", {160, 150}, {150, 140}, mm, kTransposed, kTransposed},
+      {"padded_rows_150x90x250", {150, 90}, {90, 250}, mm, kPaddedRows},
+  };
+  bool f64 = device_->has(kCapFloat64);
+  for (size_t i = 0; i < std::size(cases); ++i)
+    for (DType t : {DType::F32, DType::F64})
+      if (t == DType::F32 || f64) run_case(*device_, cases[i], {t, t, t}, sample_seed() + 950 + uint32_t(i));
+}
+
 TEST_F(Dot, RejectsMismatchedShapesAndTypes) {
   TensorSpec l = contiguous_spec(DType::F32, {3, 4}), r = contiguous_spec(DType::F32, {5, 2});
   TensorSpec specs[] = {l, r};

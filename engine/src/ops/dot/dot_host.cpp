@@ -9,6 +9,7 @@
 #include <string>
 
 #include "device/device_impl.hpp"
+#include "exec/host_workers.hpp"
 
 namespace nxv {
 namespace {
@@ -19,6 +20,7 @@ enum : int { kRowMajor = 101, kNoTrans = 111, kTrans = 112 };
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                        int);
+using SetThreads = void (*)(int);
 
 struct HostBlas {
   Sgemm sgemm = nullptr;
@@ -33,7 +35,13 @@ const HostBlas* load_blas() {
     static HostBlas blas;
     blas.sgemm = reinterpret_cast<Sgemm>(dlsym(lib, "cblas_sgemm"));
     blas.dgemm = reinterpret_cast<Dgemm>(dlsym(lib, "cblas_dgemm"));
-    if (blas.sgemm && blas.dgemm) return &blas;  // kept loaded for the process's lifetime
+    if (blas.sgemm && blas.dgemm) {
+      // Each call on the calling thread: products are split over the engine's host threads
+      // (exec/host_workers.hpp), which sleep when idle, where OpenBLAS's spin on the cores
+      // that the CPU driver's next kernels need.
+      if (auto set_threads = reinterpret_cast<SetThreads>(dlsym(lib, "openblas_set_num_threads"))) set_threads(1);
+      return &blas;  // kept loaded for the process's lifetime
+    }
     dlclose(lib);
   }
   return nullptr;
@@ -55,6 +63,18 @@ bool enabled(const GemmShape& g) {
   std::string v = e ? e : "";
   if (v == "0") return false;
   return v == "1" || g.batch * g.m * g.n * g.k >= kMinMacs;
+}
+
+// Multiply-adds below which a part is not worth a thread (waking one costs about as long as
+// 2^20 multiply-adds take).
+constexpr int64_t kMacsPerPart = int64_t(1) << 20;
+
+// The parts a product of `macs` multiply-adds is split into: at most the host's threads, or
+// NXV_HOST_THREADS (read per call; tests split products on any machine).
+size_t gemm_parts(int64_t macs) {
+  size_t threads = host_parallelism();
+  if (const char* e = std::getenv("NXV_HOST_THREADS"); e && *e) threads = std::max<size_t>(std::strtoul(e, nullptr, 10), 1);
+  return size_t(std::clamp<int64_t>(macs / kMacsPerPart, 1, int64_t(threads)));
 }
 
 // How BLAS reads a rows x cols matrix with strides (rs, cs) in elements: row-major (cs == 1)
@@ -119,17 +139,34 @@ bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const G
       !host_reachable(builder.buffer(c.slot), c, uint64_t(g.batch * g.m * g.n) * elem))
     return false;
   auto multiply = [=, la = *la, lb = *lb]<typename T>(std::span<const std::shared_ptr<Buffer>> buffers, auto gemm) {
-    const Buffer &ba = *buffers[a.ref.slot], &bb = *buffers[b.ref.slot], &bc = *buffers[c.slot];
-    for (int64_t i = 0; i < g.batch; ++i) {
-      T* pc = host_pointer<T>(bc, c) + i * g.m * g.n;
-      if (g.k == 0) {
-        std::fill(pc, pc + g.m * g.n, T(0));
-        continue;
-      }
-      gemm(kRowMajor, la.trans, lb.trans, int(g.m), int(g.n), int(g.k), T(1),
-           host_pointer<const T>(ba, a.ref) + i * a.strides[0], int(la.ld),
-           host_pointer<const T>(bb, b.ref) + i * b.strides[0], int(lb.ld), T(0), pc, int(std::max<int64_t>(g.n, 1)));
+    const T* pa = host_pointer<const T>(*buffers[a.ref.slot], a.ref);
+    const T* pb = host_pointer<const T>(*buffers[b.ref.slot], b.ref);
+    T* pc = host_pointer<T>(*buffers[c.slot], c);
+    if (g.k == 0) return std::fill(pc, pc + g.batch * g.m * g.n, T(0));
+    // C's rows [m0, m1) and columns [n0, n1) of batch item i.
+    auto block = [&](int64_t i, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+      gemm(kRowMajor, la.trans, lb.trans, int(m1 - m0), int(n1 - n0), int(g.k), T(1),
+           pa + i * a.strides[0] + m0 * a.strides[1], int(la.ld), pb + i * b.strides[0] + n0 * b.strides[2],
+           int(lb.ld), T(0), pc + (i * g.m + m0) * g.n + n0, int(std::max<int64_t>(g.n, 1)));
+    };
+    size_t parts = gemm_parts(g.batch * g.m * g.n * g.k);
+    if (parts > 1 && g.batch >= int64_t(parts)) {
+      run_host_parts(parts, [&](size_t p) {
+        for (int64_t i = g.batch * int64_t(p) / int64_t(parts); i < g.batch * int64_t(p + 1) / int64_t(parts); ++i)
+          block(i, 0, g.m, 0, g.n);
+      });
+      return;
     }
+    // Each item split along the longer of m and n, in ranges of whole 16s.
+    bool rows = g.m >= g.n;
+    int64_t extent = rows ? g.m : g.n;
+    int64_t step = ((extent + int64_t(parts) - 1) / int64_t(parts) + 15) / 16 * 16;
+    for (int64_t i = 0; i < g.batch; ++i)
+      run_host_parts(size_t((extent + step - 1) / step), [&](size_t p) {
+        int64_t lo = int64_t(p) * step, hi = std::min(extent, lo + step);
+        if (rows) block(i, lo, hi, 0, g.n);
+        else block(i, 0, g.m, lo, hi);
+      });
   };
   Launch& l = builder.host_step([=](std::span<const std::shared_ptr<Buffer>> buffers) {
     if (out == DType::F32) multiply.operator()<float>(buffers, host_blas()->sgemm);
