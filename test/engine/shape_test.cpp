@@ -80,6 +80,7 @@ class Shape_ : public DeviceTest {
     });
     return {bytes_of(r), expected};
   }
+  void transpose_vector_aligned_shapes();
 };
 
 const DType kTypes[] = {DType::U8, DType::F16, DType::F32, DType::F64, DType::C128};
@@ -122,13 +123,23 @@ TEST_F(Shape_, TransposeRandomPermutations) {
   }
 }
 
-// Shapes whose rows start on 4-element boundaries on both sides take the vector kernel (4
-// elements per load and store, 64x64 tiles): sizes straddling tiles, batched axes, 1-, 2- and
-// 4-byte elements, and views that keep the alignment (an offset of 4, rows cut short: partial
-// vectors) or lose it (an odd offset: the scalar kernel); 8-byte elements take the scalar one.
+// Shapes whose rows start on 4-element boundaries on both sides take a vector kernel (4
+// elements per load and store): GPUs' 64x64 shared-memory tiles (NXV_TRANSPOSE_BLOCKS=2) and
+// CPU drivers' 4 x 4 register blocks (=1); sizes straddling tiles and blocks, batched axes, 1-,
+// 2- and 4-byte elements, and views that keep the alignment (an offset of 4, rows cut short:
+// partial vectors) or lose it (an odd offset: the scalar kernel); 8-byte elements take the
+// scalar one.
 TEST_F(Shape_, TransposeVectorAlignedShapes) {
+  for (const char* blocks : {"1", "2"}) {
+    ScopedEnv kernel("NXV_TRANSPOSE_BLOCKS", blocks);
+    SCOPED_TRACE(std::string("NXV_TRANSPOSE_BLOCKS=") + blocks);
+    transpose_vector_aligned_shapes();
+  }
+}
+
+void Shape_::transpose_vector_aligned_shapes() {
   const DType types[] = {DType::U8, DType::S16, DType::F32, DType::S32, DType::F64};
-  const Shape shapes[] = {{132, 68}, {4, 260}, {260, 4}, {3, 68, 136}, {2, 12, 4, 72}, {64, 64}, {128, 192}};
+  const Shape shapes[] = {{132, 68}, {4, 260}, {260, 4}, {3, 68, 136}, {2, 12, 4, 72}, {64, 64}, {128, 192}, {8, 12}};
   int trial = 0;
   for (const Shape& shape : shapes)
     for (DType type : types) {

@@ -1,6 +1,7 @@
-// Materializing views: a transposing copy through shared-memory tiles where the view's
-// stride-1 axis is not the output's last one (reads and writes both coalesced), the strided
-// copy otherwise; and the conversions the shape family's joins need.
+// Materializing views: a transposing copy where the view's stride-1 axis is not the output's
+// last one (on GPUs through shared-memory tiles, reads and writes both coalesced; on CPU drivers
+// in 4 x 4 register blocks where rows are vector-aligned), the strided copy otherwise; and the
+// conversions the shape family's joins need.
 #include <algorithm>
 #include <cstdlib>
 
@@ -66,6 +67,60 @@ uint32_t vector_width(const Tensor& view, const Tensor& out, const std::vector<A
   return vec;
 }
 
+// The push constants' batch axes (every axis but p and l) and the tiles of `tile` x `tile`
+// they give; false where the tile count overflows 32 bits.
+bool fill_batches(TransposePush& push, const std::vector<Axis>& axes, const Axis& p, const Axis& l, uint32_t tile) {
+  push.p_size = uint32_t(p.size), push.l_size = uint32_t(l.size);
+  push.l_in_stride = uint32_t(l.in_stride), push.p_out_stride = uint32_t(p.out_stride);
+  push.tiles_p = uint32_t((p.size + tile - 1) / tile);
+  push.tiles_l = uint32_t((l.size + tile - 1) / tile);
+  uint64_t tiles = uint64_t(push.tiles_p) * push.tiles_l;
+  for (const Axis& x : axes) {
+    if (&x == &p || &x == &l) continue;
+    push.batch_shape[push.batch_rank] = uint32_t(x.size);
+    push.batch_in_stride[push.batch_rank] = uint32_t(x.in_stride);
+    push.batch_out_stride[push.batch_rank] = uint32_t(x.out_stride);
+    ++push.batch_rank;
+    tiles *= uint64_t(x.size);
+  }
+  push.tiles = uint32_t(tiles);
+  return tiles < (uint64_t(1) << 32);
+}
+
+Launch& launch_transpose(LaunchBuilder& builder, const Kernel& kernel, uint32_t groups,
+                         const TransposePush& push, const Tensor& view, uint32_t view_slot, const Tensor& out,
+                         uint32_t out_slot) {
+  uint64_t e = dtype_size(view.type);
+  Launch& launch = builder.launch(kernel, {groups, 1, 1}, push,
+                                  {{offsetof(TransposePush, out_addr), {out_slot, uint64_t(out.offset) * e}},
+                                   {offsetof(TransposePush, in_addr), {view_slot, uint64_t(view.offset) * e}}});
+  builder.use(launch, view_slot, Access::Read);
+  builder.use(launch, out_slot, Access::Write);
+  return launch;
+}
+
+// CPU drivers: 4 x 4 blocks in registers (transpose_blocks.comp), for vector-aligned views.
+void append_transpose_blocks(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t view_slot,
+                             const Tensor& out, uint32_t out_slot, const std::vector<Axis>& axes, const Axis& p,
+                             const Axis& l) {
+  TransposePush push{};
+  if (!fill_batches(push, axes, p, l, 4)) return append_copy(device, builder, view, view_slot, out, out_slot);
+  size_t bytes = dtype_size(view.type);
+  constexpr uint32_t kGroup = 64;
+  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::transpose)};
+  variant.tile = uint32_t(bytes) | (1u << 30);
+  const Kernel& kernel = device.impl().kernels.get(variant, [&] {
+    KernelKey key;
+    key.name = "transpose_blocks";
+    key.defines = {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                   {"ELEM_ALIGN", std::to_string(bytes)}};
+    key.workgroup_size = kGroup;
+    return key;
+  });
+  uint32_t groups = workgroups_for(*device.impl().core, push.tiles, kGroup);
+  launch_transpose(builder, kernel, groups, push, view, view_slot, out, out_slot);
+}
+
 }  // namespace
 
 void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t view_slot,
@@ -90,6 +145,12 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
   const Axis& p = *fastest;
   const Axis& l = axes.back();
   uint32_t vec = vector_width(view, out, axes, p, l, vec_env);
+  // CPU drivers take 4 x 4 register blocks; NXV_TRANSPOSE_BLOCKS (read per call: tests) 1
+  // takes them on any device, 2 the tiles.
+  bool cpu = device.impl().core->info().type == "cpu";
+  uint32_t blocks = env("NXV_TRANSPOSE_BLOCKS");
+  if (vec == 4 && (blocks == 1 || (cpu && blocks != 2)))
+    return append_transpose_blocks(device, builder, view, view_slot, out, out_slot, axes, p, l);
   uint32_t tile = tile_env ? tile_env : vec > 1 ? kVectorTile : NXV_TRANSPOSE_TILE;
   uint32_t rows = rows_env ? rows_env : vec > 1 ? kVectorRows : 8;
   // The vector kernel's lane layout: warps of 8 vectors by 4 rows tiling the tile's width.
@@ -106,29 +167,10 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
     return key;
   });
   TransposePush push{};
-  push.p_size = uint32_t(p.size), push.l_size = uint32_t(l.size);
-  push.l_in_stride = uint32_t(l.in_stride), push.p_out_stride = uint32_t(p.out_stride);
-  push.tiles_p = uint32_t((p.size + tile - 1) / tile);
-  push.tiles_l = uint32_t((l.size + tile - 1) / tile);
-  uint64_t tiles = uint64_t(push.tiles_p) * push.tiles_l;
-  for (auto it = axes.begin(); it != axes.end() - 1; ++it) {
-    if (it == fastest) continue;
-    push.batch_shape[push.batch_rank] = uint32_t(it->size);
-    push.batch_in_stride[push.batch_rank] = uint32_t(it->in_stride);
-    push.batch_out_stride[push.batch_rank] = uint32_t(it->out_stride);
-    ++push.batch_rank;
-    tiles *= uint64_t(it->size);
-  }
-  if (tiles >= (uint64_t(1) << 32)) return append_copy(device, builder, view, view_slot, out, out_slot);
-  push.tiles = uint32_t(tiles);
-  uint32_t groups = uint32_t(std::min<uint64_t>(tiles, std::min<uint64_t>(device.impl().core->info().max_workgroup_count[0], 65535)));
-  if (device.impl().core->info().type == "cpu") groups = std::min<uint32_t>(groups, 64);
-  uint64_t e = bytes;
-  Launch& launch = builder.launch(kernel, {groups, 1, 1}, push,
-                                  {{offsetof(TransposePush, out_addr), {out_slot, uint64_t(out.offset) * e}},
-                                   {offsetof(TransposePush, in_addr), {view_slot, uint64_t(view.offset) * e}}});
-  builder.use(launch, view_slot, Access::Read);
-  builder.use(launch, out_slot, Access::Write);
+  if (!fill_batches(push, axes, p, l, tile)) return append_copy(device, builder, view, view_slot, out, out_slot);
+  uint32_t groups = uint32_t(std::min<uint64_t>(push.tiles, std::min<uint64_t>(device.impl().core->info().max_workgroup_count[0], 65535)));
+  if (cpu) groups = std::min<uint32_t>(groups, 64);
+  launch_transpose(builder, kernel, groups, push, view, view_slot, out, out_slot);
 }
 
 BoundTensor converted(Device& device, LaunchBuilder& builder, const BoundTensor& input, DType type) {
