@@ -141,6 +141,59 @@ TEST(Elementwise, NonContiguousInputs) {
     for (int j = 0; j < 5; ++j) EXPECT_EQ(back[i * 5 + j], a[j * 7 + i]);
 }
 
+// On CPU drivers strided kernels walk runs of consecutive elements (elementwise_strided_runs);
+// the GPU's loop (NXV_EW_GPU_LOOPS=1) takes one element per invocation. Both against the host,
+// exactly: broadcast rows and columns, last axes shorter and longer than a run (runs crossing
+// rows), a transposed and a stepped view, three inputs, and rank 9 (several launches, each
+// starting mid-tensor).
+TEST(Elementwise, StridedRunsAndTheGpuLoopMatchTheHost) {
+  auto dev = shared_device();
+  std::mt19937 rng(sample_seed());
+  auto ints = [&](const Shape& shape) {
+    std::vector<int32_t> v(size_t(shape_size(shape)));
+    for (auto& x : v) x = int32_t(rng() % 2001) - 1000;
+    return v;
+  };
+  struct Case {
+    Shape out, a, b;
+  };
+  const Case cases[] = {{{37, 53}, {37, 53}, {53}},     {{37, 53}, {37, 53}, {37, 1}},   {{5, 3, 7}, {5, 3, 7}, {5, 1, 7}},
+                        {{4, 2, 35}, {2, 1}, {4, 1, 35}}, {{300, 3}, {3}, {300, 1}},      {{2, 3, 2, 3, 2, 3, 2, 3, 2},
+                                                                                            {2, 1, 2, 1, 2, 1, 2, 1, 2},
+                                                                                            {1, 3, 1, 3, 1, 3, 1, 3, 1}}};
+  for (const char* loops : {"0", "1"}) {
+    ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", loops);
+    for (const Case& c : cases) {
+      auto a = ints(c.a), b = ints(c.b);
+      auto got = download<int32_t>(*dev, run_op(*dev, "add", {DType::S32, c.out},
+                                                {upload(*dev, DType::S32, c.a, a), upload(*dev, DType::S32, c.b, b)}));
+      size_t rank = c.out.size();
+      auto at = [&](const Shape& in, int64_t i) {  // in's element under output element i
+        auto oc = coords(i, c.out);
+        std::vector<int64_t> ic(in.size());
+        for (size_t d = 0; d < in.size(); ++d) ic[d] = in[d] == 1 ? 0 : oc[rank - in.size() + d];
+        return size_t(linear(ic, in));
+      };
+      for (int64_t i = 0; i < shape_size(c.out); ++i)
+        ASSERT_EQ(got[size_t(i)], a[at(c.a, i)] + b[at(c.b, i)]) << "GPU loops " << loops << ", rank " << rank << " at " << i;
+    }
+    // A transposed view times a stepped one, and select of three strided inputs.
+    auto x = ints({53, 37}), y = ints({37, 106});
+    Tensor tx = upload(*dev, DType::S32, {53, 37}, x), ty = upload(*dev, DType::S32, {37, 106}, y);
+    Tensor xt = transpose_view(tx, {1, 0}), ys = slice_view(ty, {0, 1}, {37, 53}, {1, 2});
+    auto prod = download<int32_t>(*dev, run_op(*dev, "multiply", {DType::S32, {37, 53}}, {xt, ys}));
+    auto pred = ints({37, 1});
+    Tensor tp = upload(*dev, DType::S32, {37, 1}, pred);
+    auto sel = download<int32_t>(*dev, run_op(*dev, "select", {DType::S32, {37, 53}}, {tp, xt, ys}));
+    for (int64_t i = 0; i < 37; ++i)
+      for (int64_t j = 0; j < 53; ++j) {
+        int32_t xv = x[size_t(j * 37 + i)], yv = y[size_t(i * 106 + 1 + 2 * j)];
+        ASSERT_EQ(prod[size_t(i * 53 + j)], xv * yv) << "GPU loops " << loops << " at " << i << "," << j;
+        ASSERT_EQ(sel[size_t(i * 53 + j)], pred[size_t(i)] != 0 ? xv : yv) << "GPU loops " << loops << " at " << i << "," << j;
+      }
+  }
+}
+
 TEST(Elementwise, HighRankThatCannotCollapse) {
   auto dev = shared_device();
   // Alternating broadcast axes over rank 9 keep 9 axes after collapsing (> 6 in one dispatch).

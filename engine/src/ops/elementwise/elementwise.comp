@@ -2,7 +2,8 @@
 // Buffers are reached by device address (push constants), so one pipeline layout serves all.
 // Defines (from ops/elementwise/elementwise.cpp): NIN (1|2|3), LINEAR (1: operands are dense or scalar;
 // 0: strided with up to 6 collapsed axes, 4 with three inputs; push constants in elementwise_push.h),
-// ONE_WIDE (defined on CPU drivers: dense operands one element per trip), A_STORE/B_STORE/OUT_STORE (storage types), C
+// ONE_WIDE (defined on CPU drivers: dense operands one element per trip), RUN (defined on CPU
+// drivers: strided operands in runs of RUN elements), A_STORE/B_STORE/OUT_STORE (storage types), C
 // (compute type), LOAD_A(x)/LOAD_B(x)/STORE_OUT(v), OP(a[,b]), and NXV_* feature switches.
 // An op's include may define NXV_KERNEL_INIT, run by every invocation before any element
 // (nxv_pow_f32.glsl fills its shared-memory tables there).
@@ -210,6 +211,48 @@ void main() {
     }
   }
 #endif
+#elif defined(RUN)
+  // CPU drivers: each invocation takes runs of RUN consecutive elements, whose coordinates are
+  // divided out once per run (and where a run crosses a row of the last axis, per row) and then
+  // stepped along that axis: a division costs a CPU driver tens of cycles per lane.
+  uint runs = pc.n / RUN + (pc.n % RUN != 0u ? 1u : 0u);
+  for (uint run = gl_GlobalInvocationID.x; run < runs; run += threads) {
+    uint i = run * RUN, end = min(pc.n, i + RUN);
+    while (i < end) {
+      uint rest = pc.start + i, left = end - i;
+      uint ia = 0u, ib = 0u, ic = 0u;
+      for (int d = int(pc.rank) - 1; d >= 0; --d) {
+        uint c = rest % pc.shape[d];
+        rest /= pc.shape[d];
+        if (d == int(pc.rank) - 1) left = min(left, pc.shape[d] - c);
+        ia += c * pc.a_stride[d];
+        ib += c * pc.b_stride[d];
+#if NIN >= 3
+        ic += c * pc.c_stride[d];
+#endif
+      }
+      uint last = max(pc.rank, 1u) - 1u;
+      uint sa = pc.a_stride[last], sb = pc.b_stride[last];
+#if NIN >= 3
+      uint sc = pc.c_stride[last];
+#else
+      uint sc = 0u;
+#endif
+      if ((pc.dense & 1u) != 0u) ia = i, sa = 1u;
+      if ((pc.dense & 2u) != 0u) ib = i, sb = 1u;
+      if ((pc.dense & 4u) != 0u) ic = i, sc = 1u;
+      for (uint stop = i + left; i < stop; ++i, ia += sa, ib += sb, ic += sc) {
+#if NIN >= 3
+        precise C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]), LOAD_CC(cb.v[ic]));
+#elif NIN >= 2
+        precise C r = OP(LOAD_A(a.v[ia]), LOAD_B(b.v[ib]));
+#else
+        precise C r = OP(LOAD_A(a.v[ia]));
+#endif
+        o.v[i] = STORE_OUT(r);
+      }
+    }
+  }
 #else
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += threads) {
     uint rest = pc.start + i;

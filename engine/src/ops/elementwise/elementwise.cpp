@@ -23,7 +23,7 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
-enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2, kDenseOneWide = 3 };
+enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2, kDenseOneWide = 3, kStridedRuns = 4 };
 
 // What an op's scalar expression needs from the device. Building the expression (its GLSL) costs
 // more than recording the op, so each eager call finds the answer here instead.
@@ -114,6 +114,7 @@ class ElementwiseFamily final : public Family {
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
     bool one_wide = dense && elementwise_one_wide(a.device, a.op, a.out.type, shape_size(a.out.shape));
+    bool runs = !dense && elementwise_strided_runs(a.device);
     bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4 && !one_wide;
     for (const auto& v : views) {
       if (glsl_vec4_type(v.type).empty()) vec4 = false;
@@ -126,7 +127,7 @@ class ElementwiseFamily final : public Family {
       std::string generated;
       ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, has_f64, generated);
       const Kernel& kernel =
-          a.device.impl().kernels.get(elementwise_kernel_key(s, a.out.type, types, dense, vec4, one_wide, std::move(generated)));
+          a.device.impl().kernels.get(elementwise_kernel_key(s, a.out.type, types, dense, vec4, one_wide || runs, std::move(generated)));
       emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
       return;
     }
@@ -134,11 +135,11 @@ class ElementwiseFamily final : public Family {
     variant.types[0] = a.out.type;
     for (size_t i = 0; i < types.size() && i < 3; ++i) variant.types[i + 1] = types[i];
     variant.type_count = uint8_t(types.size() + 1);
-    variant.layout = vec4 ? kDenseVec4 : one_wide ? kDenseOneWide : dense ? kDense : kStrided;
+    variant.layout = vec4 ? kDenseVec4 : one_wide ? kDenseOneWide : dense ? kDense : runs ? kStridedRuns : kStrided;
     variant.switches = has_f64 ? 1 : 0;
     const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
       return elementwise_kernel_key(scalar_expr(a.op, a.out.type, types, has_f64), a.out.type, types, dense, vec4,
-                                    one_wide);
+                                    one_wide || runs);
     });
     emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
   }
@@ -211,8 +212,12 @@ bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements) 
   return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out) || elements <= kOneWideMaxElements;
 }
 
+bool elementwise_strided_runs(Device& device) {
+  return device.impl().core->info().type == "cpu" && !env_is("NXV_EW_GPU_LOOPS", "1");
+}
+
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
-                                 bool one_wide, std::string generated) {
+                                 bool cpu_loops, std::string generated) {
   KernelKey key{.name = "elementwise", .workgroup_size = kWorkgroupSize};
   key.generated = std::move(generated);
   key.max_workgroups = s.max_workgroups;
@@ -235,9 +240,10 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
                                                              : glsl_load(in[i], s.load_types[i]));
   }
   d.emplace_back(in.size() == 3 ? "OP(a,b,c)" : in.size() == 2 ? "OP(a,b)" : "OP(a)", s.expr);
-  one_wide = one_wide && linear;
+  bool one_wide = cpu_loops && linear;
   // Defined only where set: the keys (and SPIR-V) of the GPU's kernels stay as they were.
   if (one_wide) d.emplace_back("ONE_WIDE", "1");
+  if (cpu_loops && !linear) d.emplace_back("RUN", "16u");
   // Strided and one-wide kernels have one call site of OP already.
   if (!s.fast_expr.empty() && linear && !one_wide)
     d.emplace_back(in.size() == 3 ? "OP_FAST(a,b,c,exact)" : in.size() == 2 ? "OP_FAST(a,b,exact)" : "OP_FAST(a,exact)",
@@ -333,11 +339,12 @@ void append_as_type(Device& device, LaunchBuilder& builder, const Tensor& in, ui
     variant.types[0] = out.type;
     variant.types[1] = in.type;
     variant.type_count = 2;
-    variant.layout = kStrided;
+    bool runs = elementwise_strided_runs(device);
+    variant.layout = runs ? kStridedRuns : kStrided;
     variant.switches = has_f64 ? 1 : 0;
     kernel = &device.impl().kernels.get(variant, [&] {
       return elementwise_kernel_key(scalar_expr(OpId::as_type, out.type, {in.type}, has_f64), out.type, {in.type},
-                                    false, false, false);
+                                    false, false, runs);
     });
   }
   emit_elementwise_launches(device, builder, *kernel, out, out_slot, views, {in_slot}, dense);

@@ -10,11 +10,12 @@
 namespace nxv {
 
 // The elementwise template specialised for one expression over inputs of types `in`;
-// `one_wide`: dense operands one element per loop trip with the op inlined once (CPU
-// drivers, see elementwise_one_wide); `generated`: GLSL the expression calls (a fused chain's
-// functions).
+// `cpu_loops`: the loops of CPU drivers, which vectorize across invocations themselves: dense
+// operands one element per trip with the op inlined once (see elementwise_one_wide), strided
+// ones in runs along the last axis (see elementwise_strided_runs); `generated`: GLSL the
+// expression calls (a fused chain's functions).
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
-                                 bool one_wide, std::string generated = {});
+                                 bool cpu_loops, std::string generated = {});
 
 // Whether a dense kernel of `op` on `device` loops one element a trip: on CPU drivers, which
 // vectorize across invocations themselves, for ops of a few instructions (the GPU's loops
@@ -30,6 +31,12 @@ inline constexpr int64_t kOneWideMaxElements = 1 << 16;
 // Whether `in` broadcasts to `out` by Nx's rule (trailing axes aligned, extents equal or 1).
 bool broadcastable(const Shape& in, const Shape& out);
 bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements = 0);
+
+// Whether a strided kernel on `device` takes runs of consecutive elements per invocation, its
+// coordinates divided out once per run and then stepped: on CPU drivers, where each division
+// costs tens of cycles per lane (GPUs keep consecutive elements in consecutive invocations for
+// coalesced access). NXV_EW_GPU_LOOPS=1 (read per call) gives CPU devices the GPU's loop.
+bool elementwise_strided_runs(Device& device);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
 // out's shape) bound to `slots`.
