@@ -48,7 +48,9 @@ for batch <- batches do
   {x, key} = Nx.Random.uniform(key, shape: {batch, 784}, type: :f32)
   {labels, _key} = Nx.Random.randint(key, 0, 10, shape: {batch}, type: :s32)
   y = Nx.equal(Nx.new_axis(labels, 1), Nx.iota({1, 10})) |> Nx.as_type(:f32)
-  params = {w1, Nx.broadcast(0.0, {1024}), w2, Nx.broadcast(0.0, {1024}), w3, Nx.broadcast(0.0, {10})}
+
+  params =
+    {w1, Nx.broadcast(0.0, {1024}), w2, Nx.broadcast(0.0, {1024}), w3, Nx.broadcast(0.0, {10})}
 
   run = fn params, n ->
     Enum.reduce(1..n, {params, nil}, fn _, {p, _} -> MLPStep.step(p, x, y) end)
@@ -58,11 +60,14 @@ for batch <- batches do
   first_loss = Nx.to_number(l0)
   stats0 = Nx.Vulkan.stream_statistics()
   n = if batch >= 1024, do: 100, else: 200
-  {t_us, {_params, l}} = :timer.tc(fn ->
-    {p, l} = run.(params, n)
-    Nx.to_number(l)
-    {p, l}
-  end)
+
+  {t_us, {_params, l}} =
+    :timer.tc(fn ->
+      {p, l} = run.(params, n)
+      Nx.to_number(l)
+      {p, l}
+    end)
+
   stats1 = Nx.Vulkan.stream_statistics()
   submits = (stats1.submits - stats0.submits) / n
   commands = (stats1.commands - stats0.commands) / n
