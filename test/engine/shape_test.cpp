@@ -171,6 +171,46 @@ void Shape_::transpose_vector_aligned_shapes() {
   }
 }
 
+// Strided copies (a transpose that keeps the stride-1 axis last, a reshape of a stepped view,
+// a concatenate writing into its output's regions) walk runs of elements on CPU drivers
+// (strided_runs) and one element per invocation on GPUs: the other tests run the device's
+// loop, this one both on any device.
+TEST_F(Shape_, StridedCopiesInRunsAndInTheGpuLoop) {
+  for (const char* loops : {"0", "1"}) {
+    ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", loops);
+    SCOPED_TRACE(std::string("NXV_EW_GPU_LOOPS=") + loops);
+    const std::pair<Shape, std::vector<int64_t>> cases[] = {
+        {{5, 3, 7}, {1, 0, 2}}, {{4, 6, 2, 37}, {2, 0, 1, 3}}, {{40, 3, 2}, {1, 0, 2}}};
+    for (DType type : {DType::U8, DType::S16, DType::F32, DType::F64})
+      for (const auto& [shape, perm] : cases) {
+        auto [got, expected] = transpose_random(type, shape, perm);
+        ASSERT_EQ(got, expected) << dtype_name(type) << ", first axis " << shape[0];
+      }
+    Shape shape{37, 45};
+    auto data = random_bytes(rng, size_t(shape_size(shape)) * 4);
+    Tensor t = from_host(*device_, DType::S32, shape, data.data(), data.size());
+    Tensor view = slice_view(t, {1, 2}, {35, 20}, {1, 2});
+    Tensor flat = run_op(*device_, "reshape", {DType::S32, {700}}, {view});
+    ASSERT_EQ(bytes_of(flat), gather(data, 4, 700, [&](int64_t i) { return (i / 20 + 1) * 45 + 2 + 2 * (i % 20); }));
+    std::vector<Tensor> parts;
+    std::vector<std::vector<std::byte>> part_data;
+    for (int64_t w : {5, 19, 2}) {
+      part_data.push_back(random_bytes(rng, size_t(3 * w) * 2));
+      parts.push_back(from_host(*device_, DType::F16, {3, w}, part_data.back().data(), part_data.back().size()));
+    }
+    ShapeAttrs a;
+    a.axis = 1;
+    Tensor joined = run_op(*device_, "concatenate", {DType::F16, {3, 26}}, parts, attrs(a));
+    std::vector<std::byte> expected;
+    for (int64_t r = 0; r < 3; ++r)
+      for (size_t k = 0; k < 3; ++k) {
+        size_t w = part_data[k].size() / 6;
+        expected.insert(expected.end(), part_data[k].begin() + r * w * 2, part_data[k].begin() + (r + 1) * w * 2);
+      }
+    ASSERT_EQ(bytes_of(joined), expected);
+  }
+}
+
 TEST_F(Shape_, TransposeOfAView) {  // a slice with steps, transposed: neither side dense
   Shape shape{37, 45};
   auto data = random_bytes(rng, size_t(shape_size(shape)) * 4);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/env.hpp"
 #include "nxv/error.hpp"
 
 namespace nxv {
@@ -75,6 +76,8 @@ uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t wg, uint32_
   if (max_workgroups) cap = std::min<uint64_t>(cap, max_workgroups);
   return uint32_t(std::max<uint64_t>(1, std::min(groups, cap)));
 }
+
+bool strided_runs(const DeviceCore& core) { return core.info().type == "cpu" && !env_is("NXV_EW_GPU_LOOPS", "1"); }
 
 void plan_linear(const Tensor& out, uint32_t out_slot, const std::vector<Tensor>& views,
                  const std::vector<uint32_t>& in_slots, bool dense, size_t max_rank,

@@ -40,4 +40,12 @@ void plan_linear(const Tensor& out, uint32_t out_slot, const std::vector<Tensor>
 // that is not 0 (a kernel's own cap, Kernel::max_workgroups).
 uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_size, uint32_t max_workgroups = 0);
 
+// Whether strided (not dense) launches on `core` take runs of consecutive elements per
+// invocation, their coordinates divided out once per run and then stepped: on CPU drivers,
+// where each division costs tens of cycles per lane (GPUs keep consecutive elements in
+// consecutive invocations, for coalesced access). NXV_EW_GPU_LOOPS=1 (read per call) gives
+// CPU devices the GPU's loops. The elementwise kernel and the strided copy follow it.
+bool strided_runs(const DeviceCore& core);
+inline constexpr uint32_t kStridedRun = 16;
+
 }  // namespace nxv

@@ -18,15 +18,19 @@ constexpr uint32_t kWorkgroupSize = 256;
 
 const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strided) {
   size_t bytes = dtype_size(type);
+  bool runs = !dense && strided_runs(*device.impl().core);
   VariantKey variant{.family = kLayerMemory, .op = 0};
-  variant.layout = out_strided ? 2 : dense ? 1 : 0;
+  variant.layout = uint8_t((out_strided ? 2 : dense ? 1 : 0) | (runs ? 4 : 0));
   variant.tile = uint32_t(bytes);
   return device.impl().kernels.get(variant, [&] {
-    return KernelKey{"strided_copy",
-                     {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
-                      {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
-                      {"OUT_STRIDED", out_strided ? "1" : "0"}},
-                     kWorkgroupSize};
+    KernelKey key{.name = "strided_copy", .workgroup_size = kWorkgroupSize};
+    key.defines = {{"ELEM", glsl_word_type(bytes)},
+                   {"ELEM_BYTES", std::to_string(bytes)},
+                   {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
+                   {"OUT_STRIDED", out_strided ? "1" : "0"}};
+    // Defined only where set: the GPU's SPIR-V stays as it was.
+    if (runs) key.defines.emplace_back("RUN", std::to_string(kStridedRun) + "u");
+    return key;
   });
 }
 

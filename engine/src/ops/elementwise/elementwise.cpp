@@ -212,9 +212,7 @@ bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements) 
   return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out) || elements <= kOneWideMaxElements;
 }
 
-bool elementwise_strided_runs(Device& device) {
-  return device.impl().core->info().type == "cpu" && !env_is("NXV_EW_GPU_LOOPS", "1");
-}
+bool elementwise_strided_runs(Device& device) { return strided_runs(*device.impl().core); }
 
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
                                  bool cpu_loops, std::string generated) {
@@ -243,7 +241,7 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
   bool one_wide = cpu_loops && linear;
   // Defined only where set: the keys (and SPIR-V) of the GPU's kernels stay as they were.
   if (one_wide) d.emplace_back("ONE_WIDE", "1");
-  if (cpu_loops && !linear) d.emplace_back("RUN", "16u");
+  if (cpu_loops && !linear) d.emplace_back("RUN", std::to_string(kStridedRun) + "u");
   // Strided and one-wide kernels have one call site of OP already.
   if (!s.fast_expr.empty() && linear && !one_wide)
     d.emplace_back(in.size() == 3 ? "OP_FAST(a,b,c,exact)" : in.size() == 2 ? "OP_FAST(a,b,exact)" : "OP_FAST(a,exact)",

@@ -32,10 +32,8 @@ inline constexpr int64_t kOneWideMaxElements = 1 << 16;
 bool broadcastable(const Shape& in, const Shape& out);
 bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements = 0);
 
-// Whether a strided kernel on `device` takes runs of consecutive elements per invocation, its
-// coordinates divided out once per run and then stepped: on CPU drivers, where each division
-// costs tens of cycles per lane (GPUs keep consecutive elements in consecutive invocations for
-// coalesced access). NXV_EW_GPU_LOOPS=1 (read per call) gives CPU devices the GPU's loop.
+// Whether a strided kernel on `device` takes runs of consecutive elements per invocation
+// (strided_runs in exec/linear_plan.hpp: CPU drivers).
 bool elementwise_strided_runs(Device& device);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
