@@ -1,5 +1,6 @@
-// Host threads for the parts of a host step (a BLAS product on a CPU driver, split in rows):
-// one process-wide pool, started on first use, whose threads sleep while there is no work.
+// Host threads for the parts of a host step (a BLAS product on a CPU driver, split by batch
+// items, rows or columns): one process-wide pool, started on first use, whose threads sleep
+// while there is no work.
 // BLAS libraries' own pools spin after each call (OpenBLAS: up to 2^28 cycles by default), and
 // on a CPU driver the next kernels need those cores: the training step of bench/mlp_step.exs
 // ran 2.5x slower on two cores with OpenBLAS's threads (bench/RESULTS.md).
