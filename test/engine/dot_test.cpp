@@ -276,6 +276,14 @@ TEST_F(Dot, GpuTileVariants) {
       ScopedEnv splits("NXV_DOT_SPLITS", n);
       all_inside(sample_seed() + 800);
     }
+    {
+      // The k loop with its last step peeled (NXV_DOT_PEEL), edge-checked and inside, split.
+      ScopedEnv peel("NXV_DOT_PEEL", "1");
+      all(sample_seed() + 805);
+      all_inside(sample_seed() + 806);
+      ScopedEnv splits("NXV_DOT_SPLITS", "3");
+      all_inside(sample_seed() + 807);
+    }
     ScopedEnv splits("NXV_DOT_SPLITS", "2");
     all(sample_seed() + 733);
   }

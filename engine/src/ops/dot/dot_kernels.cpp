@@ -109,6 +109,11 @@ bool gemm_dbuf(const DeviceCore& core) {
   return !gemm_cpu_paths(core) && env && std::string(env) == "1";
 }
 
+bool gemm_peel(const DeviceCore& core) {
+  const char* env = std::getenv("NXV_DOT_PEEL");
+  return !gemm_cpu_paths(core) && env && std::string(env) == "1";
+}
+
 uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fallback) {
   uint32_t wx = fallback;
   if (const char* env = std::getenv("NXV_DOT_WARP_X"); env && *env) wx = uint32_t(std::strtoul(env, nullptr, 10));
@@ -175,6 +180,7 @@ void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& 
   d.emplace_back("WARP_X", std::to_string(o.warp_x));
   d.emplace_back("ONE_TILE", o.one_tile ? "1" : "0");
   d.emplace_back("TILES_INSIDE", o.inside ? "1" : "0");
+  d.emplace_back("PEEL_LAST", o.peel ? "1" : "0");
   d.emplace_back("A_VEC4", o.a_vec4 ? "1" : "0");
   d.emplace_back("B_VEC4", o.b_vec4 ? "1" : "0");
   std::string acc4 = acc4_type(acc);
@@ -414,6 +420,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_fallback) : 0;
   o.one_tile = gemm_one_tile(core, shape, tile);
   o.inside = gemm_tiles_inside(core, shape, tile, o, acc);
+  o.peel = gemm_peel(core);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;

@@ -64,15 +64,21 @@ struct GemmTileOpts {
   uint32_t warp_x = 0;                      // 0, or invocation columns per subgroup of 32
   bool one_tile = false;                    // one tile per workgroup (dot: the grid covers them all)
   bool inside = false;                      // every tile and k step wholly inside: no edge checks
+  bool peel = false;                        // the k loop's last step peeled (no branch in the loop)
   uint32_t switches() const {               // for VariantKey::switches (a_k_unit etc. go in layout)
     return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (dbuf ? 4u : 0u) | (warp_x << 3) | (one_tile ? 1u << 9 : 0u) |
-           (inside ? 1u << 10 : 0u);
+           (inside ? 1u << 10 : 0u) | (peel ? 1u << 11 : 0u);
   }
 };
 
 // Two shared-memory stages on GPU paths with NXV_DOT_DBUF=1 (tuning: no faster on an H100);
 // the tile choice halves bk until both fit.
 bool gemm_dbuf(const DeviceCore& core);
+
+// The k loop's last step peeled, so that the loop's body loads the next tiles without a
+// branch, on GPU paths with NXV_DOT_PEEL=1 (tuning: an experiment on the driver compiler's
+// accumulator moves, not yet timed on a GPU).
+bool gemm_peel(const DeviceCore& core);
 
 // One output tile per workgroup, with no loops over tiles, batches and splits, where
 // NXV_DOT_ONE_TILE=1 and the grid's limits allow it.

@@ -85,6 +85,22 @@ void gemm_tile_accumulate(TileCtx ctx, uint k_begin, uint k_end, uint t, uint tx
     barrier();
     stage ^= 1u;
   }
+#elif PEEL_LAST
+  // The last step peeled: the loop's body loads the next tiles unconditionally.
+  uint k0 = k_begin;
+  for (; k0 + BK < k_end; k0 += BK) {
+    stash_tiles(t, 0u, ra, rb);
+    barrier();
+    fetch_tiles(ctx, k0 + BK, k_end, t, ra, rb);
+    multiply_stage(0u, tx, ty, acc);
+    barrier();
+  }
+  if (k0 < k_end) {
+    stash_tiles(t, 0u, ra, rb);
+    barrier();
+    multiply_stage(0u, tx, ty, acc);
+    barrier();
+  }
 #else
   for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     stash_tiles(t, 0u, ra, rb);
