@@ -227,11 +227,15 @@ TEST_F(Shape_, TransposeOfAView) {  // a slice with steps, transposed: neither s
   EXPECT_EQ(bytes_of(flat), flat_expected);
 }
 
+// Odd trials take the GPU's loop (NXV_EW_GPU_LOOPS=1), even ones the device's (on CPU drivers,
+// runs of 16 output elements); every third has rows longer than a run.
 TEST_F(Shape_, ReverseAndPad) {
-  for (int trial = 0; trial < 16; ++trial) {
+  for (int trial = 0; trial < 24; ++trial) {
+    ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", trial % 2 ? "1" : "0");
     DType type = kTypes[trial % 5];
-    size_t rank = 1 + rng() % 4, e = dtype_size(type);
-    Shape shape = random_shape(rank, 7);
+    bool wide = trial % 3 == 0;
+    size_t rank = wide ? 1 + rng() % 2 : 1 + rng() % 4, e = dtype_size(type);
+    Shape shape = random_shape(rank, wide ? 40 : 7);
     auto data = random_bytes(rng, size_t(shape_size(shape)) * e);
     Tensor t = from_host(*device_, type, shape, data.data(), data.size());
     ShapeAttrs rev;

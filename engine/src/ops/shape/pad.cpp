@@ -27,13 +27,18 @@ void emit_gather(const LowerArgs& a, const BoundTensor& in, const BoundTensor& v
                  uint32_t reversed) {
   const Tensor& out = a.output;
   size_t bytes = dtype_size(out.type);
+  bool runs = strided_runs(*a.device.impl().core);
   VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::pad)};
   variant.tile = uint32_t(bytes);
+  variant.layout = runs ? 1 : 0;
   const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-    return KernelKey{"pad",
-                     {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
-                      {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
-                     kWorkgroupSize};
+    KernelKey key{.name = "pad", .workgroup_size = kWorkgroupSize};
+    key.defines = {{"ELEM", glsl_word_type(bytes)},
+                   {"ELEM_BYTES", std::to_string(bytes)},
+                   {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}};
+    // Defined only where set: the GPU's SPIR-V stays as it was.
+    if (runs) key.defines.emplace_back("RUN", std::to_string(kStridedRun) + "u");
+    return key;
   });
   PadParams params{};
   params.rank = uint32_t(out.shape.size());
