@@ -141,7 +141,7 @@ TEST(Elementwise, NonContiguousInputs) {
     for (int j = 0; j < 5; ++j) EXPECT_EQ(back[i * 5 + j], a[j * 7 + i]);
 }
 
-// On CPU drivers strided kernels walk runs of consecutive elements (elementwise_strided_runs);
+// On CPU drivers strided kernels walk runs of consecutive elements (strided_runs);
 // the GPU's loop (NXV_EW_GPU_LOOPS=1) takes one element per invocation. Both against the host,
 // exactly: broadcast rows and columns, last axes shorter and longer than a run (runs crossing
 // rows), a transposed and a stepped view, three inputs, and rank 9 (several launches, each

@@ -114,7 +114,7 @@ class ElementwiseFamily final : public Family {
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
     bool one_wide = dense && elementwise_one_wide(a.device, a.op, a.out.type, shape_size(a.out.shape));
-    bool runs = !dense && elementwise_strided_runs(a.device);
+    bool runs = !dense && strided_runs(*a.device.impl().core);
     bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4 && !one_wide;
     for (const auto& v : views) {
       if (glsl_vec4_type(v.type).empty()) vec4 = false;
@@ -211,8 +211,6 @@ bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements) 
   if (device.impl().core->info().type != "cpu" || env_is("NXV_EW_GPU_LOOPS", "1")) return false;
   return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out) || elements <= kOneWideMaxElements;
 }
-
-bool elementwise_strided_runs(Device& device) { return strided_runs(*device.impl().core); }
 
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
                                  bool cpu_loops, std::string generated) {
@@ -337,7 +335,7 @@ void append_as_type(Device& device, LaunchBuilder& builder, const Tensor& in, ui
     variant.types[0] = out.type;
     variant.types[1] = in.type;
     variant.type_count = 2;
-    bool runs = elementwise_strided_runs(device);
+    bool runs = strided_runs(*device.impl().core);
     variant.layout = runs ? kStridedRuns : kStrided;
     variant.switches = has_f64 ? 1 : 0;
     kernel = &device.impl().kernels.get(variant, [&] {

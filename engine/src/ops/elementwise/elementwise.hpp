@@ -12,7 +12,7 @@ namespace nxv {
 // The elementwise template specialised for one expression over inputs of types `in`;
 // `cpu_loops`: the loops of CPU drivers, which vectorize across invocations themselves: dense
 // operands one element per trip with the op inlined once (see elementwise_one_wide), strided
-// ones in runs along the last axis (see elementwise_strided_runs); `generated`: GLSL the
+// ones in runs along the last axis (see strided_runs in exec/linear_plan.hpp); `generated`: GLSL the
 // expression calls (a fused chain's functions).
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
                                  bool cpu_loops, std::string generated = {});
@@ -31,10 +31,6 @@ inline constexpr int64_t kOneWideMaxElements = 1 << 16;
 // Whether `in` broadcasts to `out` by Nx's rule (trailing axes aligned, extents equal or 1).
 bool broadcastable(const Shape& in, const Shape& out);
 bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements = 0);
-
-// Whether a strided kernel on `device` takes runs of consecutive elements per invocation
-// (strided_runs in exec/linear_plan.hpp: CPU drivers).
-bool elementwise_strided_runs(Device& device);
 
 // Appends the launches of `kernel` over `out` (contiguous) with inputs `views` (broadcast to
 // out's shape) bound to `slots`.

@@ -87,7 +87,7 @@ bool fill_batches(TransposePush& push, const std::vector<Axis>& axes, const Axis
   return tiles < (uint64_t(1) << 32);
 }
 
-Launch& launch_transpose(LaunchBuilder& builder, const Kernel& kernel, uint32_t groups,
+void launch_transpose(LaunchBuilder& builder, const Kernel& kernel, uint32_t groups,
                          const TransposePush& push, const Tensor& view, uint32_t view_slot, const Tensor& out,
                          uint32_t out_slot) {
   uint64_t e = dtype_size(view.type);
@@ -96,7 +96,6 @@ Launch& launch_transpose(LaunchBuilder& builder, const Kernel& kernel, uint32_t 
                                    {offsetof(TransposePush, in_addr), {view_slot, uint64_t(view.offset) * e}}});
   builder.use(launch, view_slot, Access::Read);
   builder.use(launch, out_slot, Access::Write);
-  return launch;
 }
 
 // CPU drivers: 4 x 4 blocks in registers (transpose_blocks.comp), for vector-aligned views.
