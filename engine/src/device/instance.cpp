@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/errors.hpp"
+#include "common/leak_check.hpp"
 #include "nxv/diagnostics.hpp"
 
 namespace nxv {
@@ -66,6 +67,7 @@ std::shared_ptr<Instance> Instance::get() {
 }
 
 Instance::Instance() {
+  [[maybe_unused]] LoaderScope loading;  // layers and drivers load (and some unload) in here
   translate_vk("creating the Vulkan instance", [&] {
     uint32_t loader_version = context_.enumerateInstanceVersion();
     if (loader_version < VK_API_VERSION_1_3)
