@@ -2,11 +2,14 @@
 # at 0.01), f32, as `jax_ops.py mlp` times it on the same GPU: run both in one command.
 #
 #     mix run bench/mlp_step.exs [batch ...]        # default batches: 16 256 1024
+#     MLP_COMPILERS=vulkan mix run bench/mlp_step.exs 256
 #
 # (NX_PATH etc. as for the Elixir suite.) The step is a `defn` with `value_and_grad`, run by
-# Nx's default compiler (the evaluator: op by op on Nx.Vulkan.Backend) with host fallback
-# refused. Each figure is the mean over a run of steps after warm-up, the loss read back once
-# at the end (JAX likewise waits once). Also printed: the step's ops and submissions.
+# each compiler of MLP_COMPILERS (default "evaluator,vulkan"): Nx.Defn.Evaluator (op by op on
+# Nx.Vulkan.Backend, re-tracing every call) and Nx.Vulkan.Compiler (one cached program per
+# call), with host fallback refused. Each figure is the mean over a run of steps after
+# warm-up, the loss read back once at the end (JAX likewise waits once). Also printed: the
+# step's commands and submissions, and the compiled program's nodes, fused nodes and launches.
 Nx.global_default_backend(Nx.Vulkan.Backend)
 Application.put_env(:nx_vulkan, :host_fallback, :raise)
 
@@ -32,6 +35,27 @@ defmodule MLPStep do
   end
 end
 
+compilers =
+  System.get_env("MLP_COMPILERS", "evaluator,vulkan")
+  |> String.split(",", trim: true)
+  |> Enum.map(fn
+    "evaluator" -> {"evaluator", Nx.Defn.Evaluator}
+    "vulkan" -> {"vulkan", Nx.Vulkan.Compiler}
+  end)
+
+:telemetry.attach(
+  :mlp_step_compilation,
+  [:nx_vulkan, :compilation],
+  fn _, m, meta, _ ->
+    IO.puts(
+      "  compiled: #{meta.mode}#{if meta.reason, do: " (#{meta.reason})"}, #{meta.nodes} nodes, " <>
+        "#{meta.fused} fused, #{meta.launches} launches; trace #{div(m.trace_time, 1000)} ms, " <>
+        "lowering #{div(m.lower_time, 1000)} ms, engine #{div(m.compile_time, 1000)} ms"
+    )
+  end,
+  nil
+)
+
 batches =
   case System.argv() do
     [] -> [16, 256, 1024]
@@ -40,7 +64,7 @@ batches =
 
 IO.puts("device: #{Nx.Vulkan.device_info().name}")
 
-for batch <- batches do
+for batch <- batches, {compiler_name, compiler} <- compilers do
   key = Nx.Random.key(42)
   {w1, key} = Nx.Random.normal(key, 0.0, 0.05, shape: {784, 1024}, type: :f32)
   {w2, key} = Nx.Random.normal(key, 0.0, 0.05, shape: {1024, 1024}, type: :f32)
@@ -52,8 +76,10 @@ for batch <- batches do
   params =
     {w1, Nx.broadcast(0.0, {1024}), w2, Nx.broadcast(0.0, {1024}), w3, Nx.broadcast(0.0, {10})}
 
+  step = Nx.Defn.jit(&MLPStep.step/3, compiler: compiler)
+
   run = fn params, n ->
-    Enum.reduce(1..n, {params, nil}, fn _, {p, _} -> MLPStep.step(p, x, y) end)
+    Enum.reduce(1..n, {params, nil}, fn _, {p, _} -> step.(p, x, y) end)
   end
 
   {params, l0} = run.(params, 5)
@@ -73,7 +99,7 @@ for batch <- batches do
   commands = (stats1.commands - stats0.commands) / n
 
   IO.puts(
-    "mlp step batch=#{batch} f32: #{Float.round(t_us / n / 1000, 3)} ms " <>
+    "mlp step batch=#{batch} f32 #{compiler_name}: #{Float.round(t_us / n / 1000, 3)} ms " <>
       "(loss #{Float.round(first_loss, 4)} -> #{Float.round(Nx.to_number(l), 4)}, " <>
       "#{Float.round(commands, 1)} commands, #{Float.round(submits, 1)} submits per step)"
   )

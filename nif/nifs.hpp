@@ -17,6 +17,11 @@ NXV_NIF(native_ops_nif);
 NXV_NIF(op_table_nif);
 NXV_NIF(check_op_nif);
 
+// program_nifs.cpp
+NXV_NIF(program_compile_nif);
+NXV_NIF(program_run_nif);
+bool open_program_resource_type(ErlNifEnv* env);
+
 // device_nifs.cpp
 NXV_NIF(devices_nif);
 NXV_NIF(default_device_nif);

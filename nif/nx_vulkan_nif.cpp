@@ -14,12 +14,12 @@ namespace {
 int load(ErlNifEnv* env, void**, ERL_NIF_TERM) {
   nxv_nif::install_crash_trace_if_asked();
   nxv_nif::make_atoms(env);
-  return nxv_nif::open_tensor_resource_type(env) ? 0 : 1;
+  return nxv_nif::open_tensor_resource_type(env) && nxv_nif::open_program_resource_type(env) ? 0 : 1;
 }
 
 int upgrade(ErlNifEnv* env, void**, void**, ERL_NIF_TERM) {
   nxv_nif::make_atoms(env);
-  return nxv_nif::open_tensor_resource_type(env) ? 0 : 1;
+  return nxv_nif::open_tensor_resource_type(env) && nxv_nif::open_program_resource_type(env) ? 0 : 1;
 }
 
 constexpr int kIO = ERL_NIF_DIRTY_JOB_IO_BOUND;
@@ -35,6 +35,8 @@ ErlNifFunc nif_functions[] = {
     {"native_ops", 0, nxv_nif::native_ops_nif, 0},
     {"op_table", 0, nxv_nif::op_table_nif, 0},
     {"check_op", 6, nxv_nif::check_op_nif, kIO},
+    {"program_compile", 4, nxv_nif::program_compile_nif, kCPU},
+    {"program_run", 2, nxv_nif::program_run_nif, 0},
     {"devices", 0, nxv_nif::devices_nif, kIO},
     {"default_device", 0, nxv_nif::default_device_nif, kIO},
     {"device_info", 1, nxv_nif::device_info_nif, kIO},

@@ -181,6 +181,50 @@ TEST(Graphs, RecordOnceAndReRunWithNewBuffersAsEagerOpsDo) {
   EXPECT_THROW(exec.run(*dev, std::vector<Tensor>{strided, y0}), Error);
 }
 
+// A program compiles from input specs alone (Nx.Defn.compile with templates) and runs with
+// inputs in any layout: views are copied row-major first. Results are the eager bits; the
+// dot's bias add and ReLU are fused into it; an output may be an input.
+TEST(Programs, CompileFromSpecsAndRunViewsAndInputsAsResults) {
+  auto dev = shared_device();
+  const int64_t m = 37, k = 29, n = 19;  // not multiples of any tile
+  Graph g;
+  uint32_t x = g.input(DType::F32, {m, k});
+  uint32_t w = g.input(DType::F32, {k, n});
+  uint32_t b = g.input(DType::F32, {n});
+  uint32_t zero = g.input(DType::F32, {});
+  DotAttrs d;
+  d.left_contract = {1};
+  d.right_contract = {0};
+  Attrs dot_attrs = Attrs::of(d);
+  uint32_t prod = g.add(OpId::dot, {DType::F32, {m, n}}, {x, w}, dot_attrs);
+  uint32_t biased = g.add(OpId::add, {DType::F32, {m, n}}, {prod, b});
+  uint32_t relu = g.add(OpId::max, {DType::F32, {m, n}}, {biased, zero});
+  g.output(relu);
+  g.output(b);
+  auto program = compile_program(*dev, g);
+  EXPECT_EQ(program->stats().nodes, 3u);
+  EXPECT_EQ(program->stats().fused, 2u);
+  EXPECT_EQ(program->input_count(), 4u);
+
+  // x arrives transposed (a strided view), b broadcast from a scalar-like row.
+  Tensor xt = upload(*dev, DType::F32, {k, m}, random_floats(k * m, 5));
+  Tensor xv = transpose_view(xt, {1, 0});
+  Tensor wv = upload(*dev, DType::F32, {k, n}, random_floats(k * n, 6));
+  Tensor bv = upload(*dev, DType::F32, {n}, random_floats(n, 7));
+  Tensor zv = upload(*dev, DType::F32, {}, std::vector<float>{0.0f});
+  EXPECT_FALSE(program->runs_without_blocking({xv, wv, bv, zv}));
+  auto outs = program->run(*dev, {xv, wv, bv, zv});
+  ASSERT_EQ(outs.size(), 2u);
+  Tensor eager = run_op(*dev, OpId::dot, {DType::F32, {m, n}}, {contiguous(*dev, xv), wv}, dot_attrs);
+  eager = run_op(*dev, OpId::add, {DType::F32, {m, n}}, {eager, bv});
+  eager = run_op(*dev, OpId::max, {DType::F32, {m, n}}, {eager, zv});
+  EXPECT_EQ(download<uint32_t>(*dev, outs[0]), download<uint32_t>(*dev, eager));
+  EXPECT_EQ(download<uint32_t>(*dev, outs[1]), download<uint32_t>(*dev, bv));
+  // Another type or shape than compiled is refused, naming the input.
+  EXPECT_THROW(program->run(*dev, {wv, wv, bv, zv}), Error);
+  EXPECT_THROW(program->run(*dev, {xv, wv, bv}), Error);
+}
+
 // The NIF records ops on a normal BEAM scheduler through run_op_if_compiled: it must decline,
 // recording nothing, while a kernel the op needs is not compiled, and run once it is.
 TEST(Eager, RunIfCompiledDeclinesUntilItsKernelIsBuilt) {

@@ -52,6 +52,7 @@ class Executable {
  public:
   uint32_t slot_count() const { return slot_count_; }
   const std::vector<Launch>& launches() const { return launches_; }
+  bool has_host_steps() const { return has_host_steps_; }
   // Records every launch on `stream` with `buffers` bound to the slots (one per slot). A host
   // step runs once the work recorded before it has finished (run then blocks; inside a
   // CompileFreeScope it throws KernelNotReady before recording anything).

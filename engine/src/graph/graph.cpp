@@ -21,6 +21,11 @@ uint32_t Graph::add(OpId op, OutSpec out, std::vector<uint32_t> inputs, Attrs at
   return uint32_t(values_.size() - 1);
 }
 
+void Graph::output(uint32_t value) {
+  if (value >= values_.size()) throw Error(ErrorKind::InvalidArgument, "a graph output names an undefined value");
+  outputs_.push_back(value);
+}
+
 namespace {
 
 // Lowers one node whose inputs are `inputs`; returns its result (a new tensor, or a view when
@@ -70,6 +75,7 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
   const Graph graph = fuse_epilogues(device, given);
   LaunchBuilder builder;
   GraphExecutable g;
+  g.fused_nodes_ = given.nodes().size() - graph.nodes().size();
   std::vector<Tensor> values(example_inputs.begin(), example_inputs.end());
   for (const auto& t : example_inputs) {
     g.input_specs_.push_back(spec_of(t));

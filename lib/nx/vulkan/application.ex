@@ -25,16 +25,19 @@ defmodule Nx.Vulkan.Tables do
   @moduledoc false
   # Owns the package's ETS tables: host-fallback counters and warnings, the cache of the
   # engine's answers to "is this op native for these types on this device?", and the traced
-  # functions of reduce/5 and window_reduce/6 (Nx.Vulkan.Combiner).
+  # functions of reduce/5 and window_reduce/6 (Nx.Vulkan.Combiner), and the compiled defn
+  # functions and programs of Nx.Vulkan.Compiler.
   use GenServer
 
   @fallbacks :nx_vulkan_fallbacks
   @support :nx_vulkan_support
   @combiners :nx_vulkan_combiners
+  @compiled :nx_vulkan_compiled
 
   def fallbacks, do: @fallbacks
   def support, do: @support
   def combiners, do: @combiners
+  def compiled, do: @compiled
 
   def start_link(_), do: GenServer.start_link(__MODULE__, [], name: __MODULE__)
 
@@ -73,6 +76,7 @@ defmodule Nx.Vulkan.Tables do
     :ets.new(@fallbacks, [:named_table, :public, :set, write_concurrency: true])
     :ets.new(@support, [:named_table, :public, :set, read_concurrency: true])
     :ets.new(@combiners, [:named_table, :public, :set, read_concurrency: true])
+    :ets.new(@compiled, [:named_table, :public, :set, read_concurrency: true])
     {:ok, nil}
   end
 end

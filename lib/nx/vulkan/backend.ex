@@ -31,6 +31,10 @@ defmodule Nx.Vulkan.Backend do
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
   alias Nx.Vulkan.{Combiner, Error, Fallback, Native, NIF, OpArgs}
+  alias Nx.Vulkan.Compiler.Recorder
+
+  # The ref of a placeholder of Nx.Vulkan.Compiler.Recorder (a value of a program being recorded).
+  defguardp placeholder?(ref) when is_tuple(ref) and elem(ref, 0) == :nxv_value
 
   @type t :: %__MODULE__{ref: reference(), device: non_neg_integer()}
 
@@ -125,7 +129,11 @@ defmodule Nx.Vulkan.Backend do
 
   ## Memory and transfers
 
+  # A placeholder of Nx.Vulkan.Compiler's recording has no data yet.
   @impl true
+  def to_binary(%T{data: %B{ref: ref}}, _limit) when placeholder?(ref),
+    do: Recorder.stop!("a value is read on the host")
+
   def to_binary(%T{data: %B{ref: ref}, type: {_, bits} = type}, limit) do
     if Native.engine_type?(type) do
       ref |> NIF.to_binary(limit) |> Error.unwrap!()
@@ -138,6 +146,9 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
+  def backend_copy(%T{data: %B{ref: ref}}, _backend, _opts) when placeholder?(ref),
+    do: Recorder.stop!("a value is copied to another backend")
+
   def backend_copy(%T{data: %B{ref: ref, device: from}} = tensor, backend, opts) do
     if backend == B do
       device = Keyword.get(init(opts), :device) || from
@@ -149,6 +160,9 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
+  def backend_transfer(%T{data: %B{ref: ref}}, _backend, _opts) when placeholder?(ref),
+    do: Recorder.stop!("a value is moved to another backend")
+
   def backend_transfer(%T{data: %B{ref: ref, device: from}} = tensor, backend, opts) do
     if backend == B and (Keyword.get(init(opts), :device) || from) == from do
       tensor
@@ -162,6 +176,8 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
+  def backend_deallocate(%T{data: %B{ref: ref}}) when placeholder?(ref), do: :ok
+
   def backend_deallocate(%T{data: %B{ref: ref}}) do
     case NIF.deallocate(ref) do
       :ok -> :ok
@@ -198,6 +214,9 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
+  def inspect(%T{data: %B{ref: ref}}, _inspect_opts) when placeholder?(ref),
+    do: Recorder.stop!("a value is inspected")
+
   def inspect(%T{data: %B{ref: ref}} = tensor, inspect_opts) do
     if NIF.deallocated?(ref) do
       maybe_add_signature("Deallocated", tensor)
@@ -532,7 +551,14 @@ defmodule Nx.Vulkan.Backend do
 
   # One native call, unless the engine has refused the same kind of call before (answers are
   # cached by what they depend on: Native.support_key/6). The engine checks every call itself.
+  # While Nx.Vulkan.Compiler records, the call becomes a node of its program instead.
   defp native(op, device, out, inputs, options) do
+    if Recorder.active?(),
+      do: Recorder.node(op, device, out, inputs, options),
+      else: run_native(op, device, out, inputs, options)
+  end
+
+  defp run_native(op, device, out, inputs, options) do
     with {:ok, {id, depends}} <- Native.native_entry(op, out.type, inputs),
          answer when answer in [nil, true] <-
            cached_answer(id, device, op, out, inputs, options, depends) do
@@ -574,6 +600,7 @@ defmodule Nx.Vulkan.Backend do
         tensor
 
       {:host, reason} ->
+        if Recorder.active?(), do: Recorder.stop!("#{callback} runs on the host (#{reason})")
         Fallback.record!(callback, reason)
 
         fn -> apply(Nx.BinaryBackend, callback, [out | args]) end
@@ -585,6 +612,7 @@ defmodule Nx.Vulkan.Backend do
   # The host fallback: inputs copied to Nx.BinaryBackend (never moved: the caller still owns
   # them), the same callback run there, the result uploaded to `device`.
   defp host(op, device, args, reason) do
+    if Recorder.active?(), do: Recorder.stop!("#{op} runs on the host (#{reason})")
     Fallback.record!(op, reason)
     host_args = Enum.map(args, &to_host_arg/1)
 

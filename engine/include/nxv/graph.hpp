@@ -1,0 +1,80 @@
+// Graphs of ops and the programs compiled from them: the engine's half of Nx.Vulkan.Compiler.
+// A graph's values are its inputs (first) and one result per node; a node is an op of the op
+// table with its typed attributes, as an eager op is. A program is a graph compiled for one
+// device from its inputs' types and shapes alone: every kernel it needs is compiled when it is
+// made, and each run records all of its launches at once on the device's stream.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nxv/ops.hpp"
+
+namespace nxv {
+
+struct GraphNode {
+  OpId op;
+  OutSpec out;
+  std::vector<uint32_t> inputs;  // value ids
+  Attrs attrs;
+};
+
+class Graph {
+ public:
+  // A graph parameter; returns its value id.
+  uint32_t input(DType type, const Shape& shape);
+  // A node; returns the value id of its result.
+  uint32_t add(OpId op, OutSpec out, std::vector<uint32_t> inputs, Attrs attrs = {});
+  // A result of the graph (any value: an input, a node's result; one value may be named twice).
+  void output(uint32_t value);
+
+  size_t input_count() const { return input_count_; }
+  const std::vector<GraphNode>& nodes() const { return nodes_; }
+  const std::vector<uint32_t>& outputs() const { return outputs_; }
+  const OutSpec& value(uint32_t id) const { return values_.at(id); }
+  size_t value_count() const { return values_.size(); }
+
+ private:
+  size_t input_count_ = 0;
+  std::vector<OutSpec> values_;  // inputs first, then one per node
+  std::vector<GraphNode> nodes_;
+  std::vector<uint32_t> outputs_;
+};
+
+class GraphExecutable;
+
+// What compiling a program made of its graph.
+struct ProgramStats {
+  size_t nodes = 0;     // in the graph as given
+  size_t fused = 0;     // nodes folded into another node's kernel (epilogues)
+  size_t launches = 0;  // kernel launches (and host steps) per run
+};
+
+class Program {
+ public:
+  ~Program();
+  Program(Program&&) noexcept;
+  Program& operator=(Program&&) noexcept;
+
+  // Runs with inputs of the compiled types and shapes, in any layout and on any buffers: views
+  // (strided, broadcast, offset) are first copied to row-major tensors on the same stream.
+  // Results are new tensors (or views of them, or of the inputs where the graph returns one).
+  std::vector<Tensor> run(Device& device, const std::vector<Tensor>& inputs) const;
+  // Whether a run with these inputs records without blocking: no input needs a copy and the
+  // program has no host step (which waits for the GPU).
+  bool runs_without_blocking(const std::vector<Tensor>& inputs) const;
+  const ProgramStats& stats() const { return stats_; }
+  size_t input_count() const;
+
+ private:
+  friend std::shared_ptr<const Program> compile_program(Device&, const Graph&);
+  Program();
+  std::unique_ptr<GraphExecutable> exec_;
+  ProgramStats stats_;
+};
+
+// Checks every node (Unsupported / InvalidArgument naming the node's op and reason), fuses
+// what the graph passes fuse and compiles every kernel. Inputs are taken as row-major tensors.
+std::shared_ptr<const Program> compile_program(Device& device, const Graph& graph);
+
+}  // namespace nxv

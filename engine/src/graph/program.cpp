@@ -1,0 +1,67 @@
+// Programs: graphs compiled from their inputs' types and shapes (nxv/graph.hpp).
+#include <string>
+
+#include "device/device_impl.hpp"
+#include "graph/graph.hpp"
+
+namespace nxv {
+
+Program::Program() = default;
+Program::~Program() = default;
+Program::Program(Program&&) noexcept = default;
+Program& Program::operator=(Program&&) noexcept = default;
+
+size_t Program::input_count() const { return exec_->input_specs().size(); }
+
+namespace {
+
+// Row-major at offset 0: the layout a program compiles its inputs for.
+bool row_major(const Tensor& t) { return t.offset == 0 && t.strides == row_major_strides(t.shape); }
+
+}  // namespace
+
+std::shared_ptr<const Program> compile_program(Device& device, const Graph& graph) {
+  // Lowering binds buffers and sizes kernels from real tensors: row-major stand-ins, freed
+  // once the kernels are compiled (a run binds its own buffers to the same slots).
+  std::vector<Tensor> examples;
+  examples.reserve(graph.input_count());
+  for (uint32_t i = 0; i < graph.input_count(); ++i) examples.push_back(empty(device, graph.value(i).type, graph.value(i).shape));
+  std::shared_ptr<Program> program(new Program());
+  program->exec_ = std::make_unique<GraphExecutable>(compile_graph(device, graph, examples));
+  program->stats_ = {graph.nodes().size(), program->exec_->fused_nodes(),
+                     program->exec_->executable().launches().size()};
+  return program;
+}
+
+bool Program::runs_without_blocking(const std::vector<Tensor>& inputs) const {
+  if (exec_->executable().has_host_steps()) return false;
+  for (const auto& t : inputs)
+    if (t.size() > 0 && !row_major(t)) return false;
+  return true;
+}
+
+std::vector<Tensor> Program::run(Device& device, const std::vector<Tensor>& inputs) const {
+  const auto& specs = exec_->input_specs();
+  if (inputs.size() != specs.size())
+    throw Error(ErrorKind::InvalidArgument, "the program takes " + std::to_string(specs.size()) + " inputs, got " +
+                                                std::to_string(inputs.size()));
+  std::vector<Tensor> laid_out;
+  laid_out.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (t.type != specs[i].type || t.shape != specs[i].shape)
+      throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " of the program has another type or shape than the one it was compiled for");
+    if (t.size() == 0 || row_major(t)) {
+      laid_out.push_back(t);
+      continue;
+    }
+    if (!t.buffer) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
+    // A dense view at offset 0 whose strides differ only on size-1 axes is row-major already.
+    Tensor dense = t.is_contiguous() && t.offset == 0 ? t : contiguous(device, t);
+    dense.strides = row_major_strides(dense.shape);
+    laid_out.push_back(std::move(dense));
+  }
+  return exec_->run(device, laid_out);
+}
+
+}  // namespace nxv

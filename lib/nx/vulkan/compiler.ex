@@ -1,0 +1,336 @@
+defmodule Nx.Vulkan.Compiler do
+  @moduledoc """
+  An `Nx.Defn.Compiler` that runs each `defn` call as one program on a Vulkan device.
+
+      Nx.Defn.global_default_options(compiler: Nx.Vulkan.Compiler)
+      # or per function
+      fun = Nx.Defn.jit(&MyModel.step/3, compiler: Nx.Vulkan.Compiler)
+
+  The first call with new argument templates (type, shape, names, vectorized axes,
+  donatability) traces the function once and lowers it, through the same callbacks and
+  option encoding as `Nx.Vulkan.Backend`, into a flat program that the engine compiles:
+  every kernel is built then, and elementwise consumers of `dot` and `conv` are fused into
+  their kernels. Every later call with the same templates skips tracing: it makes one
+  native call, which records all of the program's launches on the device's stream at once.
+  Structurally equal programs (another closure of the same code, another captured tensor of
+  the same type and shape) share one compiled program: tensors a function captures are
+  inputs of the program, not constants of its kernels.
+
+  Functions the engine cannot run as one program yet run through `Nx.Defn.Evaluator` on
+  `Nx.Vulkan.Backend`, still traced only once per template: `while` and `cond` (their
+  predicates are read on the host), `io_call`/hooks and `runtime_call` (host code), and ops
+  the engine runs on the host for the given types. The
+  `[:nx_vulkan, :compilation]` telemetry event says which way each function went.
+
+  ## Options
+
+    * `:device` - the index of the device (see `Nx.Vulkan.devices/0`); defaults to
+      `Nx.Vulkan.default_device/0`.
+
+    * `:native_fallback` - what to do with a function that cannot be one program: `:eval`
+      (the default) runs it through `Nx.Defn.Evaluator` on `Nx.Vulkan.Backend`; `:raise`
+      raises `Nx.Vulkan.Error` saying why.
+
+    * `:hooks` - a map of `io_call` names to functions, as for `Nx.Defn.Evaluator`.
+
+    * `:max_concurrency` - the number of `Nx.Serving` partitions on one device. Without it
+      and without `:device`, there is one partition per device of the default device's type.
+
+  Other options (such as `:cache` or `:batch_keys`, which `Nx.Serving` and Bumblebee pass)
+  are accepted and ignored.
+
+  ## Telemetry
+
+  `[:nx_vulkan, :compilation]` is emitted once per compilation (never on a cached call), with
+  measurements `:trace_time`, `:lower_time`, `:compile_time` and `:total_time` (microseconds)
+  and metadata `:key`, `:device`, `:mode` (`:program` or `:eval`), `:reason` (why `:eval`),
+  `:program_cache` (`:hit` when a structurally equal program was compiled before, `:miss`,
+  or `nil`), `:nodes`, `:fused` and `:launches`.
+  """
+
+  @behaviour Nx.Defn.Compiler
+
+  alias Nx.Defn.{Composite, Evaluator, Expr, Tree}
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Backend, as: B
+  alias Nx.Vulkan.Compiler.Recorder
+  alias Nx.Vulkan.{Error, Native, NIF, Tables}
+
+  @fallback_modes [:eval, :raise]
+  # Expression nodes that only the Evaluator runs today (their values are read on the host).
+  @host_ops [:while, :cond, :io_call, :runtime_call]
+
+  ## Nx.Defn.Compiler callbacks
+
+  @impl true
+  def __partitions_options__(opts) do
+    cond do
+      n = opts[:max_concurrency] -> List.duplicate(opts, n)
+      opts[:device] -> [opts]
+      true -> Enum.map(partition_devices(), &Keyword.put(opts, :device, &1))
+    end
+  end
+
+  @impl true
+  def __to_backend__(opts), do: {B, device: device(opts)}
+
+  @impl true
+  def __shard_jit__(_key, _mesh, _vars, _fun, _args_list, _opts) do
+    raise ArgumentError,
+          "Nx.Vulkan.Compiler does not support sharding (Nx.Defn.shard_jit); use " <>
+            "Nx.Defn.jit/2 per device, or Nx.Serving with partitions: true"
+  end
+
+  @impl true
+  def __jit__(key, vars, fun, args_list, opts) do
+    settings = settings(opts)
+    cache_key = {key, Enum.map(vars, &arg_key/1), settings}
+
+    compiled =
+      case lookup(cache_key) do
+        nil -> locked(cache_key, fn -> compile(key, vars, fun, settings) end)
+        compiled -> compiled
+      end
+
+    Enum.map(args_list, &run(compiled, &1))
+  end
+
+  @impl true
+  def __compile__(key, vars, fun, opts) do
+    compiled = compile(key, vars, fun, settings(opts))
+    fn args_list -> Enum.map(args_list, &run(compiled, &1)) end
+  end
+
+  ## Settings and cache
+
+  defp settings(opts) do
+    device =
+      case opts[:device] do
+        nil ->
+          Native.default_device()
+
+        index when is_integer(index) and index >= 0 ->
+          index
+
+        other ->
+          raise ArgumentError,
+                "the :device option of Nx.Vulkan.Compiler must be a device index, got: " <>
+                  inspect(other)
+      end
+
+    fallback = Keyword.get(opts, :native_fallback, :eval)
+
+    if fallback not in @fallback_modes do
+      raise ArgumentError,
+            "the :native_fallback option of Nx.Vulkan.Compiler must be one of " <>
+              "#{inspect(@fallback_modes)}, got: #{inspect(fallback)}"
+    end
+
+    hooks = Keyword.get(opts, :hooks, %{})
+
+    unless is_map(hooks) do
+      raise ArgumentError,
+            "the :hooks option of Nx.Vulkan.Compiler must be a map, got: #{inspect(hooks)}"
+    end
+
+    %{device: device, native_fallback: fallback, hooks: hooks}
+  end
+
+  defp device(opts), do: opts[:device] || Native.default_device()
+
+  defp partition_devices do
+    default = Native.default_device()
+    devices = Nx.Vulkan.devices()
+    type = Enum.find_value(devices, &(&1.index == default && &1.type))
+    for %{index: index, type: ^type} <- devices, do: index
+  end
+
+  defp arg_key(%T{} = t),
+    do: {t.type, t.shape, t.names, t.vectorized_axes, Map.get(t, :donatable?, false)}
+
+  defp lookup(cache_key) do
+    case Tables.with_tables(fn -> :ets.lookup(Tables.compiled(), cache_key) end) do
+      [{_, compiled}] -> compiled
+      [] -> nil
+    end
+  end
+
+  # Concurrent misses of one key compile once: the others wait for the lock, then find it.
+  defp locked(cache_key, compile) do
+    lock = {{__MODULE__, :erlang.phash2(cache_key)}, self()}
+
+    :global.trans(
+      lock,
+      fn ->
+        lookup(cache_key) ||
+          tap(
+            compile.(),
+            &Tables.with_tables(fn -> :ets.insert(Tables.compiled(), {cache_key, &1}) end)
+          )
+      end,
+      [node()]
+    )
+  end
+
+  ## Compilation
+
+  defp compile(key, vars, fun, settings) do
+    start = System.monotonic_time()
+    {trace_time, traced} = :timer.tc(fn -> fun.(vars) end)
+    evaluator = Evaluator.__compile__(key, vars, fn _ -> traced end, hooks: settings.hooks)
+
+    {lower_time, recorded} =
+      :timer.tc(fn ->
+        case host_op(traced) do
+          nil -> Recorder.record(settings.device, vars, &single_result(evaluator, &1))
+          op -> {:stop, "#{op} runs on the host until the compiler lowers it"}
+        end
+      end)
+
+    {compile_time, {compiled, meta}} =
+      :timer.tc(fn ->
+        with {:ok, recorded} <- recorded,
+             {:ok, program, program_cache, stats} <- program(settings.device, recorded) do
+          {{:program, Map.merge(recorded, %{program: program, device: settings.device})},
+           Map.merge(stats, %{mode: :program, reason: nil, program_cache: program_cache})}
+        else
+          {:stop, reason} -> eval(evaluator, settings, reason)
+        end
+      end)
+
+    :telemetry.execute(
+      [:nx_vulkan, :compilation],
+      %{
+        trace_time: trace_time,
+        lower_time: lower_time,
+        compile_time: compile_time,
+        total_time:
+          System.convert_time_unit(System.monotonic_time() - start, :native, :microsecond)
+      },
+      Map.merge(%{key: key, device: settings.device, nodes: 0, fused: 0, launches: 0}, meta)
+    )
+
+    compiled
+  end
+
+  defp single_result(evaluator, params) do
+    [result] = evaluator.([params])
+    result
+  end
+
+  defp eval(evaluator, settings, reason) do
+    if settings.native_fallback == :raise do
+      raise Error,
+        kind: :unsupported,
+        message:
+          "Nx.Vulkan.Compiler cannot run this function as one program (#{reason}) and " <>
+            "native_fallback: :raise is set"
+    end
+
+    {{:eval, evaluator, settings.device}, %{mode: :eval, reason: reason, program_cache: nil}}
+  end
+
+  # The engine's program for a recording; structurally equal recordings share one.
+  defp program(device, recorded) do
+    structure = {:program, device, recorded.input_specs, recorded.nodes, recorded.outputs}
+
+    case lookup(structure) do
+      {program, stats} ->
+        {:ok, program, :hit, stats}
+
+      nil ->
+        result =
+          locked(structure, fn ->
+            case NIF.program_compile(
+                   device,
+                   recorded.input_specs,
+                   recorded.nodes,
+                   recorded.outputs
+                 ) do
+              {:ok, {program, {nodes, fused, launches}}} ->
+                {program, %{nodes: nodes, fused: fused, launches: launches}}
+
+              {:error, kind, message} when kind in [:unsupported, :invalid_argument] ->
+                {:stop, "the engine refused the program: #{message}"}
+
+              {:error, kind, message} ->
+                Error.raise_error!(kind, message)
+            end
+          end)
+
+        case result do
+          {:stop, _} = stop ->
+            Tables.with_tables(fn -> :ets.delete(Tables.compiled(), structure) end)
+            stop
+
+          {program, stats} ->
+            {:ok, program, :miss, stats}
+        end
+    end
+  end
+
+  # The first node in `expr` that only the Evaluator runs, or nil.
+  defp host_op(expr) do
+    Composite.reduce(expr, %{}, &scan/2)
+    nil
+  catch
+    {:host_op, op} -> op
+  end
+
+  defp scan(%T{data: %Expr{id: id, op: op}} = t, seen) do
+    cond do
+      op in @host_ops ->
+        throw({:host_op, op})
+
+      Map.has_key?(seen, id) ->
+        seen
+
+      true ->
+        {_, seen} = Tree.apply_args(t, :all, Map.put(seen, id, true), &{&1, scan(&1, &2)})
+        seen
+    end
+  end
+
+  defp scan(_other, seen), do: seen
+
+  ## Running
+
+  defp run({:program, p}, args) do
+    args = List.to_tuple(args)
+    params = Enum.map(p.params, &input_ref(elem(args, &1).(), p.device))
+    outputs = p.program |> NIF.program_run(params ++ p.captures) |> Error.unwrap!()
+
+    {result, []} =
+      Composite.traverse(p.result, outputs, fn t, [ref | refs] ->
+        {%{t | data: %B{ref: ref, device: p.device}}, refs}
+      end)
+
+    result
+  end
+
+  defp run({:eval, evaluator, device}, args) do
+    previous = Nx.default_backend({B, device: device})
+
+    try do
+      [result] = evaluator.([args])
+      result
+    after
+      Nx.default_backend(previous)
+    end
+  end
+
+  defp input_ref(%T{data: %Expr{}} = tensor, _device) do
+    raise ArgumentError,
+          "cannot pass a tensor expression as argument to defn, got: #{inspect(tensor)}"
+  end
+
+  defp input_ref(%T{data: %B{ref: ref, device: device}}, device), do: ref
+  defp input_ref(%T{data: %B{ref: ref}}, device), do: Error.unwrap!(NIF.copy(ref, device))
+
+  defp input_ref(%T{} = tensor, device) do
+    %T{data: %B{ref: ref}} =
+      tensor |> Nx.devectorize(keep_names: false) |> Nx.backend_copy({B, device: device})
+
+    ref
+  end
+end

@@ -1,0 +1,172 @@
+defmodule Nx.Vulkan.Compiler.Recorder do
+  @moduledoc false
+  # Lowers a traced defn expression into the engine's flat program: the expression is
+  # evaluated once by Nx.Defn.Evaluator on placeholder tensors while this process records,
+  # so every node passes through the same Nx.Vulkan.Backend callback (and Nx.Vulkan.OpArgs
+  # encoding) that the eager path uses, and becomes a node instead of an op on the device.
+  #
+  # A placeholder is a Vulkan tensor whose ref is `{:nxv_value, value}`, with `value` one of
+  # `{:param, i}` (argument i of the defn), `{:capture, j}` (a device tensor the program reads:
+  # a tensor the function captured, or a constant uploaded while recording) or `{:node, k}`.
+  # Anything that needs a placeholder's data on the host (a `while` or `cond` predicate, a
+  # host fallback) stops the recording with `Nx.Vulkan.Compiler.Recorder.Stop`: the function
+  # then runs through the Evaluator instead.
+
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Backend, as: B
+  alias Nx.Vulkan.{Error, Native, NIF}
+
+  defmodule Stop do
+    @moduledoc false
+    defexception [:reason]
+    @impl true
+    def message(%{reason: reason}), do: "the function cannot be one program: #{reason}"
+  end
+
+  @key __MODULE__
+
+  @doc "Whether this process is recording."
+  def active?, do: Process.get(@key) != nil
+
+  @doc "Stops the recording (inside one), saying why."
+  def stop!(reason), do: raise(Stop, reason: reason)
+
+  @doc """
+  Records `fun` (run with the placeholder params of `templates`) on `device`. Returns
+  `{:ok, program}` with the flat program and the function's result (its leaves
+  placeholders), or `{:stop, reason}`.
+  """
+  def record(device, templates, fun) do
+    state = %{
+      device: device,
+      nodes: [],
+      node_count: 0,
+      captures: [],
+      capture_ids: %{},
+      params_used: MapSet.new()
+    }
+
+    previous_backend = Nx.default_backend({B, device: device})
+    Process.put(@key, state)
+
+    try do
+      params =
+        templates
+        |> Enum.with_index()
+        |> Enum.map(fn {template, i} ->
+          fn ->
+            update(fn s -> %{s | params_used: MapSet.put(s.params_used, i)} end)
+            placeholder(template, device, {:param, i})
+          end
+        end)
+
+      result = fun.(params)
+      {:ok, finish(Process.get(@key), templates, result)}
+    rescue
+      error in Stop -> {:stop, error.reason}
+    after
+      Process.delete(@key)
+      Nx.default_backend(previous_backend)
+    end
+  end
+
+  @doc """
+  A node for the backend's native call `op` (an op-table name) producing `out` from
+  `inputs` with `options`: `{:ok, placeholder}`, or `{:host, reason}` when the engine would
+  not run it natively (the backend then calls `host/1`, which stops the recording).
+  """
+  def node(op, device, out, inputs, options) do
+    with {:ok, {id, _depends}} <- Native.native_entry(op, out.type, inputs),
+         true <- Native.check(device, op, out, inputs, options) do
+      values = Enum.map(inputs, &value_of(&1, device))
+      state = Process.get(@key)
+      k = state.node_count
+      node = {id, out.type, out.shape, values, options}
+      Process.put(@key, %{state | nodes: [node | state.nodes], node_count: k + 1})
+      {:ok, placeholder(out, device, {:node, k})}
+    end
+  end
+
+  defp placeholder(template, device, value) do
+    %{template | data: %B{ref: {:nxv_value, value}, device: device}}
+  end
+
+  # What a node reads: a placeholder's value, or a device tensor made a capture (once per
+  # buffer reference).
+  defp value_of(%T{data: %B{ref: {:nxv_value, value}}}, _device), do: value
+
+  defp value_of(%T{} = tensor, device) do
+    tensor = Nx.devectorize(tensor, keep_names: false)
+    ref = device_ref(tensor, device)
+    state = Process.get(@key)
+
+    case state.capture_ids do
+      %{^ref => j} ->
+        {:capture, j}
+
+      %{} ->
+        j = map_size(state.capture_ids)
+
+        Process.put(@key, %{
+          state
+          | captures: [{ref, tensor.type, tensor.shape} | state.captures],
+            capture_ids: Map.put(state.capture_ids, ref, j)
+        })
+
+        {:capture, j}
+    end
+  end
+
+  defp device_ref(%T{data: %B{ref: ref, device: device}}, device), do: ref
+  defp device_ref(%T{data: %B{ref: ref}}, device), do: Error.unwrap!(NIF.copy(ref, device))
+
+  defp device_ref(%T{} = tensor, device) do
+    %T{data: %B{ref: ref}} = Nx.backend_copy(tensor, {B, device: device})
+    ref
+  end
+
+  defp update(fun), do: Process.put(@key, fun.(Process.get(@key)))
+
+  # Numbers the values as the engine does (inputs first: the used params, then the captures;
+  # then the nodes) and lists the result's leaves as outputs.
+  defp finish(state, templates, result) do
+    # Result leaves that are real tensors (a captured tensor returned as is) become captures.
+    outputs =
+      [result]
+      |> Nx.Defn.Composite.flatten_list()
+      |> Enum.map(&value_of(&1, state.device))
+
+    state = Process.get(@key)
+    params = Enum.sort(state.params_used)
+    param_ids = params |> Enum.with_index() |> Map.new()
+    captures = Enum.reverse(state.captures)
+    p = length(params)
+    c = length(captures)
+
+    number = fn
+      {:param, i} -> Map.fetch!(param_ids, i)
+      {:capture, j} -> p + j
+      {:node, k} -> p + c + k
+    end
+
+    param_specs =
+      Enum.map(params, fn i ->
+        t = templates |> Enum.at(i) |> Nx.devectorize()
+        {t.type, t.shape}
+      end)
+
+    %{
+      params: params,
+      captures: Enum.map(captures, fn {ref, _, _} -> ref end),
+      input_specs: param_specs ++ Enum.map(captures, fn {_, type, shape} -> {type, shape} end),
+      nodes:
+        state.nodes
+        |> Enum.reverse()
+        |> Enum.map(fn {id, type, shape, values, options} ->
+          {id, type, shape, Enum.map(values, number), options}
+        end),
+      outputs: Enum.map(outputs, number),
+      result: result
+    }
+  end
+end

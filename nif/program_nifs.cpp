@@ -1,0 +1,179 @@
+// Programs (Nx.Vulkan.Compiler): a graph of op-table nodes compiled once from input specs,
+// then run with one call and one recording per defn call.
+#include <exception>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "devices.hpp"
+#include "guard.hpp"
+#include "nifs.hpp"
+#include "nxv/error.hpp"
+#include "nxv/graph.hpp"
+#include "tensor_resource.hpp"
+#include "term_attrs.hpp"
+#include "terms.hpp"
+
+namespace nxv_nif {
+
+namespace {
+
+struct ProgramResource {
+  std::shared_ptr<const nxv::Program> program;
+  int64_t device_index = 0;
+};
+
+ErlNifResourceType* program_type = nullptr;
+
+void destroy_program(ErlNifEnv*, void* object) {
+  try {
+    static_cast<ProgramResource*>(object)->~ProgramResource();
+  } catch (...) {
+  }
+}
+
+[[noreturn]] void invalid(const std::string& message) { throw nxv::Error(nxv::ErrorKind::InvalidArgument, message); }
+
+const ERL_NIF_TERM* tuple_of(ErlNifEnv* env, ERL_NIF_TERM term, int arity, const char* what) {
+  int got = 0;
+  const ERL_NIF_TERM* elems = nullptr;
+  if (!enif_get_tuple(env, term, &got, &elems) || got != arity) invalid(std::string("expected ") + what);
+  return elems;
+}
+
+std::vector<ERL_NIF_TERM> list_of(ErlNifEnv* env, ERL_NIF_TERM list, const char* what) {
+  unsigned length = 0;
+  if (!enif_get_list_length(env, list, &length)) invalid(std::string("expected a list of ") + what);
+  std::vector<ERL_NIF_TERM> items;
+  items.reserve(length);
+  ERL_NIF_TERM head, tail = list;
+  while (enif_get_list_cell(env, tail, &head, &tail)) items.push_back(head);
+  return items;
+}
+
+uint32_t value_id(ErlNifEnv* env, ERL_NIF_TERM term) {
+  int64_t id = get_int64(env, term, "value id");
+  if (id < 0 || id > int64_t(UINT32_MAX)) invalid("value id out of range");
+  return uint32_t(id);
+}
+
+nxv::OpId op_id(ErlNifEnv* env, ERL_NIF_TERM term) {
+  int64_t id = get_int64(env, term, "op id");
+  if (id < 0 || size_t(id) >= nxv::op_table().size()) invalid("unknown op id " + std::to_string(id));
+  return nxv::OpId(id);
+}
+
+// Runs `body` on a thread with the default stack: kernel compiles recurse deeply in glslang,
+// deeper than a dirty scheduler's stack allows.
+template <typename F>
+void on_big_stack(F&& body) {
+  std::exception_ptr error;
+  std::thread worker([&] {
+    try {
+      body();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  worker.join();
+  if (error) std::rethrow_exception(error);
+}
+
+ProgramResource& get_program(ErlNifEnv* env, ERL_NIF_TERM term) {
+  void* object = nullptr;
+  if (!enif_get_resource(env, term, program_type, &object)) invalid("expected a Vulkan program reference");
+  return *static_cast<ProgramResource*>(object);
+}
+
+// A run of this many launches, or one that blocks, goes to a dirty scheduler.
+constexpr size_t kNormalSchedulerLaunches = 512;
+
+ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block, bool& blocked) {
+  ProgramResource& resource = get_program(env, argv[0]);
+  std::vector<nxv::Tensor> inputs;
+  for (ERL_NIF_TERM ref : list_of(env, argv[1], "tensor references")) {
+    HeldTensor held = get_tensor(env, ref);
+    if (held.device_index != resource.device_index)
+      invalid("a program input lives on device " + std::to_string(held.device_index) + ", the program on device " +
+              std::to_string(resource.device_index));
+    inputs.push_back(std::move(held.tensor));
+  }
+  const nxv::Program& program = *resource.program;
+  if (!may_block && (program.stats().launches > kNormalSchedulerLaunches || !program.runs_without_blocking(inputs)))
+    return blocked = true, atoms.ok;
+  auto device = may_block ? device_at(resource.device_index) : device_if_open(resource.device_index);
+  if (!device) return blocked = true, atoms.ok;
+  std::vector<nxv::Tensor> outputs;
+  if (may_block)
+    on_big_stack([&] { outputs = program.run(*device, inputs); });
+  else
+    outputs = program.run(*device, inputs);
+  std::vector<ERL_NIF_TERM> terms;
+  terms.reserve(outputs.size());
+  for (auto& t : outputs) terms.push_back(make_tensor_term(env, std::move(t), resource.device_index));
+  return make_ok(env, enif_make_list_from_array(env, terms.data(), unsigned(terms.size())));
+}
+
+ERL_NIF_TERM program_run_blocking_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  bool blocked = false;
+  return guard(env, [&] { return run_term(env, argv, true, blocked); });
+}
+
+}  // namespace
+
+bool open_program_resource_type(ErlNifEnv* env) {
+  ErlNifResourceFlags tried;
+  program_type = enif_open_resource_type(env, nullptr, "nx_vulkan_program", destroy_program,
+                                         static_cast<ErlNifResourceFlags>(ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER),
+                                         &tried);
+  return program_type != nullptr;
+}
+
+// program_compile(device, [{type, shape}], [{op_id, type, shape, [value_id], options}], [value_id])
+//   -> {:ok, {ref, {nodes, fused, launches}}}
+// Values are numbered inputs first, then one per node in order. Compiles every kernel.
+ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    int64_t index = get_int64(env, argv[0], "device");
+    nxv::Graph graph;
+    for (ERL_NIF_TERM spec : list_of(env, argv[1], "input specs")) {
+      const ERL_NIF_TERM* e = tuple_of(env, spec, 2, "{type, shape} input specs");
+      graph.input(get_dtype(env, e[0]), get_shape(env, e[1]));
+    }
+    for (ERL_NIF_TERM node : list_of(env, argv[2], "nodes")) {
+      const ERL_NIF_TERM* e = tuple_of(env, node, 5, "{op_id, type, shape, inputs, options} nodes");
+      nxv::OpId op = op_id(env, e[0]);
+      nxv::OutSpec out{get_dtype(env, e[1]), get_shape(env, e[2])};
+      std::vector<uint32_t> inputs;
+      for (ERL_NIF_TERM v : list_of(env, e[3], "value ids")) inputs.push_back(value_id(env, v));
+      graph.add(op, std::move(out), std::move(inputs), nxv::decode_attrs(op, TermAttrReader(env, e[4])));
+    }
+    for (ERL_NIF_TERM v : list_of(env, argv[3], "output value ids")) graph.output(value_id(env, v));
+    auto device = device_at(index);
+    std::shared_ptr<const nxv::Program> program;
+    on_big_stack([&] { program = nxv::compile_program(*device, graph); });
+    void* memory = enif_alloc_resource(program_type, sizeof(ProgramResource));
+    if (memory == nullptr) throw std::bad_alloc();
+    auto* resource = new (memory) ProgramResource{program, index};
+    ERL_NIF_TERM ref = enif_make_resource(env, resource);
+    enif_release_resource(resource);
+    const nxv::ProgramStats& s = program->stats();
+    ERL_NIF_TERM stats = enif_make_tuple3(env, enif_make_uint64(env, s.nodes), enif_make_uint64(env, s.fused),
+                                          enif_make_uint64(env, s.launches));
+    return make_ok(env, enif_make_tuple2(env, ref, stats));
+  });
+}
+
+// program_run(program, [ref]) -> {:ok, [ref]}: one recording of every launch. Records on the
+// normal scheduler unless it may block (an input to copy, a host step) or is long.
+ERL_NIF_TERM program_run_nif(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[]) {
+  bool blocked = false;
+  ERL_NIF_TERM done = guard(env, [&] { return run_term(env, argv, false, blocked); });
+  if (!blocked) return done;
+  return enif_schedule_nif(env, "program_run", ERL_NIF_DIRTY_JOB_IO_BOUND, program_run_blocking_nif, argc, argv);
+}
+
+}  // namespace nxv_nif

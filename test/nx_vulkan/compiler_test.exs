@@ -1,0 +1,389 @@
+defmodule Nx.Vulkan.CompilerTest do
+  # Nx.Vulkan.Compiler: compiled calls against the same function run op by op (eager ops on
+  # Nx.Vulkan.Backend through Nx.Defn.Evaluator, bit for bit: a program runs the same kernels,
+  # and fused epilogues keep each op's rounding), its cache (traces counted), captured
+  # tensors, the Evaluator path for what is not one program yet, options and errors.
+  use ExUnit.Case, async: false
+
+  import Nx.Defn
+  alias Nx.Vulkan.Compiler
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    :rand.seed(:exsss, {7, 8, 9})
+    :ok
+  end
+
+  defp random(shape, type \\ :f32) do
+    key = Nx.Random.key(:rand.uniform(1_000_000))
+    {t, _} = Nx.Random.normal(key, shape: shape, type: type)
+    t
+  end
+
+  defp bits(t), do: Nx.to_binary(t)
+
+  # The function compiled and run op by op must give the same bits (same kernels).
+  defp assert_same(fun, args, opts \\ []) do
+    attach_compilations()
+    compiled = apply(Nx.Defn.jit(fun, [compiler: Compiler] ++ opts), args)
+    assert_received {:compiled, _, %{mode: :program}}
+    eager = apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
+
+    [compiled, eager]
+    |> Enum.map(&Nx.Defn.Composite.flatten_list([&1]))
+    |> Enum.zip()
+    |> Enum.each(fn {c, e} ->
+      assert c.type == e.type and c.shape == e.shape
+      assert %Nx.Vulkan.Backend{} = c.data
+      assert bits(c) == bits(e)
+    end)
+
+    compiled
+  end
+
+  # Telemetry of compilations in this process, as messages.
+  defp attach_compilations do
+    parent = self()
+    id = {__MODULE__, make_ref()}
+
+    :telemetry.attach(
+      id,
+      [:nx_vulkan, :compilation],
+      fn _event, measurements, meta, _ ->
+        if self() == parent, do: send(parent, {:compiled, measurements, meta})
+      end,
+      nil
+    )
+
+    on_exit(fn -> :telemetry.detach(id) end)
+  end
+
+  defn mlp_loss(w1, b1, w2, b2, x, y) do
+    h = Nx.max(Nx.dot(x, w1) + b1, 0)
+    logits = Nx.dot(h, w2) + b2
+    z = logits - Nx.reduce_max(logits, axes: [1], keep_axes: true)
+    log_softmax = z - Nx.log(Nx.sum(Nx.exp(z), axes: [1], keep_axes: true))
+    -Nx.mean(Nx.sum(log_softmax * y, axes: [1]))
+  end
+
+  defn sgd_step(w1, b1, w2, b2, x, y) do
+    {g1, gb1, g2, gb2} =
+      grad({w1, b1, w2, b2}, fn {w1, b1, w2, b2} -> mlp_loss(w1, b1, w2, b2, x, y) end)
+
+    lr = 0.1
+    {w1 - lr * g1, b1 - lr * gb1, w2 - lr * g2, b2 - lr * gb2}
+  end
+
+  defn double_thrice(x) do
+    {x, _} =
+      while {x, i = 0}, i < 3 do
+        {x * 2, i + 1}
+      end
+
+    x
+  end
+
+  defn abs_of_sum_sign(x) do
+    if Nx.sum(x) > 0, do: x, else: -x
+  end
+
+  describe "programs" do
+    test "elementwise chains, dot with epilogues, reductions and views give the eager bits" do
+      x = random({33, 17})
+      w = random({17, 9})
+      b = random({9})
+
+      assert_same(
+        fn x, w, b ->
+          h = Nx.add(Nx.dot(x, w), b)
+
+          {Nx.tanh(h) |> Nx.multiply(2) |> Nx.subtract(1), Nx.sum(Nx.transpose(h), axes: [1]),
+           Nx.reshape(h, {9, 33})}
+        end,
+        [x, w, b]
+      )
+    end
+
+    test "an MLP training step (grad, softmax, cross-entropy, SGD) gives the eager bits" do
+      w1 = random({20, 16})
+      b1 = random({16})
+      w2 = random({16, 10})
+      b2 = random({10})
+      x = random({8, 20})
+      y = Nx.eye(10) |> Nx.slice([0, 0], [8, 10]) |> Nx.as_type(:f32)
+      {nw1, _, _, nb2} = assert_same(&sgd_step/6, [w1, b1, w2, b2, x, y])
+      # (the MLP test itself: assert_same saw it compile to one program)
+      assert Nx.shape(nw1) == {20, 16}
+      step = Nx.Defn.jit(&sgd_step/6, compiler: Compiler)
+      attach_compilations()
+      step.(w1, b1, w2, b2, Nx.add(x, 1), y)
+      refute_received {:compiled, _, _}
+      assert Nx.shape(nw1) == {20, 16} and Nx.shape(nb2) == {10}
+    end
+
+    test "integer and f64 programs are bit-exact, with constants and iota" do
+      a = Nx.iota({5, 7}, type: :s64) |> Nx.multiply(7_919) |> Nx.remainder(1_000)
+      f = random({5, 7}, :f64)
+
+      assert_same(
+        fn a, f ->
+          {a
+           |> Nx.multiply(3)
+           |> Nx.add(Nx.iota({5, 7}, type: :s64))
+           |> Nx.quotient(7)
+           |> Nx.bitwise_xor(0x55), Nx.sum(a, axes: [0]), Nx.cumulative_sum(f, axis: 1),
+           Nx.argmax(f, axis: 1)}
+        end,
+        [a, f]
+      )
+    end
+
+    test "views, size-1 axes and broadcast inputs" do
+      x = random({4, 1, 6})
+      t = Nx.transpose(random({6, 4}))
+      wide = Nx.broadcast(random({6}), {4, 6})
+
+      assert_same(
+        fn x, t, wide ->
+          {Nx.add(Nx.squeeze(x), Nx.multiply(t, wide)), Nx.sum(wide, axes: [0])}
+        end,
+        [x, t, wide]
+      )
+    end
+
+    test "results that are inputs, constants or captured tensors" do
+      c = Nx.backend_copy(random({3}))
+      fun = fn x -> {x, c, Nx.tensor([1.5, 2.5]), Nx.multiply(x, c)} end
+      x = random({3})
+      {same, captured, constant, product} = Nx.Defn.jit(fun, compiler: Compiler).(x)
+      assert bits(same) == bits(x)
+      assert bits(captured) == bits(c)
+      assert Nx.to_flat_list(constant) == [1.5, 2.5]
+      assert bits(product) == bits(Nx.multiply(x, Nx.backend_copy(c, Nx.Vulkan.Backend)))
+    end
+
+    test "vectorized arguments and results" do
+      x = random({3, 5}) |> Nx.vectorize(:batch)
+      y = random({5})
+      fun = fn x, y -> Nx.sum(Nx.multiply(x, y)) end
+      result = Nx.Defn.jit(fun, compiler: Compiler).(x, y)
+      expected = Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator).(x, y)
+      assert result.vectorized_axes == [batch: 3]
+      assert bits(result) == bits(expected)
+    end
+
+    test "arguments on another backend are copied to the device" do
+      x = Nx.tensor([1, 2, 3], type: :s32, backend: Nx.BinaryBackend)
+      result = Nx.Defn.jit(&Nx.multiply(&1, 3), compiler: Compiler).(x)
+      assert %Nx.Vulkan.Backend{} = result.data
+      assert Nx.to_flat_list(result) == [3, 6, 9]
+    end
+  end
+
+  describe "cache" do
+    test "a cached call never traces again; new templates trace once each" do
+      parent = self()
+
+      fun =
+        Nx.Defn.jit(
+          fn x ->
+            send(parent, :traced)
+            Nx.add(Nx.exp(x), 1)
+          end,
+          compiler: Compiler
+        )
+
+      for _ <- 1..5, do: fun.(random({4}))
+      assert_received :traced
+      refute_received :traced
+
+      fun.(random({5}))
+      assert_received :traced
+      fun.(random({4}, :f64))
+      assert_received :traced
+      for _ <- 1..3, do: fun.(random({5}))
+      refute_received :traced
+    end
+
+    test "closures over other tensors of the same type and shape share one program" do
+      attach_compilations()
+      x = random({8})
+
+      results =
+        for _ <- 1..3 do
+          # Closures capture tensors as data (Nx.backend_copy), which defn inlines as tensors.
+          c = Nx.backend_copy(random({8}))
+          result = Nx.Defn.jit(fn x -> Nx.multiply(Nx.sin(x), c) end, compiler: Compiler).(x)
+
+          assert bits(result) ==
+                   bits(Nx.multiply(Nx.sin(x), Nx.backend_copy(c, Nx.Vulkan.Backend)))
+
+          result
+        end
+
+      assert length(Enum.uniq_by(results, &bits/1)) == 3
+      assert_received {:compiled, _, %{mode: :program}}
+      assert_received {:compiled, _, %{mode: :program, program_cache: :hit}}
+      assert_received {:compiled, _, %{mode: :program, program_cache: :hit}}
+    end
+
+    test "Nx.Defn.compile compiles from templates alone" do
+      parent = self()
+
+      compiled =
+        Nx.Defn.compile(
+          fn a, b ->
+            send(parent, :traced)
+            Nx.dot(a, b) |> Nx.add(1)
+          end,
+          [Nx.template({3, 4}, :f32), Nx.template({4, 2}, :f32)],
+          compiler: Compiler
+        )
+
+      assert_received :traced
+      a = random({3, 4})
+      b = random({4, 2})
+
+      for _ <- 1..3 do
+        assert bits(compiled.(a, b)) == bits(Nx.add(Nx.dot(a, b), 1))
+      end
+
+      refute_received :traced
+      assert_raise ArgumentError, fn -> compiled.(random({3, 5}), b) end
+    end
+
+    test "100 processes call one function: one trace, every result right" do
+      parent = self()
+
+      fun =
+        Nx.Defn.jit(
+          fn x ->
+            send(parent, :traced)
+            Nx.subtract(Nx.multiply(x, x), 1)
+          end,
+          compiler: Compiler
+        )
+
+      1..100
+      |> Task.async_stream(
+        fn i ->
+          x = Nx.tensor([i, i + 1], type: :s32)
+          Nx.to_flat_list(fun.(x)) == [i * i - 1, (i + 1) * (i + 1) - 1]
+        end,
+        max_concurrency: 100
+      )
+      |> Enum.each(fn {:ok, ok} -> assert ok end)
+
+      assert_received :traced
+      refute_received :traced
+    end
+  end
+
+  describe "the Evaluator path" do
+    test "while, cond and hooks run through the Evaluator, traced once" do
+      attach_compilations()
+      parent = self()
+
+      loop =
+        Nx.Defn.jit(
+          fn x ->
+            send(parent, :traced)
+            double_thrice(x)
+          end,
+          compiler: Compiler
+        )
+
+      assert Nx.to_flat_list(loop.(Nx.tensor([1, 2]))) == [8, 16]
+      assert Nx.to_flat_list(loop.(Nx.tensor([3, 4]))) == [24, 32]
+      assert_received :traced
+      refute_received :traced
+      assert_received {:compiled, _, %{mode: :eval, reason: "while" <> _}}
+
+      hooked =
+        Nx.Defn.jit(fn x -> Nx.Defn.Kernel.io_call(Nx.add(x, 1), :seen) end,
+          compiler: Compiler,
+          hooks: %{seen: &send(parent, {:seen, Nx.to_flat_list(&1)})}
+        )
+
+      assert Nx.to_flat_list(hooked.(Nx.tensor([1]))) == [2]
+      assert_received {:seen, [2]}
+    end
+
+    test "native_fallback: :raise names why" do
+      fun = &abs_of_sum_sign/1
+
+      assert_raise Nx.Vulkan.Error, ~r/cond runs on the host.*native_fallback: :raise/, fn ->
+        Nx.Defn.jit(fun, compiler: Compiler, native_fallback: :raise).(Nx.tensor([1]))
+      end
+
+      assert Nx.to_flat_list(Nx.Defn.jit(fun, compiler: Compiler).(Nx.tensor([-1]))) == [1]
+    end
+  end
+
+  describe "callbacks and options" do
+    test "partitions, backend and sharding" do
+      assert [[max_concurrency: 2], [max_concurrency: 2]] =
+               Compiler.__partitions_options__(max_concurrency: 2)
+
+      assert [[device: 0]] = Compiler.__partitions_options__(device: 0)
+      assert Compiler.__partitions_options__([]) != []
+      assert {Nx.Vulkan.Backend, device: d} = Compiler.__to_backend__([])
+      assert d == Nx.Vulkan.default_device()
+      assert_raise ArgumentError, ~r/sharding/, fn -> Compiler.__shard_jit__(1, 2, 3, 4, 5, 6) end
+    end
+
+    test "bad options raise; unknown ones are accepted" do
+      x = Nx.tensor([1.0])
+
+      assert_raise ArgumentError, ~r/:native_fallback/, fn ->
+        Nx.Defn.jit(&Nx.exp/1, compiler: Compiler, native_fallback: :maybe).(x)
+      end
+
+      assert_raise ArgumentError, ~r/:device/, fn ->
+        Nx.Defn.jit(&Nx.exp/1, compiler: Compiler, device: -1).(x)
+      end
+
+      assert Nx.Defn.jit(&Nx.exp/1, compiler: Compiler, batch_keys: [:default], cache: "x").(x)
+    end
+
+    test "Nx.Serving runs through the compiler" do
+      serving =
+        Nx.Serving.jit(&Nx.multiply(&1, 2), compiler: Compiler)
+        |> Nx.Serving.process_options(batch_size: 4)
+
+      batch = Nx.Batch.stack([Nx.tensor([1, 2]), Nx.tensor([3, 4])])
+      assert Nx.to_flat_list(Nx.Serving.run(serving, batch)) == [2, 4, 6, 8]
+    end
+  end
+end
+
+defmodule Nx.Vulkan.CompilerDoctestTest do
+  # Nx's doctests with Nx.Vulkan.Compiler as the defn compiler (functions Nx implements with
+  # defn, such as those of Nx.LinAlg, run through it), as EXLA runs them through EXLA.
+  use ExUnit.Case, async: true
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    Nx.Defn.default_options(compiler: Nx.Vulkan.Compiler)
+    :ok
+  end
+
+  # The same documented rounding differences as Nx.Vulkan.DoctestTest.
+  @rounding_error_doctests [
+    exp: 1,
+    logsumexp: 2,
+    sinh: 1,
+    cosh: 1,
+    atan: 1,
+    acos: 1,
+    erf: 1,
+    acosh: 1,
+    tan: 1,
+    atanh: 1,
+    expm1: 1,
+    erfc: 1,
+    erf_inv: 1
+  ]
+
+  doctest Nx, except: [:moduledoc] ++ @rounding_error_doctests
+end
