@@ -172,6 +172,17 @@ defmodule Nx.Vulkan.CompilerTest do
       assert bits(result) == bits(expected)
     end
 
+    test "container arguments and results (tuples and maps)" do
+      a = random({3, 4})
+      b = random({4})
+      c = Nx.iota({3}, type: :s32)
+
+      assert_same(
+        fn {a, %{b: b}}, c -> %{sum: Nx.add(a, b), pair: {Nx.sum(c), Nx.negate(b)}} end,
+        [{a, %{b: b}}, c]
+      )
+    end
+
     test "arguments on another backend are copied to the device" do
       x = Nx.tensor([1, 2, 3], type: :s32, backend: Nx.BinaryBackend)
       result = Nx.Defn.jit(&Nx.multiply(&1, 3), compiler: Compiler).(x)

@@ -214,8 +214,8 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
-  def inspect(%T{data: %B{ref: ref}}, _inspect_opts) when placeholder?(ref),
-    do: Recorder.stop!("a value is inspected")
+  def inspect(%T{data: %B{ref: {:nxv_value, value}}}, _inspect_opts),
+    do: "Nx.Vulkan.Compiler value #{Kernel.inspect(value)}"
 
   def inspect(%T{data: %B{ref: ref}} = tensor, inspect_opts) do
     if NIF.deallocated?(ref) do

@@ -84,7 +84,7 @@ defmodule Nx.Vulkan.Compiler do
   @impl true
   def __jit__(key, vars, fun, args_list, opts) do
     settings = settings(opts)
-    cache_key = {key, Enum.map(vars, &arg_key/1), settings}
+    cache_key = {key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings}
 
     compiled =
       case lookup(cache_key) do
@@ -191,7 +191,10 @@ defmodule Nx.Vulkan.Compiler do
       :timer.tc(fn ->
         with {:ok, recorded} <- recorded,
              {:ok, program, program_cache, stats} <- program(settings.device, recorded) do
-          {{:program, Map.merge(recorded, %{program: program, device: settings.device})},
+          # Only what a call needs: a cache hit copies the entry out of ETS.
+          run = Map.take(recorded, [:params, :captures, :result])
+
+          {{:program, Map.merge(run, %{program: program, device: settings.device})},
            Map.merge(stats, %{mode: :program, reason: nil, program_cache: program_cache})}
         else
           {:stop, reason} -> eval(evaluator, settings, reason)

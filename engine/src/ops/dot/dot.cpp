@@ -116,6 +116,10 @@ class DotFamily final : public Family {
       bool bad = false;
       if (std::string why = dot_epilogue_error(c, a, bad); !why.empty())
         return not_native(why, bad ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+      // The host BLAS takes no epilogue, and on a CPU driver it is far faster than the kernels
+      // that would: graphs keep such products apart (and so the bits of the op run alone).
+      if (host_gemm_candidate(c.device, out, gemm_shape(l.shape, r.shape, a), l.type, r.type))
+        return not_native("dot: this product runs on the host BLAS, which takes no epilogue");
     }
     return {};
   }

@@ -46,6 +46,12 @@ defmodule Nx.Vulkan.Compiler.Recorder do
       params_used: MapSet.new()
     }
 
+    # The flat list of parameter templates, by parameter index (vars may be containers).
+    templates =
+      templates
+      |> Nx.Defn.Composite.flatten_list()
+      |> Enum.sort_by(fn %T{data: %Nx.Defn.Expr{op: :parameter, args: [i]}} -> i end)
+
     previous_backend = Nx.default_backend({B, device: device})
     Process.put(@key, state)
 
