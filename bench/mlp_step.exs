@@ -9,7 +9,8 @@
 # Nx.Vulkan.Backend, re-tracing every call) and Nx.Vulkan.Compiler (one cached program per
 # call), with host fallback refused. Each figure is the mean over a run of steps after
 # warm-up, the loss read back once at the end (JAX likewise waits once). Also printed: the
-# step's commands and submissions, and the compiled program's nodes, fused nodes and launches.
+# step's commands and submissions, the compiled program's nodes, fused nodes and launches,
+# and with NX_VULKAN_PROFILE=1 the GPU time per kernel (Nx.Vulkan.kernel_profile/1).
 Nx.global_default_backend(Nx.Vulkan.Backend)
 Application.put_env(:nx_vulkan, :host_fallback, :raise)
 
@@ -84,6 +85,7 @@ for batch <- batches, {compiler_name, compiler} <- compilers do
 
   {params, l0} = run.(params, 5)
   first_loss = Nx.to_number(l0)
+  Nx.Vulkan.kernel_profile()
   stats0 = Nx.Vulkan.stream_statistics()
   n = if batch >= 1024, do: 100, else: 200
 
@@ -95,6 +97,7 @@ for batch <- batches, {compiler_name, compiler} <- compilers do
     end)
 
   stats1 = Nx.Vulkan.stream_statistics()
+  profile = Nx.Vulkan.kernel_profile()
   submits = (stats1.submits - stats0.submits) / n
   commands = (stats1.commands - stats0.commands) / n
 
@@ -103,6 +106,21 @@ for batch <- batches, {compiler_name, compiler} <- compilers do
       "(loss #{Float.round(first_loss, 4)} -> #{Float.round(Nx.to_number(l), 4)}, " <>
       "#{Float.round(commands, 1)} commands, #{Float.round(submits, 1)} submits per step)"
   )
+
+  # NX_VULKAN_PROFILE=1: GPU time per kernel and step, from timestamps (which add a little).
+  if profile != [] do
+    busy = Enum.sum(Enum.map(profile, &elem(&1, 2))) / n
+
+    IO.puts(
+      "  GPU busy #{Float.round(busy, 1)} us per step; largest kernels (us per step, dispatches):"
+    )
+
+    for {kernel, count, us} <- Enum.take(profile, 12) do
+      IO.puts(
+        "    #{Float.round(us / n, 1)}  #{Float.round(count / n, 1)}x  #{String.slice(kernel, 0, 150)}"
+      )
+    end
+  end
 end
 
 IO.puts("host fallbacks: #{inspect(Nx.Vulkan.fallback_counts())}")

@@ -180,6 +180,19 @@ ERL_NIF_TERM stream_stats_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   });
 }
 
+// kernel_profile(index) -> {:ok, [{label, count, total_us}]}: GPU time per kernel since the
+// last call, largest first (NX_VULKAN_PROFILE=1 when the device opened; else []). Waits for
+// the work recorded until now.
+ERL_NIF_TERM kernel_profile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    std::vector<ERL_NIF_TERM> rows;
+    for (const auto& t : device_at(get_int64(env, argv[0], "device"))->kernel_profile())
+      rows.push_back(enif_make_tuple3(env, make_binary(env, t.kernel), enif_make_uint64(env, t.count),
+                                      enif_make_double(env, t.total_ns / 1000.0)));
+    return make_ok(env, enif_make_list_from_array(env, rows.data(), unsigned(rows.size())));
+  });
+}
+
 // save_pipeline_cache(index) -> :ok: writes the device's pipeline cache if it has new
 // pipelines; a device never opened has nothing to save (and is not opened).
 ERL_NIF_TERM save_pipeline_cache_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {

@@ -30,6 +30,7 @@ NXV_NIF(memory_statistics_nif);
 NXV_NIF(reset_peak_memory_nif);
 NXV_NIF(kernel_cache_stats_nif);
 NXV_NIF(stream_stats_nif);
+NXV_NIF(kernel_profile_nif);
 NXV_NIF(save_pipeline_cache_nif);
 NXV_NIF(fail_submission_nif);
 NXV_NIF(reopen_device_nif);

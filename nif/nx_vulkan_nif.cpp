@@ -44,6 +44,7 @@ ErlNifFunc nif_functions[] = {
     {"reset_peak_memory", 1, nxv_nif::reset_peak_memory_nif, kIO},
     {"kernel_cache_stats", 1, nxv_nif::kernel_cache_stats_nif, kIO},
     {"stream_stats", 1, nxv_nif::stream_stats_nif, kIO},
+    {"kernel_profile", 1, nxv_nif::kernel_profile_nif, kIO},
     {"save_pipeline_cache", 1, nxv_nif::save_pipeline_cache_nif, kIO},
     {"fail_submission", 3, nxv_nif::fail_submission_nif, kIO},
     {"reopen_device", 1, nxv_nif::reopen_device_nif, kIO},

@@ -83,6 +83,18 @@ defmodule Nx.Vulkan do
     index |> device_index() |> NIF.stream_stats() |> Error.unwrap!()
   end
 
+  @doc """
+  GPU time per kernel of the work finished since the last call, from timestamps, as
+  `[{kernel_label, dispatches, total_microseconds}]`, largest first. Each dispatch is charged
+  the time since the previous one ended (its barrier and launch gap included), so the times
+  add up to the device's busy time. Profiling is on when `NX_VULKAN_PROFILE=1` is set as the
+  device opens (it adds two timestamps per dispatch); otherwise the list is empty. Waits for
+  the work recorded until now.
+  """
+  def kernel_profile(index \\ nil) do
+    index |> device_index() |> NIF.kernel_profile() |> Error.unwrap!()
+  end
+
   @doc "Writes the device's pipeline cache now if it has pipelines not saved yet."
   def save_pipeline_cache(index \\ nil) do
     index |> device_index() |> NIF.save_pipeline_cache() |> Error.unwrap!()

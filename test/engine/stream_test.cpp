@@ -298,3 +298,38 @@ TEST(Stream, AWriteDeclaredBeforeABarrierOfTheSameCommandDatesFromAfterIt) {
   EXPECT_EQ(impl.stream.stats().barriers - before.barriers, 2u);
   dev->synchronize();
 }
+
+// NX_VULKAN_PROFILE=1 (read when the device opens): every dispatch is timed under its kernel's
+// label, the counts are the dispatches made, and taking the profile starts it again.
+TEST(Stream, KernelProfileCountsEveryDispatch) {
+  setenv("NX_VULKAN_PROFILE", "1", 1);
+  std::shared_ptr<Device> dev;
+  try {
+    dev = Device::open();
+  } catch (...) {
+    unsetenv("NX_VULKAN_PROFILE");
+    throw;
+  }
+  unsetenv("NX_VULKAN_PROFILE");
+  auto t = upload(*dev, DType::F32, {4096}, std::vector<float>(4096, 0.5f));
+  dev->kernel_profile();
+  for (int i = 0; i < 5; ++i) t = run_op(*dev, OpId::exp, OutSpec{DType::F32, {4096}}, std::vector<Tensor>{t});
+  Tensor s = run_op(*dev, OpId::add, OutSpec{DType::F32, {4096}}, std::vector<Tensor>{t, t});
+  auto profile = dev->kernel_profile();
+  ASSERT_FALSE(profile.empty());
+  uint64_t dispatches = 0;
+  double total = 0;
+  for (const auto& k : profile) {
+    EXPECT_FALSE(k.kernel.empty());
+    EXPECT_GE(k.total_ns, 0.0);
+    dispatches += k.count;
+    total += k.total_ns;
+  }
+  EXPECT_EQ(dispatches, 6u);
+  EXPECT_GT(total, 0.0);
+  for (size_t i = 1; i < profile.size(); ++i) EXPECT_GE(profile[i - 1].total_ns, profile[i].total_ns);
+  EXPECT_TRUE(dev->kernel_profile().empty());
+  EXPECT_EQ(download<float>(*dev, s).size(), 4096u);
+  // Without the setting nothing is timed.
+  EXPECT_TRUE(shared_device()->kernel_profile().empty());
+}

@@ -139,6 +139,13 @@ struct StreamStatistics {
 // All physical devices, features before any mask.
 std::vector<DeviceInfo> list_devices();
 
+// GPU time of one kernel, summed over its dispatches (Device::kernel_profile).
+struct KernelTime {
+  std::string kernel;  // its label: template and variant
+  uint64_t count = 0;
+  double total_ns = 0;
+};
+
 class DeviceImpl;
 
 // A logical device with its allocator, kernel cache and stream. Opening the same physical device
@@ -157,6 +164,9 @@ class Device : public std::enable_shared_from_this<Device> {
   void reset_peak_memory();
   KernelCacheStats kernel_cache_stats() const;
   StreamStatistics stream_stats() const;
+  // With NX_VULKAN_PROFILE=1 when the device opened: the GPU time per kernel of the work
+  // finished since the last call (timestamps; largest first). Empty otherwise.
+  std::vector<KernelTime> kernel_profile();
   // Writes the pipeline cache to the cache directory now if it has new pipelines.
   void save_pipeline_cache();
   // Fault injection for tests: the n-th submission from now fails as a driver failure would

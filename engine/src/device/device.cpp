@@ -113,6 +113,7 @@ StreamStatistics Device::stream_stats() const {
   StreamStats s = impl_->stream.stats();
   return {s.submits, s.commands, s.barriers, s.waits};
 }
+std::vector<KernelTime> Device::kernel_profile() { return impl_->stream.kernel_profile(); }
 void Device::save_pipeline_cache() { impl_->kernels.save_pipeline_cache(); }
 void Device::fail_submission(uint64_t n, bool lose_device) {
   impl_->stream.fail_submission(n, lose_device ? vk::Result::eErrorDeviceLost : vk::Result::eErrorOutOfDeviceMemory);

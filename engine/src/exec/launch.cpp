@@ -99,6 +99,7 @@ void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<con
       cmd.dispatch(l.grid[0], l.grid[1], l.grid[2]);
       rec.count_command();
       if (rec.tracing()) rec.trace(describe_dispatch(l, push.data()));
+      if (rec.profiling()) rec.timed(l.kernel->label);
     }
   });
 }

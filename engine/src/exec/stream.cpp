@@ -80,13 +80,16 @@ uint64_t Recorder::params(const void* data, size_t bytes) {
 
 bool Recorder::tracing() const { return stream_.tracing_; }
 
+bool Recorder::profiling() const { return stream_.profiler_.enabled(); }
+void Recorder::timed(std::string_view label) { stream_.profiler_.after_dispatch(stream_.open_->queries, cmd_, label); }
+
 void Recorder::trace(std::string_view what) {
   auto& trace = stream_.open_->trace;
   if (trace.size() > 4096) return;
   (trace += trace.empty() ? "" : "; ") += what;
 }
 
-Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
+Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)), profiler_(*core_) {
   translate_vk("creating the stream", [&] {
     pool_.emplace(core_->device(),
                   vk::CommandPoolCreateInfo{.flags = vk::CommandPoolCreateFlagBits::eResetCommandBuffer,
@@ -110,6 +113,11 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
   } else if (defer_.count() > 0) {
     deadline_thread_ = std::thread([this] { deadline_loop(); });
   }
+}
+
+std::vector<KernelTime> Stream::kernel_profile() {
+  synchronize();  // retires everything recorded until now
+  return profiler_.take();
 }
 
 void Stream::fail_submission(uint64_t n, vk::Result result) {
@@ -161,6 +169,7 @@ void Stream::open_batch_locked() {
   // Orders this batch after everything submitted before it (submission order is not enough).
   vk::DependencyInfo dep{.memoryBarrierCount = 1, .pMemoryBarriers = &kFullBarrier};
   (*batch.cmd).pipelineBarrier2(dep);
+  profiler_.begin(batch.queries, *batch.cmd);
   for (auto* list : {&batch.used, &batch.written}) {
     if (free_lists_.empty()) break;
     *list = std::move(free_lists_.back());
@@ -418,6 +427,7 @@ void Stream::retire_locked(bool) {
   while (!in_flight_.empty() && in_flight_.front().value <= done) {
     Batch b = std::move(in_flight_.front());
     in_flight_.pop_front();
+    profiler_.collect(b.queries);
     b.keep.clear();
     for (auto* list : {&b.used, &b.written}) {
       list->clear();

@@ -28,6 +28,7 @@
 
 #include "common/vk.hpp"
 #include "device/device_core.hpp"
+#include "exec/kernel_profile.hpp"
 #include "memory/buffer.hpp"
 #include "nxv/error.hpp"
 
@@ -67,6 +68,9 @@ class Recorder {
   // a wait past the limit names the kernels of the batch the GPU has not finished.
   bool tracing() const;
   void trace(std::string_view what);
+  // With NX_VULKAN_PROFILE=1: the dispatch just recorded is timed under `label`.
+  bool profiling() const;
+  void timed(std::string_view label);
 
  private:
   friend class Stream;
@@ -97,6 +101,8 @@ class Stream {
   // Submits the open batch without waiting.
   void flush();
   StreamStats stats() const;
+  // GPU time per kernel of the work recorded until now (waits for it; KernelProfiler).
+  std::vector<KernelTime> kernel_profile();
   // Fault injection for tests: the `n`-th submission from now fails as if the driver had
   // refused it (n >= 1; 0 disarms). NX_VULKAN_FAIL_SUBMIT=n arms it when the stream is created.
   // A failed submission loses that batch and every batch recorded before the failure was
@@ -128,6 +134,7 @@ class Stream {
     uint32_t commands = 0;
     std::chrono::steady_clock::time_point opened_at;
     std::string trace;  // its dispatches, while tracing
+    KernelProfiler::Batch queries;  // while profiling
   };
 
   using Lock = std::unique_lock<std::mutex>;
@@ -157,6 +164,7 @@ class Stream {
   uint64_t completed_value() const;
 
   std::shared_ptr<DeviceCore> core_;
+  KernelProfiler profiler_;
   mutable std::mutex mutex_;
   std::optional<vk::raii::CommandPool> pool_;
   std::optional<vk::raii::Semaphore> timeline_;

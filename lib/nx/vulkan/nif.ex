@@ -36,6 +36,7 @@ defmodule Nx.Vulkan.NIF do
   def reset_peak_memory(_device), do: nif_error()
   def kernel_cache_stats(_device), do: nif_error()
   def stream_stats(_device), do: nif_error()
+  def kernel_profile(_device), do: nif_error()
   def save_pipeline_cache(_device), do: nif_error()
   def fail_submission(_device, _n, _lose_device), do: nif_error()
   def reopen_device(_device), do: nif_error()
