@@ -225,6 +225,36 @@ TEST(Programs, CompileFromSpecsAndRunViewsAndInputsAsResults) {
   EXPECT_THROW(program->run(*dev, {xv, wv, bv}), Error);
 }
 
+// Runs of elementwise nodes are one kernel each (graph/chain_fusion.hpp) with the bits of the
+// ops run one by one; a value two nodes read, or a graph output, is not fused away.
+TEST(Programs, ElementwiseRunsFuseIntoOneKernelWithTheEagerBits) {
+  auto dev = shared_device();
+  const int64_t n = 1000;
+  Graph g;
+  uint32_t x = g.input(DType::F32, {n});
+  uint32_t y = g.input(DType::F32, {n});
+  uint32_t s = g.input(DType::F32, {});  // broadcast
+  uint32_t a = g.add(OpId::add, {DType::F32, {n}}, {x, y});
+  uint32_t b = g.add(OpId::exp, {DType::F32, {n}}, {a});
+  uint32_t c = g.add(OpId::multiply, {DType::F32, {n}}, {b, s});
+  uint32_t d = g.add(OpId::subtract, {DType::F32, {n}}, {x, c});  // x - s * exp(x + y): one kernel
+  uint32_t e = g.add(OpId::sin, {DType::F32, {n}}, {d});
+  uint32_t f = g.add(OpId::tanh, {DType::F32, {n}}, {d});  // d has two readers
+  g.output(e);
+  g.output(f);
+  auto program = compile_program(*dev, g);
+  EXPECT_EQ(program->stats().fused, 3u);
+  EXPECT_EQ(program->stats().launches, 3u);
+  Tensor xv = upload(*dev, DType::F32, {n}, random_floats(n, 11));
+  Tensor yv = upload(*dev, DType::F32, {n}, random_floats(n, 12));
+  Tensor sv = upload(*dev, DType::F32, {}, std::vector<float>{0.37f});
+  auto outs = program->run(*dev, {xv, yv, sv});
+  auto op = [&](OpId id, std::vector<Tensor> in) { return run_op(*dev, id, OutSpec{DType::F32, {n}}, in); };
+  Tensor ed = op(OpId::subtract, {xv, op(OpId::multiply, {op(OpId::exp, {op(OpId::add, {xv, yv})}), sv})});
+  EXPECT_EQ(download<uint32_t>(*dev, outs[0]), download<uint32_t>(*dev, op(OpId::sin, {ed})));
+  EXPECT_EQ(download<uint32_t>(*dev, outs[1]), download<uint32_t>(*dev, op(OpId::tanh, {ed})));
+}
+
 // The NIF records ops on a normal BEAM scheduler through run_op_if_compiled: it must decline,
 // recording nothing, while a kernel the op needs is not compiled, and run once it is.
 TEST(Eager, RunIfCompiledDeclinesUntilItsKernelIsBuilt) {

@@ -1,6 +1,7 @@
 #include "graph/graph.hpp"
 
 #include "device/device_impl.hpp"
+#include "graph/chain_fusion.hpp"
 #include "graph/epilogue_fusion.hpp"
 #include "ops/family.hpp"
 
@@ -72,7 +73,7 @@ Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vect
 GraphExecutable compile_graph(Device& device, const Graph& given, const std::vector<Tensor>& example_inputs) {
   if (example_inputs.size() != given.input_count())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
-  const Graph graph = fuse_epilogues(device, given);
+  const Graph graph = fuse_chains(device, fuse_epilogues(device, given));
   LaunchBuilder builder;
   GraphExecutable g;
   g.fused_nodes_ = given.nodes().size() - graph.nodes().size();

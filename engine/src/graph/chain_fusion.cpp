@@ -1,0 +1,120 @@
+#include "graph/chain_fusion.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "ops/elementwise/fusion.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+constexpr size_t kMaxChainInputs = 3;  // the elementwise kernel's
+
+// A node whose work is elementwise steps (a view such as bitcast, or as_type into its own
+// type, has none).
+bool fusible(const GraphNode& n, const Graph& graph) {
+  if (op_info(n.op).family != FamilyId::elementwise || n.op == OpId::bitcast) return false;
+  if (n.op == OpId::elementwise_chain) return !n.attrs.empty();
+  if (n.op == OpId::as_type && graph.value(n.inputs[0]).type == n.out.type) return false;
+  return true;
+}
+
+// Appends `node`'s steps to `chain`, its inputs read as `operand_of`.
+void append_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of, ElementwiseChain& chain) {
+  uint32_t shift = uint32_t(chain.steps.size());
+  if (node.op != OpId::elementwise_chain) {
+    chain.steps.push_back({node.op, node.out.type, operand_of});
+    return;
+  }
+  for (ChainStep step : node.attrs.as<ElementwiseChain>().steps) {
+    for (auto& o : step.operands)
+      o = o.from == ChainOperand::From::Step ? ChainOperand{ChainOperand::From::Step, o.index + shift}
+                                             : operand_of.at(o.index);
+    chain.steps.push_back(std::move(step));
+  }
+}
+
+// The producer's and then the consumer's steps, over the tensors both read (the product
+// excepted); nullopt when they are more than the kernel takes.
+std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> joined(const GraphNode& producer, uint32_t product,
+                                                                         const GraphNode& consumer) {
+  std::vector<uint32_t> inputs;
+  auto operand = [&](uint32_t v) {
+    auto it = std::find(inputs.begin(), inputs.end(), v);
+    if (it == inputs.end()) it = inputs.insert(inputs.end(), v);
+    return ChainOperand{ChainOperand::From::Input, uint32_t(it - inputs.begin())};
+  };
+  ElementwiseChain chain;
+  std::vector<ChainOperand> of_producer, of_consumer;
+  for (uint32_t v : producer.inputs) of_producer.push_back(operand(v));
+  append_steps(producer, of_producer, chain);
+  ChainOperand result{ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
+  for (uint32_t v : consumer.inputs) of_consumer.push_back(v == product ? result : operand(v));
+  if (inputs.size() > kMaxChainInputs) return std::nullopt;
+  append_steps(consumer, of_consumer, chain);
+  return std::make_pair(std::move(chain), std::move(inputs));
+}
+
+Graph fuse_once(Device& device, const Graph& graph) {
+  const auto& nodes = graph.nodes();
+  const uint32_t first_node = uint32_t(graph.input_count());
+  // For each value: the one node that reads it (kNone: none yet; kNone - 1: several, or an output).
+  std::vector<uint32_t> reader(first_node + nodes.size(), kNone);
+  for (uint32_t n = 0; n < nodes.size(); ++n)
+    for (uint32_t v : nodes[n].inputs) reader[v] = reader[v] == kNone || reader[v] == n ? n : kNone - 1;
+  for (uint32_t v : graph.outputs()) reader[v] = kNone - 1;
+
+  // Node c replaced by the chain (chain_attrs[c] over chain_inputs[c]); skipped: the producers.
+  std::vector<bool> fused(nodes.size(), false), skipped(nodes.size(), false);
+  std::vector<Attrs> chain_attrs(nodes.size());
+  std::vector<std::vector<uint32_t>> chain_inputs(nodes.size());
+  for (uint32_t p = 0; p < nodes.size(); ++p) {
+    const GraphNode& producer = nodes[p];
+    if (fused[p] || !fusible(producer, graph)) continue;
+    uint32_t c = reader[first_node + p];
+    if (c >= kNone - 1 || fused[c] || skipped[c]) continue;
+    const GraphNode& consumer = nodes[c];
+    if (consumer.out.shape != producer.out.shape || !fusible(consumer, graph)) continue;
+    auto chain = joined(producer, first_node + p, consumer);
+    if (!chain) continue;
+    Attrs a = Attrs::of(std::move(chain->first));
+    std::vector<TensorSpec> specs;
+    for (uint32_t v : chain->second) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
+    if (!check_op(device, OpId::elementwise_chain, consumer.out, specs, a)) continue;
+    fused[c] = true;
+    chain_attrs[c] = std::move(a);
+    chain_inputs[c] = std::move(chain->second);
+    skipped[p] = true;
+  }
+
+  Graph out;
+  std::vector<uint32_t> id(first_node + nodes.size(), kNone);
+  for (uint32_t v = 0; v < first_node; ++v) id[v] = out.input(graph.value(v).type, graph.value(v).shape);
+  auto mapped = [&](const std::vector<uint32_t>& values) {
+    std::vector<uint32_t> m;
+    for (uint32_t v : values) m.push_back(id[v]);
+    return m;
+  };
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    if (skipped[n]) continue;
+    const GraphNode& node = nodes[n];
+    id[first_node + n] = fused[n] ? out.add(OpId::elementwise_chain, node.out, mapped(chain_inputs[n]), chain_attrs[n])
+                                  : out.add(node.op, node.out, mapped(node.inputs), node.attrs);
+  }
+  for (uint32_t v : graph.outputs()) out.output(id[v]);
+  return out;
+}
+
+}  // namespace
+
+Graph fuse_chains(Device& device, const Graph& graph) {
+  Graph g = fuse_once(device, graph);
+  for (size_t before = graph.nodes().size(); g.nodes().size() < before;) {
+    before = g.nodes().size();
+    g = fuse_once(device, g);
+  }
+  return g;
+}
+
+}  // namespace nxv
