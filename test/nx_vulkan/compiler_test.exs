@@ -379,22 +379,21 @@ defmodule Nx.Vulkan.CompilerDoctestTest do
     :ok
   end
 
-  # The same documented rounding differences as Nx.Vulkan.DoctestTest.
-  @rounding_error_doctests [
-    exp: 1,
-    logsumexp: 2,
-    sinh: 1,
-    cosh: 1,
-    atan: 1,
-    acos: 1,
-    erf: 1,
-    acosh: 1,
-    tan: 1,
-    atanh: 1,
-    expm1: 1,
-    erfc: 1,
-    erf_inv: 1
-  ]
+  @rounding_error_doctests Nx.Vulkan.Test.Doctests.nx_rounding_exclusions()
 
   doctest Nx, except: [:moduledoc] ++ @rounding_error_doctests
+end
+
+defmodule Nx.Vulkan.CompilerLinAlgDoctestTest do
+  use ExUnit.Case, async: true
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    Nx.Defn.default_options(compiler: Nx.Vulkan.Compiler)
+    :ok
+  end
+
+  @rounding_error_doctests Nx.Vulkan.Test.Doctests.linalg_rounding_exclusions()
+
+  doctest Nx.LinAlg, except: [:moduledoc] ++ @rounding_error_doctests
 end

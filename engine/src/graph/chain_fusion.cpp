@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <optional>
 
+#include "graph/rewrite.hpp"
 #include "ops/elementwise/fusion.hpp"
 
 namespace nxv {
 namespace {
 
-constexpr uint32_t kNone = UINT32_MAX;
 constexpr size_t kMaxChainInputs = 3;  // the elementwise kernel's
 
 // A node whose work is elementwise steps (a view such as bitcast, or as_type into its own
@@ -59,21 +59,15 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> joined(const G
 Graph fuse_once(Device& device, const Graph& graph) {
   const auto& nodes = graph.nodes();
   const uint32_t first_node = uint32_t(graph.input_count());
-  // For each value: the one node that reads it (kNone: none yet; kNone - 1: several, or an output).
-  std::vector<uint32_t> reader(first_node + nodes.size(), kNone);
-  for (uint32_t n = 0; n < nodes.size(); ++n)
-    for (uint32_t v : nodes[n].inputs) reader[v] = reader[v] == kNone || reader[v] == n ? n : kNone - 1;
-  for (uint32_t v : graph.outputs()) reader[v] = kNone - 1;
-
-  // Node c replaced by the chain (chain_attrs[c] over chain_inputs[c]); skipped: the producers.
-  std::vector<bool> fused(nodes.size(), false), skipped(nodes.size(), false);
-  std::vector<Attrs> chain_attrs(nodes.size());
-  std::vector<std::vector<uint32_t>> chain_inputs(nodes.size());
+  std::vector<uint32_t> reader = sole_readers(graph);
+  // Node c replaced by the chain; dropped: the producers.
+  std::vector<std::optional<FusedNode>> fused(nodes.size());
+  std::vector<bool> dropped(nodes.size(), false);
   for (uint32_t p = 0; p < nodes.size(); ++p) {
     const GraphNode& producer = nodes[p];
     if (fused[p] || !fusible(producer, graph)) continue;
     uint32_t c = reader[first_node + p];
-    if (c >= kNone - 1 || fused[c] || skipped[c]) continue;
+    if (c >= kManyReaders || fused[c] || dropped[c]) continue;
     const GraphNode& consumer = nodes[c];
     if (consumer.out.shape != producer.out.shape || !fusible(consumer, graph)) continue;
     auto chain = joined(producer, first_node + p, consumer);
@@ -82,39 +76,16 @@ Graph fuse_once(Device& device, const Graph& graph) {
     std::vector<TensorSpec> specs;
     for (uint32_t v : chain->second) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
     if (!check_op(device, OpId::elementwise_chain, consumer.out, specs, a)) continue;
-    fused[c] = true;
-    chain_attrs[c] = std::move(a);
-    chain_inputs[c] = std::move(chain->second);
-    skipped[p] = true;
+    fused[c] = FusedNode{OpId::elementwise_chain, std::move(chain->second), std::move(a)};
+    dropped[p] = true;
   }
-
-  Graph out;
-  std::vector<uint32_t> id(first_node + nodes.size(), kNone);
-  for (uint32_t v = 0; v < first_node; ++v) id[v] = out.input(graph.value(v).type, graph.value(v).shape);
-  auto mapped = [&](const std::vector<uint32_t>& values) {
-    std::vector<uint32_t> m;
-    for (uint32_t v : values) m.push_back(id[v]);
-    return m;
-  };
-  for (uint32_t n = 0; n < nodes.size(); ++n) {
-    if (skipped[n]) continue;
-    const GraphNode& node = nodes[n];
-    id[first_node + n] = fused[n] ? out.add(OpId::elementwise_chain, node.out, mapped(chain_inputs[n]), chain_attrs[n])
-                                  : out.add(node.op, node.out, mapped(node.inputs), node.attrs);
-  }
-  for (uint32_t v : graph.outputs()) out.output(id[v]);
-  return out;
+  return rewritten(graph, fused, dropped);
 }
 
 }  // namespace
 
 Graph fuse_chains(Device& device, const Graph& graph) {
-  Graph g = fuse_once(device, graph);
-  for (size_t before = graph.nodes().size(); g.nodes().size() < before;) {
-    before = g.nodes().size();
-    g = fuse_once(device, g);
-  }
-  return g;
+  return until_no_fewer_nodes(graph, [&](const Graph& g) { return fuse_once(device, g); });
 }
 
 }  // namespace nxv

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <optional>
 
+#include "graph/rewrite.hpp"
 #include "ops/conv/conv_attrs.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "ops/family.hpp"
 
 namespace nxv {
 namespace {
-
-constexpr uint32_t kNone = UINT32_MAX;
 
 // The producers that take epilogues, and their attributes' epilogue and product type.
 bool takes_epilogue(const GraphNode& n) { return (n.op == OpId::dot || n.op == OpId::conv) && !n.attrs.empty(); }
@@ -79,23 +78,15 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
 Graph fuse_once(Device& device, const Graph& graph) {
   const auto& nodes = graph.nodes();
   const uint32_t first_node = uint32_t(graph.input_count());
-  // For each value: the one node that reads it (kNone: none yet; kNone - 1: several, or an output).
-  std::vector<uint32_t> reader(first_node + nodes.size(), kNone);
-  for (uint32_t n = 0; n < nodes.size(); ++n)
-    for (uint32_t v : nodes[n].inputs) reader[v] = reader[v] == kNone || reader[v] == n ? n : kNone - 1;
-  for (uint32_t v : graph.outputs()) reader[v] = kNone - 1;
-
-  // Node c replaced by the fused producer (fused_op[c] with fused_attrs[c] over fused_inputs[c]);
-  // skipped: the producers.
-  std::vector<bool> fused(nodes.size(), false), skipped(nodes.size(), false);
-  std::vector<Attrs> fused_attrs(nodes.size());
-  std::vector<OpId> fused_op(nodes.size(), OpId::dot);
-  std::vector<std::vector<uint32_t>> fused_inputs(nodes.size());
+  std::vector<uint32_t> reader = sole_readers(graph);
+  // Node c replaced by the fused producer; dropped: the producers.
+  std::vector<std::optional<FusedNode>> fused(nodes.size());
+  std::vector<bool> dropped(nodes.size(), false);
   for (uint32_t d = 0; d < nodes.size(); ++d) {
     const GraphNode& producer = nodes[d];
     if (!takes_epilogue(producer) || fused[d]) continue;
     uint32_t c = reader[first_node + d];
-    if (c >= kNone - 1 || fused[c] || skipped[c]) continue;
+    if (c >= kManyReaders || fused[c] || dropped[c]) continue;
     const GraphNode& consumer = nodes[c];
     if (consumer.out.shape != producer.out.shape) continue;
     auto epilogue = extended_epilogue(producer, first_node + d, consumer, graph);
@@ -107,41 +98,17 @@ Graph fuse_once(Device& device, const Graph& graph) {
     std::vector<TensorSpec> specs;
     for (uint32_t v : inputs) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
     if (!check_op(device, producer.op, consumer.out, specs, a)) continue;
-    fused[c] = true;
-    fused_op[c] = producer.op;
-    fused_attrs[c] = std::move(a);
-    fused_inputs[c] = std::move(inputs);
-    skipped[d] = true;
+    fused[c] = FusedNode{producer.op, std::move(inputs), std::move(a)};
+    dropped[d] = true;
   }
-
-  Graph out;
-  std::vector<uint32_t> id(first_node + nodes.size(), kNone);
-  for (uint32_t v = 0; v < first_node; ++v) id[v] = out.input(graph.value(v).type, graph.value(v).shape);
-  auto mapped = [&](const std::vector<uint32_t>& values) {
-    std::vector<uint32_t> m;
-    for (uint32_t v : values) m.push_back(id[v]);
-    return m;
-  };
-  for (uint32_t n = 0; n < nodes.size(); ++n) {
-    if (skipped[n]) continue;
-    const GraphNode& node = nodes[n];
-    id[first_node + n] = fused[n] ? out.add(fused_op[n], node.out, mapped(fused_inputs[n]), fused_attrs[n])
-                                  : out.add(node.op, node.out, mapped(node.inputs), node.attrs);
-  }
-  for (uint32_t v : graph.outputs()) out.output(id[v]);
-  return out;
+  return rewritten(graph, fused, dropped);
 }
 
 }  // namespace
 
 Graph fuse_epilogues(Device& device, const Graph& graph) {
   // Rounds until none fuses: a producer takes a chain of consumers one node a round.
-  Graph g = fuse_once(device, graph);
-  for (size_t before = graph.nodes().size(); g.nodes().size() < before;) {
-    before = g.nodes().size();
-    g = fuse_once(device, g);
-  }
-  return g;
+  return until_no_fewer_nodes(graph, [&](const Graph& g) { return fuse_once(device, g); });
 }
 
 }  // namespace nxv

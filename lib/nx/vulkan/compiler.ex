@@ -87,10 +87,8 @@ defmodule Nx.Vulkan.Compiler do
     cache_key = {key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings}
 
     compiled =
-      case lookup(cache_key) do
-        nil -> locked(cache_key, fn -> compile(key, vars, fun, settings) end)
-        compiled -> compiled
-      end
+      lookup(cache_key) || Process.get({__MODULE__, cache_key}) ||
+        locked(cache_key, fn -> compile(key, vars, fun, settings) end)
 
     Enum.map(args_list, &run(compiled, &1))
   end
@@ -156,17 +154,24 @@ defmodule Nx.Vulkan.Compiler do
   end
 
   # Concurrent misses of one key compile once: the others wait for the lock, then find it.
+  # A function run through the Evaluator is cached in the calling process only: its traced
+  # expression shares subterms, which a copy into or out of ETS unfolds (exponentially for
+  # deep ones, such as Nx.LinAlg.svd's).
   defp locked(cache_key, compile) do
     lock = {{__MODULE__, :erlang.phash2(cache_key)}, self()}
 
     :global.trans(
       lock,
       fn ->
-        lookup(cache_key) ||
-          tap(
-            compile.(),
-            &Tables.with_tables(fn -> :ets.insert(Tables.compiled(), {cache_key, &1}) end)
-          )
+        case lookup(cache_key) || compile.() do
+          {:eval, _, _} = compiled ->
+            Process.put({__MODULE__, cache_key}, compiled)
+            compiled
+
+          compiled ->
+            Tables.with_tables(fn -> :ets.insert(Tables.compiled(), {cache_key, compiled}) end)
+            compiled
+        end
       end,
       [node()]
     )

@@ -1,0 +1,45 @@
+#include "graph/rewrite.hpp"
+
+namespace nxv {
+
+std::vector<uint32_t> sole_readers(const Graph& graph) {
+  const auto& nodes = graph.nodes();
+  std::vector<uint32_t> reader(graph.value_count(), kNoReader);
+  for (uint32_t n = 0; n < nodes.size(); ++n)
+    for (uint32_t v : nodes[n].inputs) reader[v] = reader[v] == kNoReader || reader[v] == n ? n : kManyReaders;
+  for (uint32_t v : graph.outputs()) reader[v] = kManyReaders;
+  return reader;
+}
+
+Graph rewritten(const Graph& graph, const std::vector<std::optional<FusedNode>>& fused, const std::vector<bool>& dropped) {
+  const auto& nodes = graph.nodes();
+  const uint32_t first_node = uint32_t(graph.input_count());
+  Graph out;
+  std::vector<uint32_t> id(graph.value_count(), kNoReader);
+  for (uint32_t v = 0; v < first_node; ++v) id[v] = out.input(graph.value(v).type, graph.value(v).shape);
+  auto mapped = [&](const std::vector<uint32_t>& values) {
+    std::vector<uint32_t> m;
+    m.reserve(values.size());
+    for (uint32_t v : values) m.push_back(id[v]);
+    return m;
+  };
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    if (dropped[n]) continue;
+    const GraphNode& node = nodes[n];
+    id[first_node + n] = fused[n] ? out.add(fused[n]->op, node.out, mapped(fused[n]->inputs), fused[n]->attrs)
+                                  : out.add(node.op, node.out, mapped(node.inputs), node.attrs);
+  }
+  for (uint32_t v : graph.outputs()) out.output(id[v]);
+  return out;
+}
+
+Graph until_no_fewer_nodes(const Graph& graph, const std::function<Graph(const Graph&)>& round) {
+  Graph g = round(graph);
+  for (size_t before = graph.nodes().size(); g.nodes().size() < before;) {
+    before = g.nodes().size();
+    g = round(g);
+  }
+  return g;
+}
+
+}  // namespace nxv

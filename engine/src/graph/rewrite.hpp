@@ -1,0 +1,33 @@
+// What the fusion passes share: who reads each value, and the graph rebuilt with some nodes
+// replaced by fused ones and their producers left out.
+#pragma once
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "graph/graph.hpp"
+
+namespace nxv {
+
+constexpr uint32_t kNoReader = UINT32_MAX;
+constexpr uint32_t kManyReaders = UINT32_MAX - 1;  // several nodes, or a graph output
+
+// For each value id: the one node (index into graph.nodes()) that reads it, kNoReader or
+// kManyReaders.
+std::vector<uint32_t> sole_readers(const Graph& graph);
+
+// A node's replacement: another op over other values (of the graph being rewritten).
+struct FusedNode {
+  OpId op;
+  std::vector<uint32_t> inputs;
+  Attrs attrs;
+};
+
+// `graph` with node n replaced by fused[n] where set, and left out where dropped[n] (a
+// producer whose only reader took its work); value ids change, inputs and outputs stay.
+Graph rewritten(const Graph& graph, const std::vector<std::optional<FusedNode>>& fused, const std::vector<bool>& dropped);
+
+// Applies `round` until a round leaves as many nodes as it found.
+Graph until_no_fewer_nodes(const Graph& graph, const std::function<Graph(const Graph&)>& round);
+
+}  // namespace nxv
