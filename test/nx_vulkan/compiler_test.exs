@@ -281,7 +281,8 @@ defmodule Nx.Vulkan.CompilerTest do
           x = Nx.tensor([i, i + 1], type: :s32)
           Nx.to_flat_list(fun.(x)) == [i * i - 1, (i + 1) * (i + 1) - 1]
         end,
-        max_concurrency: 100
+        max_concurrency: 100,
+        timeout: 120_000
       )
       |> Enum.each(fn {:ok, ok} -> assert ok end)
 

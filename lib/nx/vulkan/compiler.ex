@@ -57,6 +57,8 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
   @fallback_modes [:eval, :raise]
+  # Compiled functions and programs kept at most (then the cache starts again).
+  @max_cached 4096
   # Expression nodes that only the Evaluator runs today (their values are read on the host).
   @host_ops [:while, :cond, :io_call, :runtime_call]
 
@@ -169,7 +171,14 @@ defmodule Nx.Vulkan.Compiler do
             compiled
 
           compiled ->
-            Tables.with_tables(fn -> :ets.insert(Tables.compiled(), {cache_key, compiled}) end)
+            Tables.with_tables(fn ->
+              # Closures made per call (each a new key) must not hold device memory forever.
+              if :ets.info(Tables.compiled(), :size) >= @max_cached,
+                do: :ets.delete_all_objects(Tables.compiled())
+
+              :ets.insert(Tables.compiled(), {cache_key, compiled})
+            end)
+
             compiled
         end
       end,
