@@ -59,6 +59,9 @@ defmodule Nx.Vulkan.Compiler do
   @fallback_modes [:eval, :raise]
   # Compiled functions and programs kept at most (then the cache starts again).
   @max_cached 4096
+  # Functions run through the Evaluator, cached per process (see locked/2), at most.
+  @eval_cache {__MODULE__, :eval_cache}
+  @max_cached_eval 256
   # Expression nodes that only the Evaluator runs today (their values are read on the host).
   @host_ops [:while, :cond, :io_call, :runtime_call]
 
@@ -89,7 +92,7 @@ defmodule Nx.Vulkan.Compiler do
     cache_key = {key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings}
 
     compiled =
-      lookup(cache_key) || Process.get({__MODULE__, cache_key}) ||
+      lookup(cache_key) || Map.get(Process.get(@eval_cache, %{}), cache_key) ||
         locked(cache_key, fn -> compile(key, vars, fun, settings) end)
 
     Enum.map(args_list, &run(compiled, &1))
@@ -167,7 +170,9 @@ defmodule Nx.Vulkan.Compiler do
       fn ->
         case lookup(cache_key) || compile.() do
           {:eval, _, _} = compiled ->
-            Process.put({__MODULE__, cache_key}, compiled)
+            cache = Process.get(@eval_cache, %{})
+            cache = if map_size(cache) >= @max_cached_eval, do: %{}, else: cache
+            Process.put(@eval_cache, Map.put(cache, cache_key, compiled))
             compiled
 
           compiled ->
