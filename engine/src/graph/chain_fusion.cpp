@@ -4,36 +4,36 @@
 #include <optional>
 
 #include "graph/rewrite.hpp"
-#include "ops/elementwise/fusion.hpp"
 
 namespace nxv {
-namespace {
 
-constexpr size_t kMaxChainInputs = 3;  // the elementwise kernel's
-
-// A node whose work is elementwise steps (a view such as bitcast, or as_type into its own
-// type, has none).
-bool fusible(const GraphNode& n, const Graph& graph) {
+bool has_elementwise_steps(const GraphNode& n, const Graph& graph) {
   if (op_info(n.op).family != FamilyId::elementwise || n.op == OpId::bitcast) return false;
   if (n.op == OpId::elementwise_chain) return !n.attrs.empty();
   if (n.op == OpId::as_type && graph.value(n.inputs[0]).type == n.out.type) return false;
   return true;
 }
 
-// Appends `node`'s steps to `chain`, its inputs read as `operand_of`.
-void append_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of, ElementwiseChain& chain) {
+bool append_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of, ElementwiseChain& chain) {
   uint32_t shift = uint32_t(chain.steps.size());
   if (node.op != OpId::elementwise_chain) {
     chain.steps.push_back({node.op, node.out.type, operand_of});
-    return;
+    return true;
   }
   for (ChainStep step : node.attrs.as<ElementwiseChain>().steps) {
-    for (auto& o : step.operands)
-      o = o.from == ChainOperand::From::Step ? ChainOperand{ChainOperand::From::Step, o.index + shift}
-                                             : operand_of.at(o.index);
+    for (auto& o : step.operands) {
+      if (o.from == ChainOperand::From::Step) o.index += shift;
+      else if (o.index < operand_of.size()) o = operand_of[o.index];
+      else return false;
+    }
     chain.steps.push_back(std::move(step));
   }
+  return true;
 }
+
+namespace {
+
+constexpr size_t kMaxChainInputs = 3;  // the elementwise kernel's
 
 // The producer's and then the consumer's steps, over the tensors both read (the product
 // excepted); nullopt when they are more than the kernel takes.
@@ -48,11 +48,11 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> joined(const G
   ElementwiseChain chain;
   std::vector<ChainOperand> of_producer, of_consumer;
   for (uint32_t v : producer.inputs) of_producer.push_back(operand(v));
-  append_steps(producer, of_producer, chain);
+  if (!append_steps(producer, of_producer, chain)) return std::nullopt;
   ChainOperand result{ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
   for (uint32_t v : consumer.inputs) of_consumer.push_back(v == product ? result : operand(v));
   if (inputs.size() > kMaxChainInputs) return std::nullopt;
-  append_steps(consumer, of_consumer, chain);
+  if (!append_steps(consumer, of_consumer, chain)) return std::nullopt;
   return std::make_pair(std::move(chain), std::move(inputs));
 }
 
@@ -65,11 +65,11 @@ Graph fuse_once(Device& device, const Graph& graph) {
   std::vector<bool> dropped(nodes.size(), false);
   for (uint32_t p = 0; p < nodes.size(); ++p) {
     const GraphNode& producer = nodes[p];
-    if (fused[p] || !fusible(producer, graph)) continue;
+    if (fused[p] || !has_elementwise_steps(producer, graph)) continue;
     uint32_t c = reader[first_node + p];
     if (c >= kManyReaders || fused[c] || dropped[c]) continue;
     const GraphNode& consumer = nodes[c];
-    if (consumer.out.shape != producer.out.shape || !fusible(consumer, graph)) continue;
+    if (consumer.out.shape != producer.out.shape || !has_elementwise_steps(consumer, graph)) continue;
     auto chain = joined(producer, first_node + p, consumer);
     if (!chain) continue;
     Attrs a = Attrs::of(std::move(chain->first));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "graph/chain_fusion.hpp"
 #include "graph/rewrite.hpp"
 #include "ops/conv/conv_attrs.hpp"
 #include "ops/dot/dot_attrs.hpp"
@@ -35,10 +36,7 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
                                                                                     uint32_t product,
                                                                                     const GraphNode& node,
                                                                                     const Graph& graph) {
-  if (op_info(node.op).family != FamilyId::elementwise || node.op == OpId::bitcast) return std::nullopt;
-  if (node.op == OpId::elementwise_chain && node.attrs.empty()) return std::nullopt;
-  // as_type into its own type is a view: no kernel to save.
-  if (node.op == OpId::as_type && graph.value(node.inputs[0]).type == node.out.type) return std::nullopt;
+  if (!has_elementwise_steps(node, graph)) return std::nullopt;
   ElementwiseChain chain = epilogue_of(producer).value_or(ElementwiseChain{});
   std::vector<uint32_t> extras(producer.inputs.begin() + 2, producer.inputs.end());
   // What the consumer's result operand becomes: the product, or the epilogue's last step.
@@ -58,19 +56,7 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
     operand_of.push_back({ChainOperand::From::Input, uint32_t(it - extras.begin()) + 1});
   }
   if (extras.size() > 2) return std::nullopt;
-  uint32_t shift = uint32_t(chain.steps.size());
-  if (node.op == OpId::elementwise_chain) {
-    for (ChainStep step : node.attrs.as<ElementwiseChain>().steps) {
-      for (auto& o : step.operands) {
-        if (o.from == ChainOperand::From::Step) o.index += shift;
-        else if (o.index < operand_of.size()) o = operand_of[o.index];
-        else return std::nullopt;
-      }
-      chain.steps.push_back(std::move(step));
-    }
-  } else {
-    chain.steps.push_back({node.op, node.out.type, operand_of});
-  }
+  if (!append_steps(node, operand_of, chain)) return std::nullopt;
   return std::make_pair(std::move(chain), std::move(extras));
 }
 

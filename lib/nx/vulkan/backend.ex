@@ -656,10 +656,12 @@ defmodule Nx.Vulkan.Backend do
   defp to_device(list, device) when is_list(list), do: Enum.map(list, &to_device(&1, device))
 
   # An input on its way into a native op: already there, on another device, or elsewhere.
-  defp to_ref(%T{data: %B{ref: ref, device: device}}, device), do: ref
-  defp to_ref(%T{data: %B{ref: ref}}, device), do: Error.unwrap!(NIF.copy(ref, device))
+  # Also the compiler's, for its inputs and captures.
+  @doc false
+  def to_ref(%T{data: %B{ref: ref, device: device}}, device), do: ref
+  def to_ref(%T{data: %B{ref: ref}}, device), do: Error.unwrap!(NIF.copy(ref, device))
 
-  defp to_ref(%T{type: type, shape: shape} = tensor, device) do
+  def to_ref(%T{type: type, shape: shape} = tensor, device) do
     {storage_type, storage_shape} = Native.storage(type, shape)
     binary = tensor |> Nx.to_binary() |> pad_to_bytes()
     device |> NIF.from_binary(storage_type, storage_shape, binary) |> Error.unwrap!()

@@ -346,13 +346,6 @@ defmodule Nx.Vulkan.Compiler do
           "cannot pass a tensor expression as argument to defn, got: #{inspect(tensor)}"
   end
 
-  defp input_ref(%T{data: %B{ref: ref, device: device}}, device), do: ref
-  defp input_ref(%T{data: %B{ref: ref}}, device), do: Error.unwrap!(NIF.copy(ref, device))
-
-  defp input_ref(%T{} = tensor, device) do
-    %T{data: %B{ref: ref}} =
-      tensor |> Nx.devectorize(keep_names: false) |> Nx.backend_copy({B, device: device})
-
-    ref
-  end
+  defp input_ref(%T{} = tensor, device),
+    do: tensor |> Nx.devectorize(keep_names: false) |> B.to_ref(device)
 end

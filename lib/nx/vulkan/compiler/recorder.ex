@@ -14,7 +14,7 @@ defmodule Nx.Vulkan.Compiler.Recorder do
 
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.{Error, Native, NIF}
+  alias Nx.Vulkan.Native
 
   defmodule Stop do
     @moduledoc false
@@ -79,11 +79,11 @@ defmodule Nx.Vulkan.Compiler.Recorder do
   @doc """
   A node for the backend's native call `op` (an op-table name) producing `out` from
   `inputs` with `options`: `{:ok, placeholder}`, or `{:host, reason}` when the engine would
-  not run it natively (the backend then calls `host/1`, which stops the recording).
+  not run it natively (the backend then takes its host path, which stops the recording).
   """
   def node(op, device, out, inputs, options) do
-    with {:ok, {id, _depends}} <- Native.native_entry(op, out.type, inputs),
-         true <- Native.check(device, op, out, inputs, options) do
+    with true <- Native.check(device, op, out, inputs, options) do
+      {id, _depends} = Native.op_entry(op)
       values = Enum.map(inputs, &value_of(&1, device))
       state = Process.get(@key)
       k = state.node_count
@@ -103,7 +103,7 @@ defmodule Nx.Vulkan.Compiler.Recorder do
 
   defp value_of(%T{} = tensor, device) do
     tensor = Nx.devectorize(tensor, keep_names: false)
-    ref = device_ref(tensor, device)
+    ref = B.to_ref(tensor, device)
     state = Process.get(@key)
 
     case state.capture_ids do
@@ -121,14 +121,6 @@ defmodule Nx.Vulkan.Compiler.Recorder do
 
         {:capture, j}
     end
-  end
-
-  defp device_ref(%T{data: %B{ref: ref, device: device}}, device), do: ref
-  defp device_ref(%T{data: %B{ref: ref}}, device), do: Error.unwrap!(NIF.copy(ref, device))
-
-  defp device_ref(%T{} = tensor, device) do
-    %T{data: %B{ref: ref}} = Nx.backend_copy(tensor, {B, device: device})
-    ref
   end
 
   defp update(fun), do: Process.put(@key, fun.(Process.get(@key)))
