@@ -25,6 +25,13 @@ uint32_t LaunchBuilder::bind(const std::shared_ptr<Buffer>& buffer) {
 
 Executable LaunchBuilder::finish() && { return std::move(exec_); }
 
+void Executable::reorder(const std::vector<size_t>& order) {
+  std::vector<Launch> launches;
+  launches.reserve(order.size());
+  for (size_t i : order) launches.push_back(std::move(launches_.at(i)));
+  launches_ = std::move(launches);
+}
+
 void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const {
   if (buffers.size() != slot_count_)
     throw Error(ErrorKind::InvalidArgument, "an executable of " + std::to_string(slot_count_) + " buffers was given " +

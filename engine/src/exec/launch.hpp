@@ -57,6 +57,9 @@ class Executable {
   // step runs once the work recorded before it has finished (run then blocks; inside a
   // CompileFreeScope it throws KernelNotReady before recording anything).
   void run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const;
+  // The launches in another order (`order` a permutation of their indices): the caller keeps
+  // every launch after those whose results it reads (graph/level_schedule.hpp).
+  void reorder(const std::vector<size_t>& order);
 
  private:
   friend class LaunchBuilder;

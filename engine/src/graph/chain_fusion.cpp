@@ -4,31 +4,15 @@
 #include <optional>
 
 #include "graph/rewrite.hpp"
+#include "ops/family.hpp"
 
 namespace nxv {
 
-bool has_elementwise_steps(const GraphNode& n, const Graph& graph) {
-  if (op_info(n.op).family != FamilyId::elementwise || n.op == OpId::bitcast) return false;
-  if (n.op == OpId::elementwise_chain) return !n.attrs.empty();
-  if (n.op == OpId::as_type && graph.value(n.inputs[0]).type == n.out.type) return false;
-  return true;
-}
+bool has_elementwise_steps(const GraphNode& n, const Graph& graph) { return family_of(n.op).pointwise(n, graph); }
 
-bool append_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of, ElementwiseChain& chain) {
-  uint32_t shift = uint32_t(chain.steps.size());
-  if (node.op != OpId::elementwise_chain) {
-    chain.steps.push_back({node.op, node.out.type, operand_of});
-    return true;
-  }
-  for (ChainStep step : node.attrs.as<ElementwiseChain>().steps) {
-    for (auto& o : step.operands) {
-      if (o.from == ChainOperand::From::Step) o.index += shift;
-      else if (o.index < operand_of.size()) o = operand_of[o.index];
-      else return false;
-    }
-    chain.steps.push_back(std::move(step));
-  }
-  return true;
+std::optional<ChainOperand> append_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of,
+                                         ElementwiseChain& chain) {
+  return family_of(node.op).append_pointwise_steps(node, operand_of, chain);
 }
 
 namespace {
@@ -48,10 +32,11 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> joined(const G
   ElementwiseChain chain;
   std::vector<ChainOperand> of_producer, of_consumer;
   for (uint32_t v : producer.inputs) of_producer.push_back(operand(v));
-  if (!append_steps(producer, of_producer, chain)) return std::nullopt;
-  ChainOperand result{ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
-  for (uint32_t v : consumer.inputs) of_consumer.push_back(v == product ? result : operand(v));
-  if (inputs.size() > kMaxChainInputs) return std::nullopt;
+  auto result = append_steps(producer, of_producer, chain);
+  if (!result) return std::nullopt;
+  for (uint32_t v : consumer.inputs) of_consumer.push_back(v == product ? *result : operand(v));
+  // A chain reads one to three tensors (one over constants alone is left as it is).
+  if (inputs.empty() || inputs.size() > kMaxChainInputs) return std::nullopt;
   if (!append_steps(consumer, of_consumer, chain)) return std::nullopt;
   return std::make_pair(std::move(chain), std::move(inputs));
 }
@@ -69,7 +54,10 @@ Graph fuse_once(Device& device, const Graph& graph) {
     uint32_t c = reader[first_node + p];
     if (c >= kManyReaders || fused[c] || dropped[c]) continue;
     const GraphNode& consumer = nodes[c];
-    if (consumer.out.shape != producer.out.shape || !has_elementwise_steps(consumer, graph)) continue;
+    // A producer of another shape is computed per element of the consumer's: only one that
+    // reads no tensor (a constant) gives the same values that way.
+    bool same_shape = consumer.out.shape == producer.out.shape;
+    if ((!same_shape && !producer.inputs.empty()) || !has_elementwise_steps(consumer, graph)) continue;
     auto chain = joined(producer, first_node + p, consumer);
     if (!chain) continue;
     Attrs a = Attrs::of(std::move(chain->first));

@@ -6,17 +6,19 @@
 // chain_rounding: the chain keeps the bits of its steps run one by one).
 #pragma once
 #include "graph/graph.hpp"
-#include "ops/elementwise/fusion.hpp"
+#include "ops/family.hpp"
 
 namespace nxv {
 
-// Whether the node's work is elementwise steps (a view such as bitcast, or as_type into its own
-// type, has none): what a chain or an epilogue can take.
+// Whether the node's work is elementwise steps (its family's pointwise role; a view such as
+// bitcast, or as_type into its own type, has none): what a chain or an epilogue can take.
 bool has_elementwise_steps(const GraphNode& node, const Graph& graph);
 
-// Appends the node's steps to `chain`, its inputs read as `operand_of` (one per input); false
-// (and `chain` partly extended) when one of its steps reads an input it does not have.
-bool append_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of, ElementwiseChain& chain);
+// Appends the node's steps to `chain`, its inputs read as `operand_of` (one per input), and
+// returns the operand holding its result; nullopt (and `chain` partly extended) when one of
+// its steps reads an input it does not have.
+std::optional<ChainOperand> append_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of,
+                                         ElementwiseChain& chain);
 
 // `graph` with every such pair fused; value ids change, inputs and outputs stay in order.
 Graph fuse_chains(Device& device, const Graph& graph);

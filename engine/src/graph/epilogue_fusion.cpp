@@ -5,28 +5,10 @@
 
 #include "graph/chain_fusion.hpp"
 #include "graph/rewrite.hpp"
-#include "ops/conv/conv_attrs.hpp"
-#include "ops/dot/dot_attrs.hpp"
 #include "ops/family.hpp"
 
 namespace nxv {
 namespace {
-
-// The producers that take epilogues, and their attributes' epilogue and product type.
-bool takes_epilogue(const GraphNode& n) { return (n.op == OpId::dot || n.op == OpId::conv) && !n.attrs.empty(); }
-
-const std::optional<ElementwiseChain>& epilogue_of(const GraphNode& n) {
-  return n.op == OpId::dot ? n.attrs.as<DotAttrs>().epilogue : n.attrs.as<ConvAttrs>().epilogue;
-}
-
-// The producer's attributes with `chain` as its epilogue (the product's type kept where it has one).
-template <typename A>
-Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) {
-  A with = n.attrs.as<A>();
-  if (!with.epilogue) with.product = n.out.type;
-  with.epilogue = std::move(chain);
-  return Attrs::of(std::move(with));
-}
 
 // The producer's epilogue extended by the consumer's work (the chain over the product and the
 // producer's other tensors, then the consumer's steps over its result and the consumer's other
@@ -37,7 +19,7 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
                                                                                     const GraphNode& node,
                                                                                     const Graph& graph) {
   if (!has_elementwise_steps(node, graph)) return std::nullopt;
-  ElementwiseChain chain = epilogue_of(producer).value_or(ElementwiseChain{});
+  ElementwiseChain chain = family_of(producer.op).epilogue(producer).value_or(ElementwiseChain{});
   std::vector<uint32_t> extras(producer.inputs.begin() + 2, producer.inputs.end());
   // What the consumer's result operand becomes: the product, or the epilogue's last step.
   ChainOperand result{ChainOperand::From::Input, 0};
@@ -60,7 +42,7 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
   return std::make_pair(std::move(chain), std::move(extras));
 }
 
-// One round: each dot or conv whose result one fusible node alone reads takes that node's work.
+// One round: each node that takes an epilogue (its family's role) whose result one fusible node alone reads takes that node's work.
 Graph fuse_once(Device& device, const Graph& graph) {
   const auto& nodes = graph.nodes();
   const uint32_t first_node = uint32_t(graph.input_count());
@@ -70,15 +52,15 @@ Graph fuse_once(Device& device, const Graph& graph) {
   std::vector<bool> dropped(nodes.size(), false);
   for (uint32_t d = 0; d < nodes.size(); ++d) {
     const GraphNode& producer = nodes[d];
-    if (!takes_epilogue(producer) || fused[d]) continue;
+    const Family& family = family_of(producer.op);
+    if (!family.takes_epilogue(producer) || fused[d]) continue;
     uint32_t c = reader[first_node + d];
     if (c >= kManyReaders || fused[c] || dropped[c]) continue;
     const GraphNode& consumer = nodes[c];
     if (consumer.out.shape != producer.out.shape) continue;
     auto epilogue = extended_epilogue(producer, first_node + d, consumer, graph);
     if (!epilogue) continue;
-    Attrs a = producer.op == OpId::dot ? with_epilogue<DotAttrs>(producer, std::move(epilogue->first))
-                                  : with_epilogue<ConvAttrs>(producer, std::move(epilogue->first));
+    Attrs a = family.with_epilogue(producer, std::move(epilogue->first));
     std::vector<uint32_t> inputs(producer.inputs.begin(), producer.inputs.begin() + 2);
     inputs.insert(inputs.end(), epilogue->second.begin(), epilogue->second.end());
     std::vector<TensorSpec> specs;

@@ -1,8 +1,8 @@
-// Graph fusion of store epilogues: a dot or conv whose result only one elementwise node (or
-// elementwise_chain) reads, of the producer's output shape, and which is not a graph output,
-// becomes one dot or conv node with that node's work as its epilogue
+// Graph fusion of store epilogues: a node whose family takes epilogues (Family::takes_epilogue)
+// and whose result only one elementwise node (or elementwise_chain) reads, of the producer's
+// output shape, and which is not a graph output, becomes one node of the producer's op with that node's work as its epilogue
 // (ops/elementwise/store_epilogue.hpp): one kernel fewer, and no product written and read
-// back. Repeated, so that a dot or conv followed by a bias add and an activation is one node.
+// back. Repeated, so that a product followed by a bias add and an activation is one node.
 // Fused only where the fused node passes its family's check (the chain keeps its steps' bits:
 // chain_rounding; at most two other tensors).
 #pragma once

@@ -3,6 +3,9 @@
 #include "device/device_impl.hpp"
 #include "graph/chain_fusion.hpp"
 #include "graph/epilogue_fusion.hpp"
+#include "graph/fold.hpp"
+#include "graph/level_schedule.hpp"
+#include "graph/permutation_folding.hpp"
 #include "ops/family.hpp"
 
 namespace nxv {
@@ -73,7 +76,9 @@ Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vect
 GraphExecutable compile_graph(Device& device, const Graph& given, const std::vector<Tensor>& example_inputs) {
   if (example_inputs.size() != given.input_count())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
-  const Graph graph = fuse_chains(device, fuse_epilogues(device, given));
+  // Constants go into the chains that read them before a product takes its consumers' chain.
+  const Graph graph = without_dead_nodes(
+      fuse_epilogues(device, fuse_chains(device, constants_per_reader(fold_permutations(device, given)))));
   LaunchBuilder builder;
   GraphExecutable g;
   g.fused_nodes_ = given.nodes().size() - graph.nodes().size();
@@ -95,6 +100,7 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
     g.outputs_.emplace_back(slot, t);
   }
   g.exec_ = std::move(builder).finish();
+  schedule_by_level(g.exec_);
   return g;
 }
 

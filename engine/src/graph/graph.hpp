@@ -32,8 +32,9 @@ class GraphExecutable {
   size_t fused_nodes_ = 0;
 };
 
-// Fuses what graph passes fuse (a dot or conv and its elementwise consumer: graph/epilogue_fusion.hpp),
-// then checks every node (Unsupported / InvalidArgument with the node's reason) and lowers it.
+// Runs the graph passes (permutations folded into their producers, store epilogues, elementwise
+// chains: graph/*_folding.hpp, *_fusion.hpp), then checks every node (Unsupported /
+// InvalidArgument with the node's reason) and lowers it.
 GraphExecutable compile_graph(Device& device, const Graph& graph, const std::vector<Tensor>& example_inputs);
 
 // The eager path: `op` as a one-node graph, recorded at once on the device's stream.

@@ -7,11 +7,14 @@
 // templates beside it (*.comp; shared structs in *.h, included by C++ and GLSL alike), and its
 // rows in nxv/op_table.inc. CMake and the registry pick both up from there.
 #pragma once
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "exec/launch.hpp"
+#include "nxv/graph.hpp"
 #include "nxv/ops.hpp"
+#include "ops/elementwise/fusion.hpp"
 
 namespace nxv {
 
@@ -55,6 +58,35 @@ class Family {
   }
   // Appends the op's launches (after a successful check).
   virtual void lower(const LowerArgs& args) const = 0;
+
+  // Roles in compiled graphs. The passes in engine/src/graph read these and name no family;
+  // whatever a role rewrites must keep the bits of the ops run one by one.
+
+  // Pointwise: the node's work as elementwise steps (none for a view such as bitcast; a
+  // constant is a chain constant). Appends them to `chain`, the node's inputs read as
+  // `operand_of`, and returns the operand that holds the node's result; nullopt where a step
+  // reads an input the node does not have.
+  virtual bool pointwise(const GraphNode&, const Graph&) const { return false; }
+  virtual std::optional<ChainOperand> append_pointwise_steps(const GraphNode&,
+                                                             const std::vector<ChainOperand>& /*operand_of*/,
+                                                             ElementwiseChain&) const {
+    return std::nullopt;
+  }
+  // Store epilogue: the node's kernels apply an elementwise chain where they store its result
+  // (chain input 0 the node's own value, inputs 1.. its tensors after the first two).
+  virtual bool takes_epilogue(const GraphNode&) const { return false; }
+  virtual std::optional<ElementwiseChain> epilogue(const GraphNode&) const { return std::nullopt; }
+  // The node's attributes with `chain` as its epilogue.
+  virtual Attrs with_epilogue(const GraphNode& node, ElementwiseChain) const { return node.attrs; }
+  // Permutations: the axes of its one input that the node only permutes (a transpose).
+  virtual std::optional<std::vector<int64_t>> permutation(const GraphNode&) const { return std::nullopt; }
+  // The node computing its result with its axes permuted (result axis i = axis perm[i]) for no
+  // more work and with the same bits: its replacement (op, inputs, attributes; out is set by
+  // the caller), else nullopt.
+  virtual std::optional<GraphNode> with_permuted_result(Device&, const GraphNode&, const Graph&,
+                                                        std::span<const int64_t> /*perm*/) const {
+    return std::nullopt;
+  }
 };
 
 inline Support not_native(std::string reason, ErrorKind kind = ErrorKind::Unsupported) {

@@ -78,7 +78,9 @@ defmodule Nx.Vulkan.Backend do
   def constant(%T{shape: shape} = out, number, backend_options) do
     device = device_from_opts(backend_options)
 
-    with true <- shape != {},
+    # A scalar is uploaded (one op fewer), except into a program: there it is a node that the
+    # engine folds into the kernels reading it.
+    with true <- shape != {} or Recorder.active?(),
          {:ok, tensor} <- native(:constant, device, out, [], value: number_option(number)) do
       tensor
     else

@@ -140,6 +140,19 @@ class ConvFamily final : public Family {
                      {a.output_slot, 0}, out_strides, epilogue ? &*epilogue : nullptr);
   }
 
+  bool takes_epilogue(const GraphNode& n) const override { return !n.attrs.empty(); }
+
+  std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override {
+    return n.attrs.as<ConvAttrs>().epilogue;
+  }
+
+  Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
+    ConvAttrs with = n.attrs.as<ConvAttrs>();
+    if (!with.epilogue) with.product = n.out.type;  // the product's type, kept where it has one
+    with.epilogue = std::move(chain);
+    return Attrs::of(std::move(with));
+  }
+
  private:
   // The input's canonical view [batch, channels, spatial...], read in place unless an index
   // would not fit 31 bits (then a row-major copy of it).

@@ -151,6 +151,48 @@ class DotFamily final : public Family {
     }
   }
 
+  bool takes_epilogue(const GraphNode& n) const override { return !n.attrs.empty(); }
+
+  std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override {
+    return n.attrs.as<DotAttrs>().epilogue;
+  }
+
+  Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
+    DotAttrs with = n.attrs.as<DotAttrs>();
+    if (!with.epilogue) with.product = n.out.type;  // the product's type, kept where it has one
+    with.epilogue = std::move(chain);
+    return Attrs::of(std::move(with));
+  }
+
+  // transpose(dot(a, b)) that swaps the free axes of a and b is dot(b, a), whose every sum
+  // runs over k in the same order where no split or vector kernel takes it (sums_in_order).
+  std::optional<GraphNode> with_permuted_result(Device& device, const GraphNode& n, const Graph& graph,
+                                                std::span<const int64_t> perm) const override {
+    if (n.attrs.empty() || n.inputs.size() != 2) return std::nullopt;
+    const auto& a = n.attrs.as<DotAttrs>();
+    if (a.epilogue) return std::nullopt;
+    const Shape& ls = graph.value(n.inputs[0]).shape;
+    const Shape& rs = graph.value(n.inputs[1]).shape;
+    size_t batch = a.left_batch.size();
+    size_t left_free = ls.size() - a.left_contract.size() - batch;
+    size_t right_free = rs.size() - a.right_contract.size() - batch;
+    if (perm.size() != batch + left_free + right_free) return std::nullopt;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      size_t want = i < batch ? i : i < batch + right_free ? i + left_free : i - right_free;
+      if (size_t(perm[i]) != want) return std::nullopt;
+    }
+    GemmShape g = gemm_shape(ls, rs, a);
+    GemmShape swapped{g.batch, g.n, g.m, g.k};
+    DType lt = graph.value(n.inputs[0]).type, rt = graph.value(n.inputs[1]).type;
+    const DeviceCore& core = *device.impl().core;
+    if (!sums_in_order(core, n.out.type, g, lt, rt) || !sums_in_order(core, n.out.type, swapped, rt, lt))
+      return std::nullopt;
+    DotAttrs b;
+    b.left_contract = a.right_contract, b.left_batch = a.right_batch;
+    b.right_contract = a.left_contract, b.right_batch = a.left_batch;
+    return GraphNode{n.op, n.out, {n.inputs[1], n.inputs[0]}, Attrs::of(std::move(b))};
+  }
+
  private:
   // Operand `i` as the kernels read it: in place when its axis groups collapse and every
   // index fits 32 bits, else a row-major copy of its permutation.

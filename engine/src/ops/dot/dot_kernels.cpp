@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "common/env.hpp"
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "nxv/ops.hpp"
@@ -212,6 +213,14 @@ std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroup
   chunk = (chunk + align - 1) / align * align;
   splits = std::max<uint64_t>((k + chunk - 1) / chunk, 1);
   return {uint32_t(splits), uint32_t(chunk)};
+}
+
+bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DType a, DType b) {
+  if (shape.m < 2 || shape.n < 2 || std::getenv("NXV_DOT_SPLITS") || env_is("NX_VULKAN_DOT_F32", "bf16x3"))
+    return false;
+  if (gemm_cpu_paths(core)) return true;
+  bool narrow = dtype_size(a) < 4 || dtype_size(b) < 4;  // the cooperative-matrix tiers' inputs
+  return !narrow && !is_complex(out) && shape.k < 512;  // split-K needs k >= 512 (split_k)
 }
 
 BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc) {

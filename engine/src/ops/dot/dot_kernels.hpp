@@ -152,6 +152,11 @@ void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::a
                       const GemmPush& push, const GemmOperand& a, const GemmOperand& b, BufferRef c,
                       const DotEpilogue* epi = nullptr);
 
+// Whether each of the product's sums runs over k in order into one accumulator per element,
+// whichever kernel takes it (no split-K, matrix-vector, cooperative-matrix or bf16x3 tier): a
+// product computed with its operands swapped then has the same bits.
+bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DType a, DType b);
+
 // C (row-major [batch, m, n], at `c`) = A * B, then the epilogue where given (the
 // cooperative-matrix tiers are then not taken).
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,

@@ -17,6 +17,7 @@
 #include "ops/elementwise/elementwise_push.h"
 #include "ops/elementwise/fusion.hpp"
 #include "ops/family.hpp"
+#include "ops/shape/shape_lowering.hpp"
 
 namespace nxv {
 namespace {
@@ -144,6 +145,34 @@ class ElementwiseFamily final : public Family {
     emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
   }
 
+  bool pointwise(const GraphNode& n, const Graph& graph) const override {
+    if (n.op == OpId::bitcast) return false;
+    if (n.op == OpId::elementwise_chain) return !n.attrs.empty();
+    if (n.op == OpId::as_type && graph.value(n.inputs[0]).type == n.out.type) return false;
+    return true;
+  }
+
+  std::optional<ChainOperand> append_pointwise_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of,
+                                                     ElementwiseChain& chain) const override {
+    if (node.op != OpId::elementwise_chain) {
+      chain.steps.push_back({node.op, node.out.type, operand_of});
+      return ChainOperand{ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
+    }
+    const auto& own = node.attrs.as<ElementwiseChain>();
+    uint32_t shift = uint32_t(chain.steps.size()), constants = uint32_t(chain.constants.size());
+    chain.constants.insert(chain.constants.end(), own.constants.begin(), own.constants.end());
+    for (ChainStep step : own.steps) {
+      for (auto& o : step.operands) {
+        if (o.from == ChainOperand::From::Step) o.index += shift;
+        else if (o.from == ChainOperand::From::Constant) o.index += constants;
+        else if (o.index < operand_of.size()) o = operand_of[o.index];
+        else return std::nullopt;
+      }
+      chain.steps.push_back(std::move(step));
+    }
+    return ChainOperand{ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
+  }
+
  private:
   // A chain that cannot be one kernel with its steps' bits (chain_rounding): each step as its
   // own kernel, its result in a buffer of its own, as the ops run one by one.
@@ -153,8 +182,18 @@ class ElementwiseFamily final : public Family {
       const ChainStep& step = chain.steps[s];
       bool last = s + 1 == chain.steps.size();
       std::vector<LowerInput> operands;
-      for (const auto& o : step.operands)
+      for (const auto& o : step.operands) {
+        if (o.from == ChainOperand::From::Constant) {
+          // As the graph's constant node would be: a scalar filled on the device.
+          const ChainConstant& c = chain.constants[o.index];
+          Tensor k = empty(a.device, c.type, {});
+          uint32_t slot = a.builder.bind(k.buffer);
+          append_constant(a.device, a.builder, k, slot, c.value);
+          operands.push_back({k, slot});
+          continue;
+        }
         operands.push_back(o.from == ChainOperand::From::Input ? a.inputs[o.index] : results[o.index]);
+      }
       bool identity = step.op == OpId::as_type && operands[0].tensor.type == step.out;
       if (identity && !last) {
         results.push_back(operands[0]);  // a view when run alone: the operand's bits

@@ -5,13 +5,41 @@
 #include "ops/elementwise/fusion.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <set>
 
 namespace nxv {
 namespace {
 
 DType operand_type(const ElementwiseChain& chain, const std::vector<DType>& in, const ChainOperand& o) {
-  return o.from == ChainOperand::From::Input ? in[o.index] : chain.steps[o.index].out;
+  return chain_operand_type(chain, in, o);
+}
+
+bool exact_in_f32(double x) { return std::isnan(x) || double(float(x)) == x; }
+
+std::string hex32(uint32_t x) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08xu", x);
+  return b;
+}
+
+std::string f32_literal(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return "uintBitsToFloat(" + hex32(u) + ")";
+}
+
+std::string f64_literal(double x) {
+  uint64_t u;
+  std::memcpy(&u, &x, 8);
+  return "packDouble2x32(uvec2(" + hex32(uint32_t(u)) + ", " + hex32(uint32_t(u >> 32)) + "))";
+}
+
+bool f32_subnormal(double x) {
+  float f = float(x);
+  return f != 0.0f && std::fpclassify(f) == FP_SUBNORMAL;
 }
 
 // The type whose storage is `t`'s compute type (float for f16, bf16 and f8; 32-bit for
@@ -52,6 +80,84 @@ bool is_identity_cast(const ChainStep& step, const std::vector<DType>& operand_t
 
 }  // namespace
 
+DType chain_operand_type(const ElementwiseChain& chain, const std::vector<DType>& in, const ChainOperand& o) {
+  switch (o.from) {
+    case ChainOperand::From::Input: return in[o.index];
+    case ChainOperand::From::Step: return chain.steps[o.index].out;
+    default: return chain.constants[o.index].type;
+  }
+}
+
+DType constant_source_type(const AttrNumber& value) {
+  switch (value.kind) {
+    case AttrNumber::Kind::Int:
+      return value.i >= INT32_MIN && value.i <= INT32_MAX ? DType::S32 : DType::S64;
+    case AttrNumber::Kind::UInt: return value.u <= UINT32_MAX ? DType::U32 : DType::U64;
+    case AttrNumber::Kind::Float: return exact_in_f32(value.re) ? DType::F32 : DType::F64;
+    default: return exact_in_f32(value.re) && exact_in_f32(value.im) ? DType::C64 : DType::C128;
+  }
+}
+
+std::optional<std::string> chain_constant_literal(DType type, const AttrNumber& v) {
+  using K = AttrNumber::Kind;
+  bool integer = v.kind == K::Int || v.kind == K::UInt;
+  // An integer as the 64-bit two's complement pattern it wraps from.
+  uint64_t bits = v.kind == K::Int ? uint64_t(v.i) : v.u;
+  // Integers a float type holds exactly (its significand's bits).
+  auto exact_integer = [&](int digits) {
+    if (v.kind == K::Int) return v.i >= -(int64_t(1) << digits) && v.i <= (int64_t(1) << digits);
+    return v.u <= (uint64_t(1) << digits);
+  };
+  switch (type) {
+    case DType::U8: case DType::U16: case DType::U32: {
+      if (!integer) return std::nullopt;
+      uint32_t x = uint32_t(bits);
+      if (type == DType::U8) x &= 0xffu;
+      if (type == DType::U16) x &= 0xffffu;
+      return hex32(x);
+    }
+    case DType::S8: case DType::S16: case DType::S32: {
+      if (!integer) return std::nullopt;
+      int32_t x = type == DType::S8 ? int32_t(int8_t(bits)) : type == DType::S16 ? int32_t(int16_t(bits)) : int32_t(uint32_t(bits));
+      return "int(" + hex32(uint32_t(x)) + ")";
+    }
+    case DType::U64: case DType::S64: {
+      if (!integer) return std::nullopt;
+      char b[32];
+      std::snprintf(b, sizeof b, "0x%016llxul", static_cast<unsigned long long>(bits));
+      return type == DType::S64 ? "int64_t(" + std::string(b) + ")" : std::string(b);
+    }
+    case DType::F32: case DType::C64: {
+      double re = v.re, im = v.im;
+      if (integer) {
+        if (!exact_integer(24)) return std::nullopt;
+        re = v.kind == K::Int ? double(v.i) : double(v.u), im = 0;
+      } else if (v.kind == K::Float) {
+        im = 0;
+      } else if (type == DType::F32) {
+        return std::nullopt;
+      }
+      if (f32_subnormal(re) || f32_subnormal(im)) return std::nullopt;
+      if (type == DType::F32) return f32_literal(float(re));
+      return "vec2(" + f32_literal(float(re)) + ", " + f32_literal(float(im)) + ")";
+    }
+    case DType::F64: case DType::C128: {
+      double re = v.re, im = v.im;
+      if (integer) {
+        if (!exact_integer(53)) return std::nullopt;
+        re = v.kind == K::Int ? double(v.i) : double(v.u), im = 0;
+      } else if (v.kind == K::Float) {
+        im = 0;
+      } else if (type == DType::F64) {
+        return std::nullopt;
+      }
+      if (type == DType::F64) return f64_literal(re);
+      return "dvec2(" + f64_literal(re) + ", " + f64_literal(im) + ")";
+    }
+    default: return std::nullopt;
+  }
+}
+
 std::string chain_typing_error(const ElementwiseChain& chain, DType out, const std::vector<DType>& in, bool& invalid,
                                size_t max_inputs) {
   invalid = true;
@@ -69,9 +175,13 @@ std::string chain_typing_error(const ElementwiseChain& chain, DType out, const s
              std::to_string(step.operands.size());
     std::vector<DType> types;
     for (const auto& o : step.operands) {
-      bool input = o.from == ChainOperand::From::Input;
-      if ((input && o.index >= in.size()) || (!input && o.index >= s))
+      bool input = o.from == ChainOperand::From::Input, step = o.from == ChainOperand::From::Step;
+      if ((input && o.index >= in.size()) || (step && o.index >= s))
         return where + ": an operand names " + (input ? "an input the op does not have" : "a step not before it");
+      if (o.from == ChainOperand::From::Constant &&
+          (o.index >= chain.constants.size() ||
+           !chain_constant_literal(chain.constants[o.index].type, chain.constants[o.index].value)))
+        return where + ": an operand names a constant the chain does not have or cannot hold";
       types.push_back(operand_type(chain, in, o));
     }
     std::string why = elementwise_typing_error(step.op, step.out, types, invalid);
@@ -119,7 +229,9 @@ bool uses_f64(const ScalarExpr& e) {
 
 ChainRounding chain_rounding(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
                              FeatureSet* features) {
-  bool kernel_f64 = std::any_of(in.begin(), in.end(), [](DType t) { return t == DType::F64 || t == DType::C128; });
+  auto wide = [](DType t) { return t == DType::F64 || t == DType::C128; };
+  bool kernel_f64 = std::any_of(in.begin(), in.end(), wide) ||
+                    std::any_of(chain.constants.begin(), chain.constants.end(), [&](const ChainConstant& c) { return wide(c.type); });
   std::vector<size_t> sensitive;
   for (size_t s = 0; s < chain.steps.size(); ++s) {
     const ChainStep& step = chain.steps[s];
@@ -131,8 +243,10 @@ ChainRounding chain_rounding(const ElementwiseChain& chain, const std::vector<DT
     kernel_f64 = kernel_f64 || own_f64;
     if (!own_f64 && several_float_roundings(step.op, e)) sensitive.push_back(s);
   }
-  if (features)
+  if (features) {
     for (DType t : in) features->add_type(t);
+    for (const auto& c : chain.constants) features->add_type(c.type);
+  }
   ChainRounding r;
   if (kernel_f64 && !sensitive.empty()) {
     r.reason = ChainSplit::FloatMathUnderF64Controls;
@@ -186,8 +300,11 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
       const ChainOperand& o = step.operands[k];
       bool input = o.from == ChainOperand::From::Input;
       std::string macro = "NXV_CHAIN_LOAD" + n + "_" + std::to_string(k);
+      // A constant is kept as an intermediate is, through the same opaque zero: no driver
+      // folds it into the step's arithmetic, which then runs as it does on a loaded value.
       std::string arg = input ? "in" + std::to_string(o.index)
-                              : "kept" + std::to_string(o.index);
+                        : o.from == ChainOperand::From::Step ? "kept" + std::to_string(o.index)
+                                                             : "konst" + std::to_string(o.index);
       g += "#define " + macro + "(x) " + glsl_load(input ? types[k] : widened(types[k]), e.load_types[k]) + "\n";
       signature += (k ? ", " : "") + e.load_types[k] + " " + params[k];
       call += (k ? ", " : "") + macro + "(" + arg + ")";
@@ -222,7 +339,15 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     g += (i ? ", " : "") + glsl_scalar_register_type(in[i]) + " in" + std::to_string(i);
     args += (i ? ", " : "") + (i < 3 ? std::string(1, "abc"[i]) : "in" + std::to_string(i));
   }
-  g += ") {\n  uint zero = NXV_CHAIN_ZERO;\n" + body + "  return t" + std::to_string(last) + ";\n}\n";
+  std::string constants;
+  for (size_t c = 0; c < chain.constants.size(); ++c) {
+    const ChainConstant& k = chain.constants[c];
+    DType kept = widened(k.type);
+    constants += "  precise " + glsl_storage_type(kept) + " konst" + std::to_string(c) + " = " +
+                 opaque(kept, chain_constant_literal(k.type, k.value).value()) + ";\n";
+    result.features.add_type(k.type);
+  }
+  g += ") {\n  uint zero = NXV_CHAIN_ZERO;\n" + constants + body + "  return t" + std::to_string(last) + ";\n}\n";
   for (DType t : in) result.features.add_type(t);
   result.defines.assign(defines.begin(), defines.end());
   result.defines.emplace_back("NXV_GENERATED", "1");

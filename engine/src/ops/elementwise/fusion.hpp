@@ -6,17 +6,19 @@
 // attributes; a reduction's or matmul's prologue and epilogue use the same generated code.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "nxv/attrs.hpp"
 #include "ops/elementwise/scalar_exprs.hpp"
 
 namespace nxv {
 
 struct ChainOperand {
-  enum class From : uint8_t { Input, Step };
+  enum class From : uint8_t { Input, Step, Constant };
   From from = From::Input;
-  uint32_t index = 0;  // the op's input, or an earlier step
+  uint32_t index = 0;  // the op's input, an earlier step, or one of the chain's constants
 };
 
 struct ChainStep {
@@ -25,10 +27,32 @@ struct ChainStep {
   std::vector<ChainOperand> operands;
 };
 
+// A number the chain's code holds (a graph's constant node folded in): `value` as Nx converts it
+// to `type` (chain_constant_literal), read by steps as an intermediate of `type` would be.
+struct ChainConstant {
+  DType type;
+  AttrNumber value;
+};
+
 // The steps in order; the last one's result is the op's output. Up to three op inputs.
 struct ElementwiseChain {
   std::vector<ChainStep> steps;
+  std::vector<ChainConstant> constants;
 };
+
+// The type of an operand of a step (an input's, an earlier step's or a constant's).
+DType chain_operand_type(const ElementwiseChain& chain, const std::vector<DType>& in, const ChainOperand& o);
+
+// `value` converted to `type` as Nx converts a constant (the bits a constant of that type
+// holds), as a GLSL expression of the type an intermediate of `type` is kept in between steps;
+// nullopt where the conversion is not exact or plain on the host: an integer a float type
+// cannot hold, a float into an integer type, a complex into a real one, an f32 subnormal
+// (GPUs may flush those), f16, bf16 and f8 (converted on the device: an as_type step).
+std::optional<std::string> chain_constant_literal(DType type, const AttrNumber& value);
+
+// The type a constant's value is held in before conversion to the output type (s32, s64, u32,
+// u64, f32, f64, c64 or c128: the narrowest that holds it exactly).
+DType constant_source_type(const AttrNumber& value);
 
 // "" when every step is an elementwise op Nx defines for its operand types (bitcast, a view,
 // is not), operands refer to inputs or earlier steps, and the last step gives `out`; else why.

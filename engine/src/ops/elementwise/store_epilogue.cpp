@@ -97,7 +97,7 @@ std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& cha
     const ChainStep& step = chain.steps[s];
     std::vector<DType> types;
     for (const auto& o : step.operands)
-      types.push_back(o.from == ChainOperand::From::Input ? in[o.index] : chain.steps[o.index].out);
+      types.push_back(chain_operand_type(chain, in, o));
     for (const auto& [name, value] : scalar_expr(step.op, step.out, types, has_f64).defines)
       if (name == "NXV_POW_F32")
         return op + " epilogue: step " + std::to_string(s) + " (pow) fills per-workgroup tables first";

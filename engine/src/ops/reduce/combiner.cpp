@@ -172,7 +172,7 @@ std::string combiner_error(const Combiner& c, DType type, bool has_f64, bool& in
     if (step.op == OpId::as_type || has_f64) continue;
     std::vector<DType> types;
     for (const auto& o : step.operands)
-      types.push_back(o.from == ChainOperand::From::Input ? in[o.index] : c.chain.steps[o.index].out);
+      types.push_back(chain_operand_type(c.chain, in, o));
     if (std::string needs = f64_required_error(step.op, step.out, types); !needs.empty())
       return "the function's step " + std::to_string(s) + ": " + needs;
   }

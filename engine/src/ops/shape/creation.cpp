@@ -11,6 +11,7 @@
 #include "exec/linear_plan.hpp"
 #include "ops/elementwise/elementwise.hpp"
 #include "ops/elementwise/elementwise_push.h"
+#include "ops/elementwise/fusion.hpp"
 #include "ops/shape/index_fill_push.h"
 #include "ops/shape/shape_lowering.hpp"
 
@@ -64,7 +65,6 @@ std::array<std::byte, 16> value_bytes(const AttrNumber& v, DType type) {
   return bytes;
 }
 
-bool exact_in_f32(double x) { return std::isnan(x) || double(float(x)) == x; }
 
 }  // namespace
 
@@ -87,18 +87,6 @@ void append_constant(Device& device, LaunchBuilder& builder, const Tensor& out, 
     builder.params(l, bytes, offsetof(ElementwisePush, a_addr), {});
     builder.use(l, out_slot, Access::Write);
   });
-}
-
-// The narrowest type that holds the value exactly, so that a device without int64 or f64
-// still fills most constants; converting an exact value gives the same bits from any type.
-DType constant_source_type(const AttrNumber& value) {
-  switch (value.kind) {
-    case AttrNumber::Kind::Int:
-      return value.i >= INT32_MIN && value.i <= INT32_MAX ? DType::S32 : DType::S64;
-    case AttrNumber::Kind::UInt: return value.u <= UINT32_MAX ? DType::U32 : DType::U64;
-    case AttrNumber::Kind::Float: return exact_in_f32(value.re) ? DType::F32 : DType::F64;
-    default: return exact_in_f32(value.re) && exact_in_f32(value.im) ? DType::C64 : DType::C128;
-  }
 }
 
 void lower_creation(const LowerArgs& a, const ShapeAttrs& attrs) {

@@ -280,6 +280,31 @@ class ShapeFamily final : public Family {
     }
   }
 
+  // A constant is pointwise: a chain constant of its type where the host converts its value
+  // exactly (chain_constant_literal), else one of its source type and an as_type step.
+  bool pointwise(const GraphNode& n, const Graph&) const override {
+    if (n.op != OpId::constant || n.attrs.empty()) return false;
+    const AttrNumber& v = attrs_of(n.attrs).value;
+    return chain_constant_literal(n.out.type, v) ||
+           (is_float(n.out.type) && dtype_size(n.out.type) <= 2 && chain_constant_literal(constant_source_type(v), v));
+  }
+
+  std::optional<ChainOperand> append_pointwise_steps(const GraphNode& n, const std::vector<ChainOperand>&,
+                                                     ElementwiseChain& chain) const override {
+    const AttrNumber& v = attrs_of(n.attrs).value;
+    bool direct = chain_constant_literal(n.out.type, v).has_value();
+    chain.constants.push_back({direct ? n.out.type : constant_source_type(v), v});
+    ChainOperand k{ChainOperand::From::Constant, uint32_t(chain.constants.size() - 1)};
+    if (direct) return k;
+    chain.steps.push_back({OpId::as_type, n.out.type, {k}});
+    return ChainOperand{ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
+  }
+
+  std::optional<std::vector<int64_t>> permutation(const GraphNode& n) const override {
+    if (n.op != OpId::transpose || n.attrs.empty()) return std::nullopt;
+    return attrs_of(n.attrs).axes;
+  }
+
   void lower(const LowerArgs& a) const override {
     const ShapeAttrs& attrs = attrs_of(a.attrs);
     switch (a.op) {

@@ -23,10 +23,6 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
 // as_type semantics, the elementwise family's kernel).
 BoundTensor converted(Device& device, LaunchBuilder& builder, const BoundTensor& input, DType type);
 
-// The type a constant's value is held in before conversion to the output type (s64, u64, f64
-// or c128, as the value came).
-DType constant_source_type(const AttrNumber& value);
-
 // Fills `out` (contiguous) with `value` converted to its type as Nx's as_type converts.
 void append_constant(Device& device, LaunchBuilder& builder, const Tensor& out, uint32_t out_slot,
                      const AttrNumber& value);
