@@ -263,6 +263,34 @@ defmodule Nx.Vulkan.CompilerTest do
       assert_raise ArgumentError, fn -> compiled.(random({3, 5}), b) end
     end
 
+    test "recompiling one function warns at the 4th, 8th... compilation, naming what changed" do
+      import ExUnit.CaptureLog
+      fun = Nx.Defn.jit(fn x -> Nx.multiply(x, 2) end, compiler: Compiler)
+
+      log =
+        capture_log(fn ->
+          for n <- 1..3, do: fun.(random({n}))
+        end)
+
+      refute log =~ "has compiled"
+      log = capture_log(fn -> fun.(random({4})) end)
+      assert log =~ "has compiled"
+      assert log =~ "4 times"
+      assert log =~ "argument tensor 0 changed its shape from {3} to {4}"
+
+      # A closure made per call, over new values: the same templates, compiled again.
+      log =
+        capture_log(fn ->
+          for i <- 1..8 do
+            c = Nx.backend_copy(Nx.tensor(i * 1.0))
+            Nx.Defn.jit(fn x -> Nx.add(x, c) end, compiler: Compiler).(Nx.tensor([1.0]))
+          end
+        end)
+
+      assert log =~ "8 times"
+      assert log =~ "only the closure changed"
+    end
+
     test "100 processes call one function: one trace, every result right" do
       parent = self()
 
