@@ -117,7 +117,7 @@ for batch <- batches, {compiler_name, compiler} <- compilers do
 
     for {kernel, count, us} <- Enum.take(profile, 12) do
       IO.puts(
-        "    #{Float.round(us / n, 1)}  #{Float.round(count / n, 1)}x  #{String.slice(kernel, 0, 150)}"
+        "    #{Float.round(us / n, 1)}  #{Float.round(count / n, 1)}x  #{String.slice(kernel, 0, String.to_integer(System.get_env("MLP_KERNEL_CHARS", "150")))}"
       )
     end
   end

@@ -114,7 +114,10 @@ class ElementwiseFamily final : public Family {
     bool dense = all_dense(views);
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
     static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
-    bool one_wide = dense && elementwise_one_wide(a.device, a.op, a.out.type, shape_size(a.out.shape));
+    // CPU drivers run a generated chain one element per trip at any size: four-wide, its
+    // inlined steps made lavapipe's SGD update (w - 0.01 * g) three times slower.
+    bool one_wide = dense && (elementwise_one_wide(a.device, a.op, a.out.type, shape_size(a.out.shape)) ||
+                              (a.op == OpId::elementwise_chain && strided_runs(*a.device.impl().core)));
     bool runs = !dense && strided_runs(*a.device.impl().core);
     bool vec4 = dense && views.size() <= 2 && !glsl_vec4_type(a.out.type).empty() && !no_vec4 && !one_wide;
     for (const auto& v : views) {
