@@ -45,6 +45,17 @@ runs = [
 
 IO.puts("device: #{Nx.Vulkan.device_info().name}")
 
+:telemetry.attach(
+  :eight_schools_compilation,
+  [:nx_vulkan, :compilation],
+  fn _, _, meta, _ ->
+    IO.puts(
+      "  compiled: #{meta.mode}, #{meta.nodes} nodes, #{meta.fused} fused, #{meta.launches} launches"
+    )
+  end,
+  nil
+)
+
 for {name, backend, compiler} <- runs do
   Nx.default_backend(backend)
   {y, sigma} = EightSchools.data(backend)

@@ -132,9 +132,10 @@ bool open_program_resource_type(ErlNifEnv* env) {
   return program_type != nullptr;
 }
 
-// program_compile(device, [{type, shape}], [{op_id, type, shape, [value_id], options}], [value_id])
-//   -> {:ok, {ref, {nodes, fused, launches}}}
-// Values are numbered inputs first, then one per node in order. Compiles every kernel.
+// program_compile(device, [{type, shape}], [{op_id, type, shape, [value_id], options}], [value_id],
+//                 [{input_value_id, output_position}]) -> {:ok, {ref, {nodes, fused, launches, in_place}}}
+// Values are numbered inputs first, then one per node in order; the last list donates inputs
+// to outputs (Graph::donate). Compiles every kernel.
 ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     int64_t index = get_int64(env, argv[0], "device");
@@ -152,6 +153,10 @@ ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[])
       graph.add(op, std::move(out), std::move(inputs), nxv::decode_attrs(op, TermAttrReader(env, e[4])));
     }
     for (ERL_NIF_TERM v : list_of(env, argv[3], "output value ids")) graph.output(value_id(env, v));
+    for (ERL_NIF_TERM d : list_of(env, argv[4], "donations")) {
+      const ERL_NIF_TERM* e = tuple_of(env, d, 2, "{input, output} donations");
+      graph.donate(value_id(env, e[0]), size_t(get_int64(env, e[1], "output position")));
+    }
     auto device = device_at(index);
     std::shared_ptr<const nxv::Program> program;
     on_big_stack([&] { program = nxv::compile_program(*device, graph); });
@@ -161,8 +166,8 @@ ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM ref = enif_make_resource(env, resource);
     enif_release_resource(resource);
     const nxv::ProgramStats& s = program->stats();
-    ERL_NIF_TERM stats = enif_make_tuple3(env, enif_make_uint64(env, s.nodes), enif_make_uint64(env, s.fused),
-                                          enif_make_uint64(env, s.launches));
+    ERL_NIF_TERM stats = enif_make_tuple4(env, enif_make_uint64(env, s.nodes), enif_make_uint64(env, s.fused),
+                                          enif_make_uint64(env, s.launches), enif_make_uint64(env, s.in_place));
     return make_ok(env, enif_make_tuple2(env, ref, stats));
   });
 }

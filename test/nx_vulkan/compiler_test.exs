@@ -319,6 +319,60 @@ defmodule Nx.Vulkan.CompilerTest do
     end
   end
 
+  describe "donation" do
+    test "a donated argument's buffer holds its update; the argument is given up" do
+      attach_compilations()
+
+      step =
+        Nx.Defn.jit(fn w, g -> {Nx.subtract(w, Nx.multiply(0.01, g)), Nx.sum(g)} end,
+          compiler: Compiler
+        )
+
+      w = random({64, 33})
+      g = random({64, 33})
+      {want, _} = step.(Nx.backend_copy(w, Nx.Vulkan.Backend), g)
+      donated = Nx.donatable(Nx.backend_copy(w, Nx.Vulkan.Backend))
+      {got, sum} = step.(donated, g)
+      assert_received {:compiled, _, %{mode: :program, in_place: 0}}
+      assert_received {:compiled, _, %{mode: :program, in_place: 1}}
+      assert bits(got) == bits(want)
+      assert bits(sum) == bits(Nx.sum(g))
+      refute Nx.donatable?(got)
+      assert inspect(donated) =~ "Deallocated due to buffer donation"
+      assert_raise Nx.Vulkan.Error, ~r/deallocated/, fn -> Nx.to_binary(donated) end
+
+      # Again and again on the last result, as a training loop does.
+      {again, _} = step.(Nx.donatable(got), g)
+      {want_again, _} = step.(want, g)
+      assert bits(again) == bits(want_again)
+    end
+
+    test "Nx.Defn.compile with donatable templates" do
+      t = Nx.template({8}, :f32)
+      fun = Nx.Defn.compile(fn a, b -> Nx.add(a, b) end, [Nx.donatable(t), t], compiler: Compiler)
+      a = random({8})
+      b = random({8})
+      want = Nx.add(a, b)
+      assert bits(fun.(Nx.donatable(Nx.backend_copy(a, Nx.Vulkan.Backend)), b)) == bits(want)
+    end
+
+    test "EXLA's errors for donations that cannot be honoured" do
+      fun = Nx.Defn.jit(fn a, b -> Nx.sum(Nx.add(a, b)) end, compiler: Compiler)
+
+      assert_raise ArgumentError,
+                   ~r/no output with matching shape \{4\} and type \{:f, 32\}/,
+                   fn ->
+                     fun.(Nx.donatable(random({4})), random({4}))
+                   end
+
+      unused = Nx.Defn.jit(fn a, _b -> Nx.exp(a) end, compiler: Compiler)
+
+      assert_raise ArgumentError, ~r/not used by the computation/, fn ->
+        unused.(random({4}), Nx.donatable(random({4})))
+      end
+    end
+  end
+
   describe "the Evaluator path" do
     test "while, cond and hooks run through the Evaluator, traced once" do
       attach_compilations()

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "nxv/ops.hpp"
@@ -27,6 +28,12 @@ class Graph {
   uint32_t add(OpId op, OutSpec out, std::vector<uint32_t> inputs, Attrs attrs = {});
   // A result of the graph (any value: an input, a node's result; one value may be named twice).
   void output(uint32_t value);
+  // Donation: graph input `input`'s buffer may hold output number `output` (a position in
+  // outputs(), of the input's type and shape) after a run. Honoured in place where the
+  // program can write that output over the input safely (ProgramStats::in_place), else the
+  // output gets a buffer of its own; either way the caller gives the input up.
+  void donate(uint32_t input, size_t output);
+  const std::vector<std::pair<uint32_t, size_t>>& donations() const { return donations_; }
 
   size_t input_count() const { return input_count_; }
   const std::vector<GraphNode>& nodes() const { return nodes_; }
@@ -39,6 +46,7 @@ class Graph {
   std::vector<OutSpec> values_;  // inputs first, then one per node
   std::vector<GraphNode> nodes_;
   std::vector<uint32_t> outputs_;
+  std::vector<std::pair<uint32_t, size_t>> donations_;
 };
 
 class GraphExecutable;
@@ -48,6 +56,7 @@ struct ProgramStats {
   size_t nodes = 0;     // in the graph as given
   size_t fused = 0;     // nodes folded into another node's kernel (epilogues)
   size_t launches = 0;  // kernel launches (and host steps) per run
+  size_t in_place = 0;  // donations honoured in place
 };
 
 class Program {

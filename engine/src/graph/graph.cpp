@@ -1,8 +1,11 @@
 #include "graph/graph.hpp"
 
+#include <algorithm>
+
 #include "device/device_impl.hpp"
 #include "graph/chain_fusion.hpp"
 #include "graph/epilogue_fusion.hpp"
+#include "graph/donation.hpp"
 #include "graph/fold.hpp"
 #include "graph/level_schedule.hpp"
 #include "graph/permutation_folding.hpp"
@@ -28,6 +31,19 @@ uint32_t Graph::add(OpId op, OutSpec out, std::vector<uint32_t> inputs, Attrs at
 void Graph::output(uint32_t value) {
   if (value >= values_.size()) throw Error(ErrorKind::InvalidArgument, "a graph output names an undefined value");
   outputs_.push_back(value);
+}
+
+void Graph::donate(uint32_t input, size_t output) {
+  if (input >= input_count_ || output >= outputs_.size())
+    throw Error(ErrorKind::InvalidArgument, "a donation names an input or an output the graph does not have");
+  const OutSpec& in = values_[input];
+  const OutSpec& out = values_[outputs_[output]];
+  if (in.type != out.type || in.shape != out.shape)
+    throw Error(ErrorKind::InvalidArgument, "a donated input needs an output of its type and shape");
+  for (const auto& [i, o] : donations_)
+    if (i == input || o == output)
+      throw Error(ErrorKind::InvalidArgument, "an input is donated once, to an output no other input is donated to");
+  donations_.emplace_back(input, output);
 }
 
 namespace {
@@ -101,6 +117,7 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
   }
   g.exec_ = std::move(builder).finish();
   schedule_by_level(g.exec_);
+  g.in_place_ = in_place_donations(given, graph, g.exec_, g.input_slots_, g.outputs_, g.slot_bytes_);
   return g;
 }
 
@@ -119,6 +136,12 @@ std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tenso
     if (slot && slot != t.buffer)
       throw Error(ErrorKind::InvalidArgument, "graph inputs compiled as one buffer were given two");
     slot = t.buffer;
+  }
+  for (const auto& [input, slot] : in_place_) {
+    const auto& given = inputs[input].buffer;
+    // Not where another input reads the same buffer (the write would reach it too).
+    bool shared = std::count_if(inputs.begin(), inputs.end(), [&](const Tensor& t) { return t.buffer == given; }) > 1;
+    if (given && !shared && given->size() >= slot_bytes_[slot]) buffers[slot] = given;
   }
   for (size_t s = 0; s < buffers.size(); ++s)
     if (!buffers[s]) buffers[s] = device.impl().allocate(slot_bytes_[s]);

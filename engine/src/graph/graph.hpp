@@ -21,6 +21,7 @@ class GraphExecutable {
   const Executable& executable() const { return exec_; }
   const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
   size_t fused_nodes() const { return fused_nodes_; }
+  size_t in_place_donations() const { return in_place_.size(); }
 
  private:
   friend GraphExecutable compile_graph(Device&, const Graph&, const std::vector<Tensor>&);
@@ -30,6 +31,7 @@ class GraphExecutable {
   std::vector<uint64_t> slot_bytes_;  // sizes of the buffers made per run
   std::vector<std::pair<uint32_t, Tensor>> outputs_;  // slot, view (its buffer replaced per run)
   size_t fused_nodes_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> in_place_;  // donated input, the output slot it holds
 };
 
 // Runs the graph passes (permutations folded into their producers, store epilogues, elementwise

@@ -5,9 +5,9 @@
 
 namespace nxv {
 
-void schedule_by_level(Executable& exec) {
+std::vector<size_t> launch_levels(const Executable& exec) {
   const auto& launches = exec.launches();
-  if (exec.has_host_steps() || launches.size() < 3) return;
+  if (exec.has_host_steps()) return {};
   // Per slot: the level after its last writer, and whether it was written disjointly.
   struct SlotState {
     size_t after_write = 0;
@@ -21,7 +21,7 @@ void schedule_by_level(Executable& exec) {
     for (const auto& [slot, access] : launches[i].uses) {
       const SlotState& s = slots.at(slot);
       bool writes = access != Access::Read;
-      if (writes && s.read) return;  // a write after a read: keep the order
+      if (writes && s.read) return {};  // a write after a read: keep the order
       if (writes && access == Access::WriteDisjoint && s.disjoint) continue;
       l = std::max(l, s.after_write);
     }
@@ -36,7 +36,14 @@ void schedule_by_level(Executable& exec) {
       }
     }
   }
-  std::vector<size_t> order(launches.size());
+  return level;
+}
+
+void schedule_by_level(Executable& exec) {
+  if (exec.launches().size() < 3) return;
+  std::vector<size_t> level = launch_levels(exec);
+  if (level.empty()) return;
+  std::vector<size_t> order(level.size());
   std::iota(order.begin(), order.end(), size_t(0));
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return level[a] < level[b]; });
   exec.reorder(order);

@@ -14,4 +14,10 @@ namespace nxv {
 // stream's barriers see only reads after writes), keep their order.
 void schedule_by_level(Executable& exec);
 
+// Each launch's level (1 + the highest level of the launches whose results it reads or whose
+// buffers it overwrites); empty where the executable keeps its order (as above). In a
+// scheduled executable a launch runs after a full barrier that follows every launch of a
+// lower level.
+std::vector<size_t> launch_levels(const Executable& exec);
+
 }  // namespace nxv

@@ -78,6 +78,9 @@ class Family {
   virtual std::optional<ElementwiseChain> epilogue(const GraphNode&) const { return std::nullopt; }
   // The node's attributes with `chain` as its epilogue.
   virtual Attrs with_epilogue(const GraphNode& node, ElementwiseChain) const { return node.attrs; }
+  // Donation: whether each element of the node's result is stored by the invocation that read
+  // the same element of input `i` (whose buffer may then hold the result).
+  virtual bool stores_where_it_reads(const GraphNode&, size_t /*input*/, const Graph&) const { return false; }
   // Permutations: the axes of its one input that the node only permutes (a transpose).
   virtual std::optional<std::vector<int64_t>> permutation(const GraphNode&) const { return std::nullopt; }
   // The node computing its result with its axes permuted (result axis i = axis perm[i]) for no

@@ -221,7 +221,12 @@ defmodule Nx.Vulkan.Backend do
 
   def inspect(%T{data: %B{ref: ref}} = tensor, inspect_opts) do
     if NIF.deallocated?(ref) do
-      maybe_add_signature("Deallocated", tensor)
+      message =
+        if Map.get(tensor, :donatable?, false),
+          do: "Deallocated due to buffer donation",
+          else: "Deallocated"
+
+      maybe_add_signature(message, tensor)
     else
       limit = if inspect_opts.limit == :infinity, do: :infinity, else: inspect_opts.limit + 1
       size = Nx.size(tensor)

@@ -45,7 +45,18 @@ defmodule Nx.Vulkan.Compiler do
   measurements `:trace_time`, `:lower_time`, `:compile_time` and `:total_time` (microseconds)
   and metadata `:key`, `:device`, `:mode` (`:program` or `:eval`), `:reason` (why `:eval`),
   `:program_cache` (`:hit` when a structurally equal program was compiled before, `:miss`,
-  or `nil`), `:nodes`, `:fused` and `:launches`.
+  or `nil`), `:nodes`, `:fused`, `:launches` and `:in_place` (donations written in place).
+
+  ## Buffer donation
+
+  Arguments marked with `Nx.donatable/1` (for `Nx.Defn.compile/3`, templates and live
+  arguments alike) are given up by the call: each is paired with the first output of its type
+  and shape, as EXLA pairs them (a donated argument without such an output, or that the
+  function does not use, raises `ArgumentError`), and the program writes that output over
+  the argument's buffer where it can do so safely (an update such as `w - lr * dw`, in its
+  elementwise kernel or a product's epilogue), else into a buffer of its own. Either way the
+  argument is deallocated after the call. Functions run through the Evaluator ignore the
+  marks.
   """
 
   @behaviour Nx.Defn.Compiler
@@ -217,6 +228,8 @@ defmodule Nx.Vulkan.Compiler do
              {:ok, program, program_cache, stats} <- program(settings.device, recorded) do
           # Only what a call needs: a cache hit copies the entry out of ETS.
           run = Map.take(recorded, [:params, :captures, :result])
+          # Donated parameters (positions in :params): the caller gives them up after a call.
+          run = Map.put(run, :donated, Enum.map(recorded.donations, &elem(&1, 0)))
 
           {{:program, Map.merge(run, %{program: program, device: settings.device})},
            Map.merge(stats, %{mode: :program, reason: nil, program_cache: program_cache})}
@@ -234,7 +247,10 @@ defmodule Nx.Vulkan.Compiler do
         total_time:
           System.convert_time_unit(System.monotonic_time() - start, :native, :microsecond)
       },
-      Map.merge(%{key: key, device: settings.device, nodes: 0, fused: 0, launches: 0}, meta)
+      Map.merge(
+        %{key: key, device: settings.device, nodes: 0, fused: 0, launches: 0, in_place: 0},
+        meta
+      )
     )
 
     compiled
@@ -325,7 +341,9 @@ defmodule Nx.Vulkan.Compiler do
 
   # The engine's program for a recording; structurally equal recordings share one.
   defp program(device, recorded) do
-    structure = {:program, device, recorded.input_specs, recorded.nodes, recorded.outputs}
+    structure =
+      {:program, device, recorded.input_specs, recorded.nodes, recorded.outputs,
+       recorded.donations}
 
     case lookup(structure) do
       {program, stats} ->
@@ -338,10 +356,11 @@ defmodule Nx.Vulkan.Compiler do
                    device,
                    recorded.input_specs,
                    recorded.nodes,
-                   recorded.outputs
+                   recorded.outputs,
+                   recorded.donations
                  ) do
-              {:ok, {program, {nodes, fused, launches}}} ->
-                {program, %{nodes: nodes, fused: fused, launches: launches}}
+              {:ok, {program, {nodes, fused, launches, in_place}}} ->
+                {program, %{nodes: nodes, fused: fused, launches: launches, in_place: in_place}}
 
               {:error, kind, message} when kind in [:unsupported, :invalid_argument] ->
                 {:stop, "the engine refused the program: #{message}"}
@@ -392,6 +411,9 @@ defmodule Nx.Vulkan.Compiler do
     args = List.to_tuple(args)
     params = Enum.map(p.params, &input_ref(elem(args, &1).(), p.device))
     outputs = p.program |> NIF.program_run(params ++ p.captures) |> Error.unwrap!()
+
+    # A donated argument is given up: its buffer may now hold an output.
+    for i <- p.donated, do: NIF.deallocate(Enum.at(params, i))
 
     {result, []} =
       Composite.traverse(p.result, outputs, fn t, [ref | refs] ->

@@ -146,6 +146,12 @@ class ConvFamily final : public Family {
     return n.attrs.as<ConvAttrs>().epilogue;
   }
 
+  // An epilogue's tensors (inputs after the first two) are read where each result is stored.
+  bool stores_where_it_reads(const GraphNode& n, size_t input, const Graph& graph) const override {
+    const OutSpec& in = graph.value(n.inputs.at(input));
+    return input >= 2 && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
+  }
+
   Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
     ConvAttrs with = n.attrs.as<ConvAttrs>();
     if (!with.epilogue) with.product = n.out.type;  // the product's type, kept where it has one

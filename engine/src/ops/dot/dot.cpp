@@ -157,6 +157,12 @@ class DotFamily final : public Family {
     return n.attrs.as<DotAttrs>().epilogue;
   }
 
+  // An epilogue's tensors (inputs after the first two) are read where each result is stored.
+  bool stores_where_it_reads(const GraphNode& n, size_t input, const Graph& graph) const override {
+    const OutSpec& in = graph.value(n.inputs.at(input));
+    return input >= 2 && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
+  }
+
   Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
     DotAttrs with = n.attrs.as<DotAttrs>();
     if (!with.epilogue) with.product = n.out.type;  // the product's type, kept where it has one

@@ -155,6 +155,13 @@ class ElementwiseFamily final : public Family {
     return true;
   }
 
+  // Every invocation stores the elements whose operands it loaded (operands of the output's
+  // shape are read at the element stored; broadcast ones are not).
+  bool stores_where_it_reads(const GraphNode& n, size_t input, const Graph& graph) const override {
+    const OutSpec& in = graph.value(n.inputs.at(input));
+    return pointwise(n, graph) && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
+  }
+
   std::optional<ChainOperand> append_pointwise_steps(const GraphNode& node, const std::vector<ChainOperand>& operand_of,
                                                      ElementwiseChain& chain) const override {
     if (node.op != OpId::elementwise_chain) {

@@ -125,6 +125,38 @@ defmodule Nx.Vulkan.Compiler.Recorder do
 
   defp update(fun), do: Process.put(@key, fun.(Process.get(@key)))
 
+  # Each donated parameter (Nx.donatable/1) with the first output of its type and shape not
+  # taken by an earlier one, as {input number, output position}; EXLA's errors where none is,
+  # or where the function does not use the parameter.
+  defp donations(templates, params_used, param_ids, output_specs) do
+    templates
+    |> Enum.with_index()
+    |> Enum.filter(fn {t, _} -> Map.get(t, :donatable?, false) end)
+    |> Enum.map_reduce(MapSet.new(), fn {t, i}, taken ->
+      unless MapSet.member?(params_used, i) do
+        raise ArgumentError,
+              "argument marked for donation is not used by the computation; " <>
+                "only used inputs can be donated"
+      end
+
+      spec = {t.type, t.shape}
+
+      position =
+        output_specs
+        |> Enum.with_index()
+        |> Enum.find_value(fn {s, j} -> s == spec and not MapSet.member?(taken, j) and j end)
+
+      unless position do
+        raise ArgumentError,
+              "input marked for donation has no output with matching shape " <>
+                "#{inspect(t.shape)} and type #{inspect(t.type)}; cannot alias this argument"
+      end
+
+      {{Map.fetch!(param_ids, i), position}, MapSet.put(taken, position)}
+    end)
+    |> elem(0)
+  end
+
   # Numbers the values as the engine does (inputs first: the used params, then the captures;
   # then the nodes) and lists the result's leaves as outputs.
   defp finish(state, templates, result) do
@@ -153,10 +185,22 @@ defmodule Nx.Vulkan.Compiler.Recorder do
         {t.type, t.shape}
       end)
 
+    input_specs = param_specs ++ Enum.map(captures, fn {_, type, shape} -> {type, shape} end)
+
+    spec_of = fn
+      {:node, k} ->
+        {_, type, shape, _, _} = Enum.at(state.nodes, state.node_count - 1 - k)
+        {type, shape}
+
+      value ->
+        Enum.at(input_specs, number.(value))
+    end
+
     %{
       params: params,
+      donations: donations(templates, state.params_used, param_ids, Enum.map(outputs, spec_of)),
       captures: Enum.map(captures, fn {ref, _, _} -> ref end),
-      input_specs: param_specs ++ Enum.map(captures, fn {_, type, shape} -> {type, shape} end),
+      input_specs: input_specs,
       nodes:
         state.nodes
         |> Enum.reverse()
