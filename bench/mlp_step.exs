@@ -7,7 +7,7 @@
 # (NX_PATH etc. as for the Elixir suite.) The step is a `defn` with `value_and_grad`, run by
 # each compiler of MLP_COMPILERS (default "evaluator,vulkan"): Nx.Defn.Evaluator (op by op on
 # Nx.Vulkan.Backend, re-tracing every call) and Nx.Vulkan.Compiler (one cached program per
-# call), with host fallback refused. Each figure is the mean over a run of steps after
+# call; "vulkan-donate": the parameters donated to each step), with host fallback refused. Each figure is the mean over a run of steps after
 # warm-up, the loss read back once at the end (JAX likewise waits once). Also printed: the
 # step's commands and submissions, the compiled program's nodes, fused nodes and launches,
 # and with NX_VULKAN_PROFILE=1 the GPU time per kernel (Nx.Vulkan.kernel_profile/1).
@@ -40,8 +40,10 @@ compilers =
   System.get_env("MLP_COMPILERS", "evaluator,vulkan")
   |> String.split(",", trim: true)
   |> Enum.map(fn
-    "evaluator" -> {"evaluator", Nx.Defn.Evaluator}
-    "vulkan" -> {"vulkan", Nx.Vulkan.Compiler}
+    "evaluator" -> {"evaluator", Nx.Defn.Evaluator, false}
+    "vulkan" -> {"vulkan", Nx.Vulkan.Compiler, false}
+    # The parameters donated to each step (Nx.donatable/1), as a training loop would.
+    "vulkan-donate" -> {"vulkan-donate", Nx.Vulkan.Compiler, true}
   end)
 
 :telemetry.attach(
@@ -50,7 +52,7 @@ compilers =
   fn _, m, meta, _ ->
     IO.puts(
       "  compiled: #{meta.mode}#{if meta.reason, do: " (#{meta.reason})"}, #{meta.nodes} nodes, " <>
-        "#{meta.fused} fused, #{meta.launches} launches; trace #{div(m.trace_time, 1000)} ms, " <>
+        "#{meta.fused} fused, #{meta.launches} launches, #{meta.in_place} in place; trace #{div(m.trace_time, 1000)} ms, " <>
         "lowering #{div(m.lower_time, 1000)} ms, engine #{div(m.compile_time, 1000)} ms"
     )
   end,
@@ -65,7 +67,7 @@ batches =
 
 IO.puts("device: #{Nx.Vulkan.device_info().name}")
 
-for batch <- batches, {compiler_name, compiler} <- compilers do
+for batch <- batches, {compiler_name, compiler, donate} <- compilers do
   key = Nx.Random.key(42)
   {w1, key} = Nx.Random.normal(key, 0.0, 0.05, shape: {784, 1024}, type: :f32)
   {w2, key} = Nx.Random.normal(key, 0.0, 0.05, shape: {1024, 1024}, type: :f32)
@@ -80,7 +82,9 @@ for batch <- batches, {compiler_name, compiler} <- compilers do
   step = Nx.Defn.jit(&MLPStep.step/3, compiler: compiler)
 
   run = fn params, n ->
-    Enum.reduce(1..n, {params, nil}, fn _, {p, _} -> step.(p, x, y) end)
+    Enum.reduce(1..n, {params, nil}, fn _, {p, _} ->
+      step.(if(donate, do: Nx.donatable(p), else: p), x, y)
+    end)
   end
 
   {params, l0} = run.(params, 5)
