@@ -9,8 +9,10 @@ defmodule Nx.Vulkan.Compiler do
   The first call with new argument templates (type, shape, names, vectorized axes,
   donatability) traces the function once and lowers it, through the same callbacks and
   option encoding as `Nx.Vulkan.Backend`, into a flat program that the engine compiles:
-  every kernel is built then, and elementwise consumers of `dot` and `conv` are fused into
-  their kernels. Every later call with the same templates skips tracing: it makes one
+  every kernel is built then. Runs of elementwise ops are fused into one kernel with the
+  constants they read; elementwise consumers of `dot` and `conv` (a bias, an activation, an SGD
+  update) into their kernels; a transpose of a product's result into the product; and
+  independent launches run between the same barriers. Every later call with the same templates skips tracing: it makes one
   native call, which records all of the program's launches on the device's stream at once.
   Structurally equal programs (another closure of the same code, another captured tensor of
   the same type and shape) share one compiled program: tensors a function captures are
