@@ -85,9 +85,11 @@ class ElementwiseFamily final : public Family {
 
   std::optional<Tensor> view_result(OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
                                     const Attrs&) const override {
-    if ((op == OpId::as_type || op == OpId::bitcast) && inputs[0].type == out.type) return inputs[0];
+    // An operand broadcast to the output (a chain's steps run one by one take scalars) stays a view.
+    if ((op == OpId::as_type || op == OpId::bitcast) && inputs[0].type == out.type)
+      return broadcast_view(inputs[0], out.shape);
     if (op != OpId::bitcast) return std::nullopt;
-    Tensor view = inputs[0];  // same bits, same element size: a view under the new type
+    Tensor view = broadcast_view(inputs[0], out.shape);  // same bits, same element size: a view under the new type
     view.type = out.type;
     return view;
   }
