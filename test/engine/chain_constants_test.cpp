@@ -3,7 +3,8 @@
 // the constant op and the elementwise ops run one by one: every type (narrow integers wrap as
 // Nx converts, f64-only values round to f32 as Nx rounds, f16 and bf16 through an as_type step
 // on the device), values that cannot be literals (an f32 subnormal) left as nodes, a constant
-// several nodes read copied into each chain while a reduction still reads the node.
+// several nodes read copied into each chain while a reduction still reads the node, which is
+// computed once when the program is compiled.
 #include <cmath>
 
 #include "graph/graph.hpp"
@@ -103,9 +104,41 @@ TEST(ChainConstants, SubnormalsStayNodesAndSharedConstantsAreCopied) {
   expect_same_bits(*dev, op(OpId::multiply, {n}, {xv, half_v}), outs[1]);
   expect_same_bits(*dev, op(OpId::exp, {n}, {half_v}), outs[2]);
   expect_same_bits(*dev, op(OpId::sum, {}, {half_v}, Attrs::of(sum)), outs[3]);
-  // The subnormal's fill, the add, the multiply with 0.5 inlined, the shared constant's fill
-  // (the exp reads only it, and the sum), the exp and the sum.
-  EXPECT_EQ(program->stats().launches, 6u);
+  // The add (of the subnormal, computed when compiled), the multiply with 0.5 inlined, the exp
+  // and the sum (of the shared constant, computed when compiled: no fill per run).
+  EXPECT_EQ(program->stats().launches, 4u);
+  // Run after run the constants computed once stay as they were.
+  auto again = program->run(*dev, {xv});
+  expect_same_bits(*dev, outs[3], again[3]);
+  expect_same_bits(*dev, outs[0], again[0]);
+}
+
+// Nodes grad emits twice (the same op on the same values) are one; a constant that is a graph
+// output is filled per run (a caller may donate it), not shared from one computed when compiled.
+TEST(ChainConstants, RepeatedNodesMergeAndOutputConstantsAreFreshPerRun) {
+  auto dev = shared_device();
+  const int64_t n = 40;
+  Graph g;
+  uint32_t x = g.input(DType::F32, {n});
+  uint32_t e1 = g.add(OpId::exp, {DType::F32, {n}}, {x});
+  uint32_t e2 = g.add(OpId::exp, {DType::F32, {n}}, {x});
+  ReduceAttrs sum;
+  uint32_t s1 = g.add(OpId::sum, {DType::F32, {}}, {e1}, Attrs::of(sum));
+  uint32_t s2 = g.add(OpId::sum, {DType::F32, {}}, {e2}, Attrs::of(sum));
+  g.output(g.add(OpId::add, {DType::F32, {}}, {s1, s2}));
+  g.output(g.add(OpId::constant, {DType::F32, {n}}, {}, constant_attrs(real(2.0))));
+  auto program = compile_program(*dev, g);
+  // exp once (the sums have attributes: not merged), two sums, the add, the output's fill.
+  EXPECT_EQ(program->stats().launches, 5u);
+  std::mt19937 rng(4);
+  Tensor xv = random_tensor(*dev, DType::F32, {n}, rng);
+  auto a = program->run(*dev, {xv});
+  auto b = program->run(*dev, {xv});
+  EXPECT_NE(a[1].buffer, b[1].buffer);
+  Tensor e = run_op(*dev, OpId::exp, {DType::F32, {n}}, {xv});
+  Tensor s = run_op(*dev, OpId::sum, {DType::F32, {}}, {e}, Attrs::of(sum));
+  expect_same_bits(*dev, run_op(*dev, OpId::add, {DType::F32, {}}, {s, s}), a[0]);
+  expect_same_bits(*dev, run_op(*dev, OpId::constant, {DType::F32, {n}}, {}, constant_attrs(real(2.0))), b[1]);
 }
 
 // An SGD update of a weight gradient as Nx's grad gives it (the product, transposed): the

@@ -1,11 +1,40 @@
 #include "graph/fold.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "graph/rewrite.hpp"
 #include "ops/family.hpp"
 
 namespace nxv {
+
+Graph without_duplicates(const Graph& graph) {
+  const auto& nodes = graph.nodes();
+  const uint32_t first_node = uint32_t(graph.input_count());
+  std::map<std::tuple<OpId, DType, Shape, std::vector<uint32_t>>, uint32_t> seen;
+  Graph out;
+  std::vector<uint32_t> id(graph.value_count());
+  for (uint32_t v = 0; v < first_node; ++v) id[v] = out.input(graph.value(v).type, graph.value(v).shape);
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    const GraphNode& node = nodes[n];
+    std::vector<uint32_t> inputs;
+    for (uint32_t v : node.inputs) inputs.push_back(id[v]);
+    if (node.attrs.empty()) {
+      auto key = std::make_tuple(node.op, node.out.type, node.out.shape, inputs);
+      if (auto it = seen.find(key); it != seen.end()) {
+        id[first_node + n] = it->second;
+        continue;
+      }
+      id[first_node + n] = out.add(node.op, node.out, std::move(inputs), node.attrs);
+      seen.emplace(std::move(key), id[first_node + n]);
+      continue;
+    }
+    id[first_node + n] = out.add(node.op, node.out, std::move(inputs), node.attrs);
+  }
+  for (uint32_t v : graph.outputs()) out.output(id[v]);
+  return out;
+}
 
 Graph without_dead_nodes(const Graph& graph) {
   const auto& nodes = graph.nodes();

@@ -94,7 +94,7 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
   // Constants go into the chains that read them before a product takes its consumers' chain.
   const Graph graph = without_dead_nodes(
-      fuse_epilogues(device, fuse_chains(device, constants_per_reader(fold_permutations(device, given)))));
+      fuse_epilogues(device, fuse_chains(device, constants_per_reader(fold_permutations(device, without_duplicates(given))))));
   LaunchBuilder builder;
   GraphExecutable g;
   g.fused_nodes_ = given.nodes().size() - graph.nodes().size();
@@ -103,11 +103,23 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
     g.input_specs_.push_back(spec_of(t));
     g.input_slots_.push_back(t.buffer ? int64_t(builder.bind(t.buffer)) : -1);
   }
+  std::vector<bool> output(graph.value_count(), false);
+  for (uint32_t v : graph.outputs()) output[v] = true;
+  std::vector<std::shared_ptr<Buffer>> computed_once;
   for (const auto& node : graph.nodes()) {
+    // A node that reads no tensor (a constant no chain took, iota, eye) is computed now, once;
+    // its buffer is bound to every run (never an output, which a caller could donate).
+    if (node.inputs.empty() && !output[values.size()]) {
+      Tensor t = run_one_node(device, node.op, node.out, {}, node.attrs);
+      if (t.buffer) computed_once.push_back(t.buffer);
+      values.push_back(std::move(t));
+      continue;
+    }
     std::vector<Tensor> inputs;
     for (uint32_t v : node.inputs) inputs.push_back(values[v]);
     values.push_back(lower_node(device, node.op, node.out, node.attrs, inputs, builder));
   }
+  for (const auto& b : computed_once) g.fixed_.emplace_back(builder.bind(b), b);
   const auto& buffers = builder.buffers();
   for (const auto& b : buffers) g.slot_bytes_.push_back(b->size());
   for (uint32_t v : graph.outputs()) {
@@ -137,6 +149,7 @@ std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tenso
       throw Error(ErrorKind::InvalidArgument, "graph inputs compiled as one buffer were given two");
     slot = t.buffer;
   }
+  for (const auto& [slot, buffer] : fixed_) buffers[slot] = buffer;
   for (const auto& [input, slot] : in_place_) {
     const auto& given = inputs[input].buffer;
     // Not where another input reads the same buffer (the write would reach it too).

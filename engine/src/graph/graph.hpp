@@ -32,6 +32,7 @@ class GraphExecutable {
   std::vector<std::pair<uint32_t, Tensor>> outputs_;  // slot, view (its buffer replaced per run)
   size_t fused_nodes_ = 0;
   std::vector<std::pair<uint32_t, uint32_t>> in_place_;  // donated input, the output slot it holds
+  std::vector<std::pair<uint32_t, std::shared_ptr<Buffer>>> fixed_;  // values computed when compiled
 };
 
 // Runs the graph passes (permutations folded into their producers, store epilogues, elementwise
