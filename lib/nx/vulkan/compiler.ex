@@ -74,9 +74,10 @@ defmodule Nx.Vulkan.Compiler do
   @fallback_modes [:eval, :raise]
   # Compiled functions and programs kept at most (then the cache starts again).
   @max_cached 4096
-  # Functions run through the Evaluator, cached per process (see locked/2), at most.
-  @eval_cache {__MODULE__, :eval_cache}
-  @max_cached_eval 256
+  # Each process keeps the entries it called (a hit then copies nothing out of ETS; functions run
+  # through the Evaluator live only here, see locked/2), at most this many.
+  @local_cache {__MODULE__, :local_cache}
+  @max_local 256
   # Expression nodes that only the Evaluator runs today (their values are read on the host).
   @host_ops [:while, :cond, :io_call, :runtime_call]
   # Compilations of one function after which each doubling logs what changed.
@@ -109,8 +110,11 @@ defmodule Nx.Vulkan.Compiler do
     cache_key = {key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings}
 
     compiled =
-      lookup(cache_key) || Map.get(Process.get(@eval_cache, %{}), cache_key) ||
-        locked(cache_key, fn -> compile(key, vars, fun, settings) end)
+      Map.get(Process.get(@local_cache, %{}), cache_key) ||
+        remember(
+          cache_key,
+          lookup(cache_key) || locked(cache_key, fn -> compile(key, vars, fun, settings) end)
+        )
 
     Enum.map(args_list, &run(compiled, &1))
   end
@@ -176,9 +180,9 @@ defmodule Nx.Vulkan.Compiler do
   end
 
   # Concurrent misses of one key compile once: the others wait for the lock, then find it.
-  # A function run through the Evaluator is cached in the calling process only: its traced
-  # expression shares subterms, which a copy into or out of ETS unfolds (exponentially for
-  # deep ones, such as Nx.LinAlg.svd's).
+  # A function run through the Evaluator is cached in the calling process only (remember/2):
+  # its traced expression shares subterms, which a copy into or out of ETS unfolds
+  # (exponentially for deep ones, such as Nx.LinAlg.svd's).
   defp locked(cache_key, compile) do
     lock = {{__MODULE__, :erlang.phash2(cache_key)}, self()}
 
@@ -187,9 +191,6 @@ defmodule Nx.Vulkan.Compiler do
       fn ->
         case lookup(cache_key) || compile.() do
           {:eval, _, _} = compiled ->
-            cache = Process.get(@eval_cache, %{})
-            cache = if map_size(cache) >= @max_cached_eval, do: %{}, else: cache
-            Process.put(@eval_cache, Map.put(cache, cache_key, compiled))
             compiled
 
           compiled ->
@@ -206,6 +207,13 @@ defmodule Nx.Vulkan.Compiler do
       end,
       [node()]
     )
+  end
+
+  defp remember(cache_key, compiled) do
+    cache = Process.get(@local_cache, %{})
+    cache = if map_size(cache) >= @max_local, do: %{}, else: cache
+    Process.put(@local_cache, Map.put(cache, cache_key, compiled))
+    compiled
   end
 
   ## Compilation
