@@ -291,6 +291,65 @@ defmodule Nx.Vulkan.CompilerTest do
       assert log =~ "only the closure changed"
     end
 
+    @tag :tmp_dir
+    test "cache: path stores the program, so a new VM compiles it without tracing", %{
+      tmp_dir: dir
+    } do
+      attach_compilations()
+      parent = self()
+      path = Path.join(dir, "step.nxvk")
+      c = Nx.backend_copy(random({6}))
+      x = random({6})
+
+      traced = fn ->
+        Nx.Defn.jit(
+          fn x ->
+            send(parent, :traced)
+            Nx.add(Nx.multiply(Nx.exp(x), c), 0.5)
+          end,
+          compiler: Compiler,
+          cache: path
+        )
+      end
+
+      want = traced.().(x)
+      assert_received :traced
+      assert_received {:compiled, _, %{disk_cache: :miss}}
+      assert File.exists?(path)
+
+      # A new VM: nothing cached in memory.
+      :ets.delete_all_objects(Nx.Vulkan.Tables.compiled())
+      Process.delete({Compiler, :local_cache})
+      got = traced.().(x)
+      refute_received :traced
+      assert_received {:compiled, %{trace_time: 0}, %{disk_cache: :hit, mode: :program}}
+      assert bits(got) == bits(want)
+
+      # Other templates: traced again, with a warning naming what differs.
+      log = ExUnit.CaptureLog.capture_log(fn -> traced.().(random({6}, :f64)) end)
+      assert_received :traced
+      assert log =~ "made for another arguments"
+    end
+
+    test "cache: false compiles every call; a bad cache option is an error" do
+      parent = self()
+
+      fun =
+        Nx.Defn.jit(fn x -> send(parent, :traced) && Nx.negate(x) end,
+          compiler: Compiler,
+          cache: false
+        )
+
+      x = random({3})
+      for _ <- 1..2, do: assert(bits(fun.(x)) == bits(Nx.negate(x)))
+      assert_received :traced
+      assert_received :traced
+
+      assert_raise ArgumentError, ~r/:cache option/, fn ->
+        Nx.Defn.jit(&Nx.negate/1, compiler: Compiler, cache: 3).(x)
+      end
+    end
+
     test "100 processes call one function: one trace, every result right" do
       parent = self()
 

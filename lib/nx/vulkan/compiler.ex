@@ -38,7 +38,14 @@ defmodule Nx.Vulkan.Compiler do
     * `:max_concurrency` - the number of `Nx.Serving` partitions on one device. Without it
       and without `:device`, there is one partition per device of the default device's type.
 
-  Other options (such as `:cache` or `:batch_keys`, which `Nx.Serving` and Bumblebee pass)
+    * `:cache` - as EXLA's: `true` (the default) keeps each compiled function in memory;
+      `false` compiles on every call; a file path also stores the traced program (and the
+      tensors the function captured, as they were) there, so that a new VM compiles it
+      without tracing. The file holds the argument templates and device it was made for;
+      others trace again and replace it, with a warning. Functions run through the Evaluator
+      are not stored.
+
+  Other options (such as `:batch_keys`, which `Nx.Serving` and Bumblebee pass)
   are accepted and ignored.
 
   ## Telemetry
@@ -47,7 +54,8 @@ defmodule Nx.Vulkan.Compiler do
   measurements `:trace_time`, `:lower_time`, `:compile_time` and `:total_time` (microseconds)
   and metadata `:key`, `:device`, `:mode` (`:program` or `:eval`), `:reason` (why `:eval`),
   `:program_cache` (`:hit` when a structurally equal program was compiled before, `:miss`,
-  or `nil`), `:nodes`, `:fused`, `:launches` and `:in_place` (donations written in place).
+  or `nil`), `:nodes`, `:fused`, `:launches`, `:in_place` (donations written in place) and
+  `:disk_cache` (`:hit` or `:miss` with `cache: path`, else `nil`).
 
   ## Buffer donation
 
@@ -68,7 +76,7 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Evaluator, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.Compiler.Recorder
+  alias Nx.Vulkan.Compiler.{Disk, Recorder}
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
   @fallback_modes [:eval, :raise]
@@ -110,11 +118,15 @@ defmodule Nx.Vulkan.Compiler do
     cache_key = {key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings}
 
     compiled =
-      Map.get(Process.get(@local_cache, %{}), cache_key) ||
-        remember(
-          cache_key,
-          lookup(cache_key) || locked(cache_key, fn -> compile(key, vars, fun, settings) end)
-        )
+      if settings.cache == false do
+        compile(key, vars, fun, settings)
+      else
+        Map.get(Process.get(@local_cache, %{}), cache_key) ||
+          remember(
+            cache_key,
+            lookup(cache_key) || locked(cache_key, fn -> compile(key, vars, fun, settings) end)
+          )
+      end
 
     Enum.map(args_list, &run(compiled, &1))
   end
@@ -157,7 +169,15 @@ defmodule Nx.Vulkan.Compiler do
             "the :hooks option of Nx.Vulkan.Compiler must be a map, got: #{inspect(hooks)}"
     end
 
-    %{device: device, native_fallback: fallback, hooks: hooks}
+    cache = Keyword.get(opts, :cache, true)
+
+    unless is_boolean(cache) or is_binary(cache) do
+      raise ArgumentError,
+            "the :cache option of Nx.Vulkan.Compiler must be a boolean or a file path, got: " <>
+              inspect(cache)
+    end
+
+    %{device: device, native_fallback: fallback, hooks: hooks, cache: cache}
   end
 
   defp device(opts), do: opts[:device] || Native.default_device()
@@ -221,6 +241,62 @@ defmodule Nx.Vulkan.Compiler do
   defp compile(key, vars, fun, settings) do
     start = System.monotonic_time()
     note_compilation(key, vars, settings)
+
+    disk_keys = %{
+      arguments: vars |> Composite.flatten_list() |> Enum.map(&arg_key/1),
+      device: settings.device
+    }
+
+    {trace_time, lower_time, compile_time, compiled, meta} =
+      with path when is_binary(path) <- settings.cache,
+           {:ok, recorded} <- Disk.read(path, disk_keys, settings.device),
+           {time, {:ok, compiled, meta}} <-
+             :timer.tc(fn -> from_recording(recorded, settings) end) do
+        {0, 0, time, compiled, Map.put(meta, :disk_cache, :hit)}
+      else
+        _ -> trace_and_compile(key, vars, fun, settings, disk_keys)
+      end
+
+    :telemetry.execute(
+      [:nx_vulkan, :compilation],
+      %{
+        trace_time: trace_time,
+        lower_time: lower_time,
+        compile_time: compile_time,
+        total_time:
+          System.convert_time_unit(System.monotonic_time() - start, :native, :microsecond)
+      },
+      Map.merge(
+        %{
+          key: key,
+          device: settings.device,
+          nodes: 0,
+          fused: 0,
+          launches: 0,
+          in_place: 0,
+          disk_cache: nil
+        },
+        meta
+      )
+    )
+
+    compiled
+  end
+
+  # The compiled entry of a recording: {:ok, compiled, meta}, or {:stop, reason}.
+  defp from_recording(recorded, settings) do
+    with {:ok, program, program_cache, stats} <- program(settings.device, recorded) do
+      # Only what a call needs: a cache hit copies the entry out of ETS.
+      run = Map.take(recorded, [:params, :captures, :result])
+      # Donated parameters (positions in :params): the caller gives them up after a call.
+      run = Map.put(run, :donated, Enum.map(recorded.donations, &elem(&1, 0)))
+
+      {:ok, {:program, Map.merge(run, %{program: program, device: settings.device})},
+       Map.merge(stats, %{mode: :program, reason: nil, program_cache: program_cache})}
+    end
+  end
+
+  defp trace_and_compile(key, vars, fun, settings, disk_keys) do
     {trace_time, traced} = :timer.tc(fn -> fun.(vars) end)
     evaluator = Evaluator.__compile__(key, vars, fn _ -> traced end, hooks: settings.hooks)
 
@@ -235,35 +311,18 @@ defmodule Nx.Vulkan.Compiler do
     {compile_time, {compiled, meta}} =
       :timer.tc(fn ->
         with {:ok, recorded} <- recorded,
-             {:ok, program, program_cache, stats} <- program(settings.device, recorded) do
-          # Only what a call needs: a cache hit copies the entry out of ETS.
-          run = Map.take(recorded, [:params, :captures, :result])
-          # Donated parameters (positions in :params): the caller gives them up after a call.
-          run = Map.put(run, :donated, Enum.map(recorded.donations, &elem(&1, 0)))
+             {:ok, compiled, meta} <- from_recording(recorded, settings) do
+          if is_binary(settings.cache) do
+            Disk.write(settings.cache, disk_keys, recorded)
+          end
 
-          {{:program, Map.merge(run, %{program: program, device: settings.device})},
-           Map.merge(stats, %{mode: :program, reason: nil, program_cache: program_cache})}
+          {compiled, Map.put(meta, :disk_cache, if(is_binary(settings.cache), do: :miss))}
         else
           {:stop, reason} -> eval(evaluator, settings, reason)
         end
       end)
 
-    :telemetry.execute(
-      [:nx_vulkan, :compilation],
-      %{
-        trace_time: trace_time,
-        lower_time: lower_time,
-        compile_time: compile_time,
-        total_time:
-          System.convert_time_unit(System.monotonic_time() - start, :native, :microsecond)
-      },
-      Map.merge(
-        %{key: key, device: settings.device, nodes: 0, fused: 0, launches: 0, in_place: 0},
-        meta
-      )
-    )
-
-    compiled
+    {trace_time, lower_time, compile_time, compiled, meta}
   end
 
   # Counts compilations per function (its code, not the closure) and warns, at the 4th, 8th,
