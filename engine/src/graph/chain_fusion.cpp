@@ -61,10 +61,9 @@ Graph fuse_once(Device& device, const Graph& graph) {
     auto chain = joined(producer, first_node + p, consumer);
     if (!chain) continue;
     Attrs a = Attrs::of(std::move(chain->first));
-    std::vector<TensorSpec> specs;
-    for (uint32_t v : chain->second) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
-    if (!check_op(device, OpId::elementwise_chain, consumer.out, specs, a)) continue;
-    fused[c] = FusedNode{OpId::elementwise_chain, std::move(chain->second), std::move(a)};
+    FusedNode node{OpId::elementwise_chain, std::move(chain->second), std::move(a)};
+    if (!checks(device, graph, node, consumer.out)) continue;
+    fused[c] = std::move(node);
     dropped[p] = true;
   }
   return rewritten(graph, fused, dropped);

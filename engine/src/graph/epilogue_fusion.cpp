@@ -63,10 +63,9 @@ Graph fuse_once(Device& device, const Graph& graph) {
     Attrs a = family.with_epilogue(producer, std::move(epilogue->first));
     std::vector<uint32_t> inputs(producer.inputs.begin(), producer.inputs.begin() + 2);
     inputs.insert(inputs.end(), epilogue->second.begin(), epilogue->second.end());
-    std::vector<TensorSpec> specs;
-    for (uint32_t v : inputs) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
-    if (!check_op(device, producer.op, consumer.out, specs, a)) continue;
-    fused[c] = FusedNode{producer.op, std::move(inputs), std::move(a)};
+    FusedNode node{producer.op, std::move(inputs), std::move(a)};
+    if (!checks(device, graph, node, consumer.out)) continue;
+    fused[c] = std::move(node);
     dropped[d] = true;
   }
   return rewritten(graph, fused, dropped);

@@ -21,10 +21,9 @@ Graph fold_once(Device& device, const Graph& graph) {
     const GraphNode& producer = nodes[p];
     auto replacement = family_of(producer.op).with_permuted_result(device, producer, graph, *perm);
     if (!replacement) continue;
-    std::vector<TensorSpec> specs;
-    for (uint32_t v : replacement->inputs) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
-    if (!check_op(device, replacement->op, permute.out, specs, replacement->attrs)) continue;
-    fused[c] = FusedNode{replacement->op, std::move(replacement->inputs), std::move(replacement->attrs)};
+    FusedNode node{replacement->op, std::move(replacement->inputs), std::move(replacement->attrs)};
+    if (!checks(device, graph, node, permute.out)) continue;
+    fused[c] = std::move(node);
     dropped[p] = true;
   }
   return rewritten(graph, fused, dropped);

@@ -11,6 +11,13 @@ std::vector<uint32_t> sole_readers(const Graph& graph) {
   return reader;
 }
 
+bool checks(Device& device, const Graph& graph, const FusedNode& node, const OutSpec& out) {
+  std::vector<TensorSpec> specs;
+  specs.reserve(node.inputs.size());
+  for (uint32_t v : node.inputs) specs.push_back(contiguous_spec(graph.value(v).type, graph.value(v).shape));
+  return bool(check_op(device, node.op, out, specs, node.attrs));
+}
+
 Graph rewritten(const Graph& graph, const std::vector<std::optional<FusedNode>>& fused, const std::vector<bool>& dropped) {
   const auto& nodes = graph.nodes();
   const uint32_t first_node = uint32_t(graph.input_count());

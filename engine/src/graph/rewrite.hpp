@@ -23,6 +23,10 @@ struct FusedNode {
   Attrs attrs;
 };
 
+// Whether `node` (over values of `graph`, read as row-major tensors) passes its family's check
+// for `out`: a pass fuses only what the engine then runs.
+bool checks(Device& device, const Graph& graph, const FusedNode& node, const OutSpec& out);
+
 // `graph` with node n replaced by fused[n] where set, and left out where dropped[n] (a
 // producer whose only reader took its work); value ids change, inputs and outputs stay.
 Graph rewritten(const Graph& graph, const std::vector<std::optional<FusedNode>>& fused, const std::vector<bool>& dropped);

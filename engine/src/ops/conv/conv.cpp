@@ -48,7 +48,7 @@ bool promotes_to(DType in, DType out) {
   return true;
 }
 
-class ConvFamily final : public Family {
+class ConvFamily final : public StoreEpilogueFamily<ConvAttrs> {
  public:
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
@@ -138,25 +138,6 @@ class ConvFamily final : public Family {
     if (append_conv_im2col_gemm(a, plan, in_a, kernel_b, epilogue ? &*epilogue : nullptr)) return;
     append_conv_gemm(a.device.impl(), a.builder, at.epilogue ? at.product : a.out.type, plan, in_a, kernel_b,
                      {a.output_slot, 0}, out_strides, epilogue ? &*epilogue : nullptr);
-  }
-
-  bool takes_epilogue(const GraphNode& n) const override { return !n.attrs.empty(); }
-
-  std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override {
-    return n.attrs.as<ConvAttrs>().epilogue;
-  }
-
-  // An epilogue's tensors (inputs after the first two) are read where each result is stored.
-  bool stores_where_it_reads(const GraphNode& n, size_t input, const Graph& graph) const override {
-    const OutSpec& in = graph.value(n.inputs.at(input));
-    return input >= 2 && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
-  }
-
-  Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
-    ConvAttrs with = n.attrs.as<ConvAttrs>();
-    if (!with.epilogue) with.product = n.out.type;  // the product's type, kept where it has one
-    with.epilogue = std::move(chain);
-    return Attrs::of(std::move(with));
   }
 
  private:

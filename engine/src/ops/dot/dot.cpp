@@ -55,7 +55,7 @@ bool promotes_to(DType in, DType out) {
   return true;
 }
 
-class DotFamily final : public Family {
+class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
  public:
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
@@ -149,25 +149,6 @@ class DotFamily final : public Family {
     } else if (!append_gemm_bf16x3(a, out, g, A, B, c, epi != nullptr)) {
       append_gemm(impl, a.builder, out, g, A, B, c, epi);
     }
-  }
-
-  bool takes_epilogue(const GraphNode& n) const override { return !n.attrs.empty(); }
-
-  std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override {
-    return n.attrs.as<DotAttrs>().epilogue;
-  }
-
-  // An epilogue's tensors (inputs after the first two) are read where each result is stored.
-  bool stores_where_it_reads(const GraphNode& n, size_t input, const Graph& graph) const override {
-    const OutSpec& in = graph.value(n.inputs.at(input));
-    return input >= 2 && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
-  }
-
-  Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
-    DotAttrs with = n.attrs.as<DotAttrs>();
-    if (!with.epilogue) with.product = n.out.type;  // the product's type, kept where it has one
-    with.epilogue = std::move(chain);
-    return Attrs::of(std::move(with));
   }
 
   // transpose(dot(a, b)) that swaps the free axes of a and b is dot(b, a), whose every sum

@@ -127,32 +127,18 @@ std::optional<std::string> chain_constant_literal(DType type, const AttrNumber& 
       std::snprintf(b, sizeof b, "0x%016llxul", static_cast<unsigned long long>(bits));
       return type == DType::S64 ? "int64_t(" + std::string(b) + ")" : std::string(b);
     }
-    case DType::F32: case DType::C64: {
-      double re = v.re, im = v.im;
+    case DType::F32: case DType::C64: case DType::F64: case DType::C128: {
+      bool wide = type == DType::F64 || type == DType::C128, real = type == DType::F32 || type == DType::F64;
+      double re = v.re, im = v.kind == K::Complex ? v.im : 0;
       if (integer) {
-        if (!exact_integer(24)) return std::nullopt;
-        re = v.kind == K::Int ? double(v.i) : double(v.u), im = 0;
-      } else if (v.kind == K::Float) {
-        im = 0;
-      } else if (type == DType::F32) {
-        return std::nullopt;
+        if (!exact_integer(wide ? 53 : 24)) return std::nullopt;
+        re = v.kind == K::Int ? double(v.i) : double(v.u);
       }
-      if (f32_subnormal(re) || f32_subnormal(im)) return std::nullopt;
-      if (type == DType::F32) return f32_literal(float(re));
-      return "vec2(" + f32_literal(float(re)) + ", " + f32_literal(float(im)) + ")";
-    }
-    case DType::F64: case DType::C128: {
-      double re = v.re, im = v.im;
-      if (integer) {
-        if (!exact_integer(53)) return std::nullopt;
-        re = v.kind == K::Int ? double(v.i) : double(v.u), im = 0;
-      } else if (v.kind == K::Float) {
-        im = 0;
-      } else if (type == DType::F64) {
-        return std::nullopt;
-      }
-      if (type == DType::F64) return f64_literal(re);
-      return "dvec2(" + f64_literal(re) + ", " + f64_literal(im) + ")";
+      if (real && v.kind == K::Complex) return std::nullopt;
+      if (!wide && (f32_subnormal(re) || f32_subnormal(im))) return std::nullopt;
+      auto part = [&](double x) { return wide ? f64_literal(x) : f32_literal(float(x)); };
+      if (real) return part(re);
+      return std::string(wide ? "dvec2(" : "vec2(") + part(re) + ", " + part(im) + ")";
     }
     default: return std::nullopt;
   }

@@ -32,6 +32,28 @@ struct StoreEpilogue {
   FeatureSet features;
 };
 
+// A family whose attributes A hold `epilogue` and `product` (dot, conv): its graph roles.
+template <typename A>
+class StoreEpilogueFamily : public Family {
+ public:
+  bool takes_epilogue(const GraphNode& n) const override { return !n.attrs.empty(); }
+
+  std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override { return n.attrs.as<A>().epilogue; }
+
+  // An epilogue's tensors (inputs after the first two) are read where each result is stored.
+  bool stores_where_it_reads(const GraphNode& n, size_t input, const Graph& graph) const override {
+    const OutSpec& in = graph.value(n.inputs.at(input));
+    return input >= 2 && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
+  }
+
+  Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
+    A with = n.attrs.as<A>();
+    if (!with.epilogue) with.product = n.out.type;  // the product's type, kept where it has one
+    with.epilogue = std::move(chain);
+    return Attrs::of(std::move(with));
+  }
+};
+
 // "" when `chain` (over the product of type `product` and c.inputs[2..]) runs where `op`'s
 // kernels store, c.inputs[0] and [1] being the producer's operands; else why not, with
 // `invalid` set where the request is malformed (types, shapes, operand count).
