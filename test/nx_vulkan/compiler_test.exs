@@ -496,7 +496,7 @@ defmodule Nx.Vulkan.CompilerTest do
         Nx.Defn.jit(&Nx.exp/1, compiler: Compiler, device: -1).(x)
       end
 
-      assert Nx.Defn.jit(&Nx.exp/1, compiler: Compiler, batch_keys: [:default], cache: "x").(x)
+      assert Nx.Defn.jit(&Nx.exp/1, compiler: Compiler, batch_keys: [:default], no_such: 1).(x)
     end
 
     test "Nx.Serving runs through the compiler" do
@@ -506,6 +506,28 @@ defmodule Nx.Vulkan.CompilerTest do
 
       batch = Nx.Batch.stack([Nx.tensor([1, 2]), Nx.tensor([3, 4])])
       assert Nx.to_flat_list(Nx.Serving.run(serving, batch)) == [2, 4, 6, 8]
+    end
+
+    test "Nx.Serving with partitions: true and batch keys, from several processes" do
+      serving =
+        Nx.Serving.jit(&Nx.add(&1, 1), compiler: Compiler)
+        |> Nx.Serving.process_options(batch_size: 4, batch_keys: [:small, :large])
+
+      name = :"#{__MODULE__}.Partitioned"
+
+      start_supervised!(
+        {Nx.Serving, serving: serving, name: name, partitions: true, batch_timeout: 10}
+      )
+
+      1..12
+      |> Task.async_stream(fn i ->
+        {key, shape} = if rem(i, 2) == 0, do: {:small, {2}}, else: {:large, {5}}
+        x = Nx.broadcast(Nx.tensor(i, type: :s32), shape)
+        batch = Nx.Batch.key(Nx.Batch.stack([x]), key)
+        result = Nx.Serving.batched_run(name, batch)
+        Nx.to_flat_list(result) == List.duplicate(i + 1, elem(shape, 0))
+      end)
+      |> Enum.each(fn {:ok, ok} -> assert ok end)
     end
   end
 end
