@@ -182,6 +182,38 @@ defmodule Nx.Vulkan.BeamTest do
     assert output =~ "after=[2.0]"
   end
 
+  test "a compiled call out of device memory: a clean :out_of_memory error, nothing kept, the next call works" do
+    script = """
+    {:ok, _} = Application.ensure_all_started(:nx_vulkan)
+    Nx.global_default_backend(Nx.Vulkan.Backend)
+    outer = Nx.Defn.jit(fn a -> Nx.exp(Nx.add(Nx.new_axis(a, 1), Nx.new_axis(a, 0))) end, compiler: Nx.Vulkan.Compiler)
+    small = Nx.from_binary(:binary.copy(<<1.0::float-32-native>>, 100), :f32)
+    [_ | _] = Nx.to_flat_list(outer.(small))
+    Nx.Vulkan.synchronize()
+    base = Nx.Vulkan.memory_statistics().bytes_in_use
+    a = Nx.from_binary(:binary.copy(<<1.0::float-32-native>>, 10_000), :f32)
+    kind =
+      try do
+        outer.(a)
+        :no_error
+      rescue
+        e in Nx.Vulkan.Error -> e.kind
+      end
+    IO.puts("kind=\#{kind}")
+    :erlang.garbage_collect()
+    Nx.Vulkan.synchronize()
+    IO.puts("kept=\#{Nx.Vulkan.memory_statistics().bytes_in_use - base - 40_000}")
+    IO.puts("after=\#{inspect(Nx.to_flat_list(outer.(Nx.tensor([0.0]))))}")
+    """
+
+    {output, status} = run_vm(script, [{"NX_VULKAN_HEAP_LIMIT", "100000000"}])
+    assert status == 0, output
+    assert output =~ "kind=out_of_memory"
+    assert [_, kept] = Regex.run(~r/kept=(-?\d+)/, output)
+    assert String.to_integer(kept) <= 0, output
+    assert output =~ "after=[1.0]"
+  end
+
   defp run_vm(script, env) do
     paths = Enum.flat_map(:code.get_path(), &["-pa", List.to_string(&1)])
     System.cmd("elixir", paths ++ ["-e", script], env: env, stderr_to_stdout: true)
