@@ -24,7 +24,14 @@ namespace {
 struct ProgramResource {
   std::shared_ptr<const nxv::Program> program;
   int64_t device_index = 0;
+  // The logical device its kernels belong to: after Nx.Vulkan.reopen_device/1 the index names
+  // another, and the program must be compiled again.
+  std::weak_ptr<nxv::Device> device;
 };
+
+// The message of the error a program of a reopened device raises (Nx.Vulkan.Compiler compiles
+// again on it).
+constexpr const char* kReopened = "this compiled program belongs to a device since reopened";
 
 ErlNifResourceType* program_type = nullptr;
 
@@ -106,6 +113,9 @@ ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block,
     return blocked = true, atoms.ok;
   auto device = may_block ? device_at(resource.device_index) : device_if_open(resource.device_index);
   if (!device) return blocked = true, atoms.ok;
+  if (resource.device.lock() != device)
+    throw nxv::Error(nxv::ErrorKind::DeviceLost,
+                     std::string(kReopened) + " (Nx.Vulkan.reopen_device/1): compile the function again");
   std::vector<nxv::Tensor> outputs;
   if (may_block)
     on_big_stack([&] { outputs = program.run(*device, inputs); });
@@ -162,7 +172,7 @@ ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[])
     on_big_stack([&] { program = nxv::compile_program(*device, graph); });
     void* memory = enif_alloc_resource(program_type, sizeof(ProgramResource));
     if (memory == nullptr) throw std::bad_alloc();
-    auto* resource = new (memory) ProgramResource{program, index};
+    auto* resource = new (memory) ProgramResource{program, index, device};
     ERL_NIF_TERM ref = enif_make_resource(env, resource);
     enif_release_resource(resource);
     const nxv::ProgramStats& s = program->stats();

@@ -365,6 +365,29 @@ defmodule Nx.Vulkan.BeamTest do
     assert output =~ "old=device_lost"
   end
 
+  test "a compiled function on a lost device raises :device_lost, and after a reopen compiles again" do
+    script = """
+    device = Nx.Vulkan.default_device()
+    f = Nx.Defn.jit(fn a -> Nx.exp(Nx.add(a, 1)) end, compiler: Nx.Vulkan.Compiler)
+    x = Nx.iota({1000}, type: :f32, backend: Nx.Vulkan.Backend)
+    [_ | _] = Nx.to_flat_list(f.(x))
+    Nx.Vulkan.synchronize()
+    :ok = Nx.Vulkan.NIF.fail_submission(device, 1, true)
+    kind = fn g -> try do g.(); :no_error rescue e in Nx.Vulkan.Error -> e.kind end end
+    IO.puts("read=\#{kind.(fn -> Nx.to_binary(f.(x)) end)}")
+    IO.puts("call=\#{kind.(fn -> f.(x) end)}")
+    :ok = Nx.Vulkan.reopen_device(device)
+    w = Nx.iota({1000}, type: :f32, backend: Nx.Vulkan.Backend)
+    IO.puts("again=\#{inspect(Nx.to_flat_list(f.(w)) |> Enum.take(2))}")
+    """
+
+    {output, status} = run_vm(script, [])
+    assert status == 0, output
+    assert output =~ "read=device_lost"
+    assert output =~ "call=device_lost"
+    assert output =~ "again=[2.7182817459106445, 7.389056205749512]"
+  end
+
   defp catch_read(fun) do
     {:ok, Nx.to_binary(fun.())}
   rescue

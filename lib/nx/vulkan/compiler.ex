@@ -117,7 +117,7 @@ defmodule Nx.Vulkan.Compiler do
     settings = settings(opts)
     cache_key = {key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings}
 
-    compiled =
+    cached = fn ->
       if settings.cache == false do
         compile(key, vars, fun, settings)
       else
@@ -127,14 +127,38 @@ defmodule Nx.Vulkan.Compiler do
             lookup(cache_key) || locked(cache_key, fn -> compile(key, vars, fun, settings) end)
           )
       end
+    end
 
-    Enum.map(args_list, &run(compiled, &1))
+    compiled = cached.()
+    Enum.map(args_list, &run_or_recompile(compiled, &1, cached))
   end
 
   @impl true
   def __compile__(key, vars, fun, opts) do
-    compiled = compile(key, vars, fun, settings(opts))
-    fn args_list -> Enum.map(args_list, &run(compiled, &1)) end
+    settings = settings(opts)
+    compiled = compile(key, vars, fun, settings)
+
+    fn args_list ->
+      Enum.map(
+        args_list,
+        &run_or_recompile(compiled, &1, fn -> compile(key, vars, fun, settings) end)
+      )
+    end
+  end
+
+  # A program compiled for a device since reopened (Nx.Vulkan.reopen_device/1) is refused by
+  # the engine: every cached program is forgotten and this one compiled again, once.
+  defp run_or_recompile(compiled, args, recompile) do
+    run(compiled, args)
+  rescue
+    e in Error ->
+      if e.kind == :device_lost and e.message =~ "since reopened" do
+        Tables.with_tables(fn -> :ets.delete_all_objects(Tables.compiled()) end)
+        Process.delete(@local_cache)
+        run(recompile.(), args)
+      else
+        reraise e, __STACKTRACE__
+      end
   end
 
   ## Settings and cache
