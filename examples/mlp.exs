@@ -65,7 +65,9 @@ Enum.reduce(1..epochs, params, fn epoch, params ->
     Enum.reduce(0..(batches - 1), {params, 0.0}, fn b, {params, total} ->
       xb = Nx.slice_along_axis(x, b * batch_size, batch_size)
       yb = Nx.slice_along_axis(y, b * batch_size, batch_size)
-      {params, loss} = MLP.step(params, xb, yb, learning_rate: 0.05)
+      # The old parameters are given up to the step: with Nx.Vulkan.Compiler it writes the new
+      # ones over them (buffer donation) instead of allocating.
+      {params, loss} = MLP.step(Nx.donatable(params), xb, yb, learning_rate: 0.05)
       {params, total + Nx.to_number(loss)}
     end)
 
