@@ -146,15 +146,13 @@ TEST(ChainConstants, RepeatedNodesMergeAndOutputConstantsAreFreshPerRun) {
 // into the product's epilogue; one kernel on the GPUs' tile, the ops' bits.
 TEST(ChainConstants, AnUpdateWithItsRateIsTheWeightGradientsEpilogue) {
   auto dev = shared_device();
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
-  ScopedEnv no_blas("NX_VULKAN_HOST_BLAS", "0");
+  GpuDotPaths gpu;  // kernels, not host steps
   const int64_t k = 48, m = 37, n = 70;
   Graph g;
   uint32_t x = g.input(DType::F32, {k, m});
   uint32_t dy = g.input(DType::F32, {k, n});
   uint32_t w = g.input(DType::F32, {n, m});
-  DotAttrs d;
-  d.left_contract = {0}, d.right_contract = {0};
+  DotAttrs d = contracting(0, 0);
   uint32_t prod = g.add(OpId::dot, {DType::F32, {m, n}}, {x, dy}, Attrs::of(d));
   ShapeAttrs t;
   t.axes = {1, 0};

@@ -56,16 +56,14 @@ TEST(Donation, AnUpdateWritesTheNewWeightsOverTheOld) {
 
 TEST(Donation, AWeightGradientsEpilogueWritesOverTheWeights) {
   auto dev = shared_device();
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
-  ScopedEnv no_blas("NX_VULKAN_HOST_BLAS", "0");
+  GpuDotPaths gpu;  // kernels, not host steps
   const int64_t k = 40, m = 33, n = 65;
   auto build = [&](bool donate) {
     Graph g;
     uint32_t x = g.input(DType::F32, {k, m});
     uint32_t dy = g.input(DType::F32, {k, n});
     uint32_t w = g.input(DType::F32, {m, n});
-    DotAttrs d;
-    d.left_contract = {0}, d.right_contract = {0};
+    DotAttrs d = contracting(0, 0);
     uint32_t dw = g.add(OpId::dot, {DType::F32, {m, n}}, {x, dy}, Attrs::of(d));
     uint32_t rate = g.add(OpId::constant, {DType::F32, {}}, {}, rate_attrs());
     uint32_t step = g.add(OpId::multiply, {DType::F32, {m, n}}, {rate, dw});

@@ -12,15 +12,13 @@ using namespace nxv::test;
 
 TEST(LevelSchedule, IndependentLaunchesShareBarriers) {
   auto dev = shared_device();
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");  // kernels, not host steps (which keep the order)
-  ScopedEnv no_blas("NX_VULKAN_HOST_BLAS", "0");
+  GpuDotPaths gpu;  // kernels, not host steps
   const int64_t m = 33, k = 20, n = 17;
   Graph g;
   uint32_t x = g.input(DType::F32, {m, k});
   uint32_t w1 = g.input(DType::F32, {k, n});
   uint32_t w2 = g.input(DType::F32, {k, n});
-  DotAttrs d;
-  d.left_contract = {1}, d.right_contract = {0};
+  DotAttrs d = contracting(1, 0);
   ReduceAttrs all;
   uint32_t p = g.add(OpId::dot, {DType::F32, {m, n}}, {x, w1}, Attrs::of(d));
   g.output(g.add(OpId::sum, {DType::F32, {}}, {p}, Attrs::of(all)));

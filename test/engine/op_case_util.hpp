@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/conv/conv_attrs.hpp"
+#include "ops/dot/dot_attrs.hpp"
 #include "ops/elementwise/fusion.hpp"
 #include "test_util.hpp"
 
@@ -28,6 +29,20 @@ inline Tensor scalar(Device& d, DType t, double v) {
     store_real(t, v, b.data());
   }
   return from_host(d, t, {}, b.data(), b.size());
+}
+
+// Dot's GPU tile on any device, lavapipe included (and no host BLAS, whose steps wait): the
+// kernels graphs fuse into on GPUs.
+struct GpuDotPaths {
+  ScopedEnv gpu{"NXV_DOT_GPU_PATHS", "1"};
+  ScopedEnv no_blas{"NX_VULKAN_HOST_BLAS", "0"};
+};
+
+// A matrix product contracting the left operand's axis `left` with the right one's `right`.
+inline DotAttrs contracting(int64_t left, int64_t right) {
+  DotAttrs d;
+  d.left_contract = {left}, d.right_contract = {right};
+  return d;
 }
 
 inline ChainStep step(OpId op, DType out, std::vector<ChainOperand> operands) {

@@ -86,8 +86,7 @@ TEST(PermutationFolding, TransposedProductsAreTheSwappedProductWithTheEagerBits)
 
 TEST(PermutationFolding, OnTheGpuTileTooButNotWhereSumsSplit) {
   auto dev = shared_device();
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
-  ScopedEnv no_blas("NX_VULKAN_HOST_BLAS", "0");
+  GpuDotPaths gpu;  // kernels, not host steps
   for (Case c : {Case{DType::F32, 0, 256, 70, 130}, Case{DType::S64, 2, 40, 9, 66}, Case{DType::F64, 0, 64, 33, 31}}) {
     SCOPED_TRACE(std::string(dtype_name(c.type)) + " k=" + std::to_string(c.k));
     expect_eager_bits(*dev, c, 1);
