@@ -41,38 +41,20 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> joined(const G
   return std::make_pair(std::move(chain), std::move(inputs));
 }
 
-Graph fuse_once(Device& device, const Graph& graph) {
-  const auto& nodes = graph.nodes();
-  const uint32_t first_node = uint32_t(graph.input_count());
-  std::vector<uint32_t> reader = sole_readers(graph);
-  // Node c replaced by the chain; dropped: the producers.
-  std::vector<std::optional<FusedNode>> fused(nodes.size());
-  std::vector<bool> dropped(nodes.size(), false);
-  for (uint32_t p = 0; p < nodes.size(); ++p) {
-    const GraphNode& producer = nodes[p];
-    if (fused[p] || !has_elementwise_steps(producer, graph)) continue;
-    uint32_t c = reader[first_node + p];
-    if (c >= kManyReaders || fused[c] || dropped[c]) continue;
-    const GraphNode& consumer = nodes[c];
-    // A producer of another shape is computed per element of the consumer's: only one that
-    // reads no tensor (a constant) gives the same values that way.
-    bool same_shape = consumer.out.shape == producer.out.shape;
-    if ((!same_shape && !producer.inputs.empty()) || !has_elementwise_steps(consumer, graph)) continue;
-    auto chain = joined(producer, first_node + p, consumer);
-    if (!chain) continue;
-    Attrs a = Attrs::of(std::move(chain->first));
-    FusedNode node{OpId::elementwise_chain, std::move(chain->second), std::move(a)};
-    if (!checks(device, graph, node, consumer.out)) continue;
-    fused[c] = std::move(node);
-    dropped[p] = true;
-  }
-  return rewritten(graph, fused, dropped);
-}
-
 }  // namespace
 
 Graph fuse_chains(Device& device, const Graph& graph) {
-  return until_no_fewer_nodes(graph, [&](const Graph& g) { return fuse_once(device, g); });
+  return fuse_sole_reader_pairs(device, graph, [](const Graph& g, uint32_t p, uint32_t c) -> std::optional<FusedNode> {
+    const GraphNode& producer = g.nodes()[p];
+    const GraphNode& consumer = g.nodes()[c];
+    if (!has_elementwise_steps(producer, g) || !has_elementwise_steps(consumer, g)) return std::nullopt;
+    // A producer of another shape is computed per element of the consumer's: only one that
+    // reads no tensor (a constant) gives the same values that way.
+    if (consumer.out.shape != producer.out.shape && !producer.inputs.empty()) return std::nullopt;
+    auto chain = joined(producer, uint32_t(g.input_count()) + p, consumer);
+    if (!chain) return std::nullopt;
+    return FusedNode{OpId::elementwise_chain, std::move(chain->second), Attrs::of(std::move(chain->first))};
+  });
 }
 
 }  // namespace nxv

@@ -42,40 +42,21 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
   return std::make_pair(std::move(chain), std::move(extras));
 }
 
-// One round: each node that takes an epilogue (its family's role) whose result one fusible node alone reads takes that node's work.
-Graph fuse_once(Device& device, const Graph& graph) {
-  const auto& nodes = graph.nodes();
-  const uint32_t first_node = uint32_t(graph.input_count());
-  std::vector<uint32_t> reader = sole_readers(graph);
-  // Node c replaced by the fused producer; dropped: the producers.
-  std::vector<std::optional<FusedNode>> fused(nodes.size());
-  std::vector<bool> dropped(nodes.size(), false);
-  for (uint32_t d = 0; d < nodes.size(); ++d) {
-    const GraphNode& producer = nodes[d];
-    const Family& family = family_of(producer.op);
-    if (!family.takes_epilogue(producer) || fused[d]) continue;
-    uint32_t c = reader[first_node + d];
-    if (c >= kManyReaders || fused[c] || dropped[c]) continue;
-    const GraphNode& consumer = nodes[c];
-    if (consumer.out.shape != producer.out.shape) continue;
-    auto epilogue = extended_epilogue(producer, first_node + d, consumer, graph);
-    if (!epilogue) continue;
-    Attrs a = family.with_epilogue(producer, std::move(epilogue->first));
-    std::vector<uint32_t> inputs(producer.inputs.begin(), producer.inputs.begin() + 2);
-    inputs.insert(inputs.end(), epilogue->second.begin(), epilogue->second.end());
-    FusedNode node{producer.op, std::move(inputs), std::move(a)};
-    if (!checks(device, graph, node, consumer.out)) continue;
-    fused[c] = std::move(node);
-    dropped[d] = true;
-  }
-  return rewritten(graph, fused, dropped);
-}
-
 }  // namespace
 
 Graph fuse_epilogues(Device& device, const Graph& graph) {
-  // Rounds until none fuses: a producer takes a chain of consumers one node a round.
-  return until_no_fewer_nodes(graph, [&](const Graph& g) { return fuse_once(device, g); });
+  // A producer takes a chain of consumers one node a round.
+  return fuse_sole_reader_pairs(device, graph, [](const Graph& g, uint32_t p, uint32_t c) -> std::optional<FusedNode> {
+    const GraphNode& producer = g.nodes()[p];
+    const GraphNode& consumer = g.nodes()[c];
+    const Family& family = family_of(producer.op);
+    if (!family.takes_epilogue(producer) || consumer.out.shape != producer.out.shape) return std::nullopt;
+    auto epilogue = extended_epilogue(producer, uint32_t(g.input_count()) + p, consumer, g);
+    if (!epilogue) return std::nullopt;
+    std::vector<uint32_t> inputs(producer.inputs.begin(), producer.inputs.begin() + 2);
+    inputs.insert(inputs.end(), epilogue->second.begin(), epilogue->second.end());
+    return FusedNode{producer.op, std::move(inputs), family.with_epilogue(producer, std::move(epilogue->first))};
+  });
 }
 
 }  // namespace nxv

@@ -40,6 +40,26 @@ Graph rewritten(const Graph& graph, const std::vector<std::optional<FusedNode>>&
   return out;
 }
 
+Graph fuse_sole_reader_pairs(Device& device, const Graph& graph,
+                             const std::function<std::optional<FusedNode>(const Graph&, uint32_t, uint32_t)>& fuse) {
+  return until_no_fewer_nodes(graph, [&](const Graph& g) {
+    const auto& nodes = g.nodes();
+    const uint32_t first_node = uint32_t(g.input_count());
+    std::vector<uint32_t> reader = sole_readers(g);
+    std::vector<std::optional<FusedNode>> fused(nodes.size());
+    std::vector<bool> dropped(nodes.size(), false);
+    for (uint32_t p = 0; p < nodes.size(); ++p) {
+      uint32_t c = reader[first_node + p];
+      if (c >= kManyReaders || fused[p] || dropped[p] || fused[c] || dropped[c]) continue;
+      auto node = fuse(g, p, c);
+      if (!node || !checks(device, g, *node, nodes[c].out)) continue;
+      fused[c] = std::move(node);
+      dropped[p] = true;
+    }
+    return rewritten(g, fused, dropped);
+  });
+}
+
 Graph until_no_fewer_nodes(const Graph& graph, const std::function<Graph(const Graph&)>& round) {
   Graph g = round(graph);
   for (size_t before = graph.nodes().size(); g.nodes().size() < before;) {

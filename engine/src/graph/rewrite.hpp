@@ -31,6 +31,13 @@ bool checks(Device& device, const Graph& graph, const FusedNode& node, const Out
 // producer whose only reader took its work); value ids change, inputs and outputs stay.
 Graph rewritten(const Graph& graph, const std::vector<std::optional<FusedNode>>& fused, const std::vector<bool>& dropped);
 
+// What the pair passes share (chains, epilogues, permutations): rounds, until one fuses
+// nothing, in which each producer p (a node index) whose result one node c alone reads, neither
+// taken yet this round, is offered with c to `fuse`; a replacement it returns for c that passes
+// its family's check replaces c, and p is dropped.
+Graph fuse_sole_reader_pairs(Device& device, const Graph& graph,
+                             const std::function<std::optional<FusedNode>(const Graph&, uint32_t p, uint32_t c)>& fuse);
+
 // Applies `round` until a round leaves as many nodes as it found.
 Graph until_no_fewer_nodes(const Graph& graph, const std::function<Graph(const Graph&)>& round);
 
