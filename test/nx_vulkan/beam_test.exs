@@ -284,6 +284,41 @@ defmodule Nx.Vulkan.BeamTest do
     assert output =~ "ints=[2, -4, 6] counts_s32=%{add: 1}"
   end
 
+  # In a VM of its own: the refusal below is global to the VM.
+  test "a compiled function with an op the engine refuses runs it as a host step, counted per call" do
+    script = """
+    alias Nx.Vulkan.Native
+    {:ok, _} = Application.ensure_all_started(:nx_vulkan)
+    Application.put_env(:nx_vulkan, :host_fallback, :allow)
+    Nx.default_backend(Nx.Vulkan.Backend)
+    f = Nx.tensor([1.5, -2.0, 3.0])
+    {:ok, {id, depends}} = Native.native_entry(:atan2, {:f, 32}, [f, f])
+    key = Native.support_key(Nx.Vulkan.default_device(), :atan2, f, [f, f], [], depends)
+    Native.refuse(id, key, "refused by the test")
+    parent = self()
+    :telemetry.attach("c", [:nx_vulkan, :compilation], fn _, _, m, _ -> send(parent, m) end, nil)
+    fun = fn x -> x |> Nx.exp() |> Nx.atan2(x) |> Nx.multiply(2) end
+    compiled = Nx.Defn.jit(fun, compiler: Nx.Vulkan.Compiler)
+    eager = Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator)
+    same = Nx.to_binary(compiled.(f)) == Nx.to_binary(eager.(f))
+    receive do m -> IO.puts("mode=\#{m.mode} host_steps=\#{m.host_steps}") end
+    compiled.(Nx.tensor([0.5, 1.0, 2.0]))
+    IO.puts("same=\#{same} counts=\#{inspect(Nx.Vulkan.fallback_counts())}")
+    strict = Nx.Defn.jit(fun, compiler: Nx.Vulkan.Compiler, native_fallback: :raise)
+    message = try do strict.(f) rescue e in Nx.Vulkan.Error -> e.message end
+    IO.puts("strict=\#{message}")
+    """
+
+    {output, status} = run_vm(script, [])
+    assert status == 0, output
+    assert output =~ "mode=steps host_steps=1"
+    # Two calls of the compiled function and one eager run: atan2 went to the host three times.
+    assert output =~ "same=true counts=%{atan2: 3}"
+
+    assert output =~
+             ~r/strict=.*atan2 runs on the host \(refused by the test\).*native_fallback: :raise/
+  end
+
   test "a script that never starts the application gets it started by its first op" do
     script = """
     t = Nx.tensor([1.0, 2.0], backend: Nx.Vulkan.Backend)

@@ -437,34 +437,168 @@ defmodule Nx.Vulkan.CompilerTest do
     end
   end
 
-  describe "the Evaluator path" do
-    test "while, cond and hooks run through the Evaluator, traced once" do
-      attach_compilations()
+  defn newton_sqrt(a) do
+    {x, _, _} =
+      while {x = a, a, i = 0}, i < 50 and Nx.any(Nx.abs(x * x - a) > 1.0e-5 * a) do
+        {(x + a / x) / 2, a, i + 1}
+      end
+
+    x
+  end
+
+  defn nested_loops(x) do
+    {x, _} =
+      while {x, i = 0}, i < 3 do
+        {x, _, _} =
+          while {x, i, j = 0}, j < i do
+            {x * 1.5 + j, i, j + 1}
+          end
+
+        {x - 1, i + 1}
+      end
+
+    x
+  end
+
+  defn never_runs(x) do
+    {x, _} = while {x, i = 5}, i < 3, do: {x * 2, i + 1}
+    x
+  end
+
+  defn loop_between_products(x, w) do
+    h = Nx.dot(x, w)
+    {h, _, _} = while {h, w, i = 0}, i < 4, do: {Nx.tanh(Nx.dot(h, w)), w, i + 1}
+    Nx.sum(h, axes: [1]) + Nx.exp(x[[.., 0]])
+  end
+
+  defn halve_until_small(x) do
+    {x, n} = while {x, n = 0}, Nx.sum(Nx.abs(x)) > 1, do: {x / 2, n + 1}
+    {x, n}
+  end
+
+  defn loop_with_cond(x) do
+    {x, _} =
+      while {x, i = 0}, i < 4 do
+        x = if Nx.sum(x) > 10, do: x - 3, else: x * 2
+        {x, i + 1}
+      end
+
+    x
+  end
+
+  # Compiled with host steps against the Evaluator on our backend, bit for bit.
+  defp assert_steps(fun, args) do
+    attach_compilations()
+    compiled = apply(Nx.Defn.jit(fun, compiler: Compiler), args)
+    assert_received {:compiled, _, %{mode: :steps, host_steps: steps}} when steps > 0
+    eager = apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
+
+    [compiled, eager]
+    |> Enum.map(&Nx.Defn.Composite.flatten_list([&1]))
+    |> Enum.zip()
+    |> Enum.each(fn {c, e} ->
+      assert c.type == e.type and c.shape == e.shape
+      assert %Nx.Vulkan.Backend{} = c.data
+      assert bits(c) == bits(e)
+    end)
+
+    compiled
+  end
+
+  describe "host steps" do
+    test "while loops: the state stays on the device, one program per trip, the Evaluator's bits" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        x = random({5, 3})
+        assert_steps(&double_thrice/1, [x])
+        assert_steps(&newton_sqrt/1, [Nx.abs(random({37}, :f64)) |> Nx.add(0.1)])
+        assert_steps(&nested_loops/1, [x])
+        assert_steps(&never_runs/1, [x])
+        assert_steps(&loop_between_products/2, [random({4, 8}), random({8, 8})])
+        {_, n} = assert_steps(&halve_until_small/1, [random({9}) |> Nx.multiply(100)])
+        assert Nx.to_number(n) > 3
+        assert_steps(&halve_until_small/1, [Nx.tensor([0.25, 0.25])])
+      end)
+    end
+
+    test "a loop is traced once; later calls with new values only run it" do
       parent = self()
 
-      loop =
+      fun =
         Nx.Defn.jit(
           fn x ->
             send(parent, :traced)
-            double_thrice(x)
+            halve_until_small(x)
           end,
           compiler: Compiler
         )
 
-      assert Nx.to_flat_list(loop.(Nx.tensor([1, 2]))) == [8, 16]
-      assert Nx.to_flat_list(loop.(Nx.tensor([3, 4]))) == [24, 32]
+      {_, n} = fun.(Nx.tensor([8.0, 8.0]))
+      assert Nx.to_number(n) == 4
+      {_, n} = fun.(Nx.tensor([0.5, 0.25]))
+      assert Nx.to_number(n) == 0
       assert_received :traced
       refute_received :traced
-      assert_received {:compiled, _, %{mode: :eval, reason: "while" <> _}}
+    end
+
+    test "a cond in a loop body runs that body through the Evaluator" do
+      x = Nx.tensor([1.0, 2.0])
+      compiled = Nx.Defn.jit(&loop_with_cond/1, compiler: Compiler).(x)
+      assert Nx.to_flat_list(compiled) == [2.0, 10.0]
+
+      assert bits(compiled) ==
+               bits(Nx.Defn.jit(&loop_with_cond/1, compiler: Nx.Defn.Evaluator).(x))
+
+      assert_raise Nx.Vulkan.Error, ~r/cond runs on the host.*native_fallback: :raise/, fn ->
+        Nx.Defn.jit(&loop_with_cond/1, compiler: Compiler, native_fallback: :raise).(x)
+      end
+    end
+
+    test "io_call hooks and runtime_call run on the host between device segments" do
+      attach_compilations()
+      parent = self()
 
       hooked =
-        Nx.Defn.jit(fn x -> Nx.Defn.Kernel.io_call(Nx.add(x, 1), :seen) end,
+        Nx.Defn.jit(fn x -> Nx.Defn.Kernel.io_call(Nx.add(x, 1), :seen) |> Nx.multiply(3) end,
           compiler: Compiler,
-          hooks: %{seen: &send(parent, {:seen, Nx.to_flat_list(&1)})}
+          hooks: %{seen: &send(parent, {:seen, &1})}
         )
 
-      assert Nx.to_flat_list(hooked.(Nx.tensor([1]))) == [2]
-      assert_received {:seen, [2]}
+      assert Nx.to_flat_list(hooked.(Nx.tensor([1, 5]))) == [6, 18]
+      assert_received {:compiled, _, %{mode: :steps, host_steps: 1}}
+      assert_received {:seen, %Nx.Tensor{data: %Nx.Vulkan.Backend{}} = seen}
+      assert Nx.to_flat_list(seen) == [2, 6]
+      assert Nx.to_flat_list(hooked.(Nx.tensor([0, 0]))) == [3, 3]
+      assert_received {:seen, seen}
+      assert Nx.to_flat_list(seen) == [1, 1]
+
+      called =
+        Nx.Defn.jit(
+          fn x ->
+            y = Nx.exp(x)
+
+            {a, b} =
+              Nx.runtime_call({y, y}, {y, Nx.multiply(y, 0)}, [by: 10], fn {t, k}, opts ->
+                send(parent, {:runtime_call, t.data.__struct__})
+                {Nx.multiply(t, opts[:by]), Nx.add(t, k)}
+              end)
+
+            Nx.subtract(a, b)
+          end,
+          compiler: Compiler
+        )
+
+      x = Nx.tensor([0.0, 1.0])
+      expected = Nx.subtract(Nx.multiply(Nx.exp(x), 10), Nx.exp(x))
+      assert bits(called.(x)) == bits(expected)
+      assert_received {:runtime_call, Nx.Vulkan.Backend}
+    end
+
+    test "native_fallback: :eval runs a function with host steps through the Evaluator" do
+      attach_compilations()
+      x = Nx.tensor([1, 2])
+      loop = Nx.Defn.jit(&double_thrice/1, compiler: Compiler, native_fallback: :eval)
+      assert Nx.to_flat_list(loop.(x)) == [8, 16]
+      assert_received {:compiled, _, %{mode: :eval, reason: "while" <> _}}
     end
 
     test "native_fallback: :raise names why" do

@@ -31,7 +31,7 @@ defmodule Nx.Vulkan.Backend do
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
   alias Nx.Vulkan.{Combiner, Error, Fallback, Native, NIF, OpArgs}
-  alias Nx.Vulkan.Compiler.Recorder
+  alias Nx.Vulkan.Compiler.{HostSteps, Recorder}
 
   # The ref of a placeholder of Nx.Vulkan.Compiler.Recorder (a value of a program being recorded).
   defguardp placeholder?(ref) when is_tuple(ref) and elem(ref, 0) == :nxv_value
@@ -607,19 +607,22 @@ defmodule Nx.Vulkan.Backend do
         tensor
 
       {:host, reason} ->
-        if Recorder.active?(), do: Recorder.stop!("#{callback} runs on the host (#{reason})")
-        Fallback.record!(callback, reason)
-
-        fn -> apply(Nx.BinaryBackend, callback, [out | args]) end
-        |> with_host_backend()
-        |> to_device(device)
+        host(callback, device, [out | args], reason)
     end
   end
 
   # The host fallback: inputs copied to Nx.BinaryBackend (never moved: the caller still owns
-  # them), the same callback run there, the result uploaded to `device`.
-  defp host(op, device, args, reason) do
-    if Recorder.active?(), do: Recorder.stop!("#{op} runs on the host (#{reason})")
+  # them), the same callback run there, the result uploaded to `device`. While
+  # Nx.Vulkan.Compiler records, the call becomes a host step of its program, which runs this
+  # on each call.
+  @doc false
+  def host(op, device, args, reason) do
+    if Recorder.active?(),
+      do: HostSteps.host_op(op, device, args, reason),
+      else: run_host(op, device, args, reason)
+  end
+
+  defp run_host(op, device, args, reason) do
     Fallback.record!(op, reason)
     host_args = Enum.map(args, &to_host_arg/1)
 

@@ -76,18 +76,20 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Evaluator, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.Compiler.{Disk, Recorder}
+  alias Nx.Vulkan.Compiler.{Disk, HostSteps, Recorder, Runner}
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
-  @fallback_modes [:eval, :raise]
+  @fallback_modes [:host_steps, :eval, :raise]
   # Compiled functions and programs kept at most (then the cache starts again).
   @max_cached 4096
   # Each process keeps the entries it called (a hit then copies nothing out of ETS; functions run
   # through the Evaluator live only here, see locked/2), at most this many.
   @local_cache {__MODULE__, :local_cache}
   @max_local 256
-  # Expression nodes that only the Evaluator runs today (their values are read on the host).
-  @host_ops [:while, :cond, :io_call, :runtime_call]
+  # Expression nodes that only the Evaluator runs (their values are read on the host); with
+  # native_fallback: :eval, also those that would otherwise be host steps.
+  @host_ops [:cond]
+  @step_ops [:while, :io_call, :runtime_call]
   # Compilations of one function after which each doubling logs what changed.
   @recompile_warning 4
 
@@ -114,7 +116,26 @@ defmodule Nx.Vulkan.Compiler do
 
   @impl true
   def __jit__(key, vars, fun, args_list, opts) do
-    settings = settings(opts)
+    if Recorder.active?(),
+      do: inline(key, vars, fun, args_list, settings(opts)),
+      else: jit(key, vars, fun, args_list, settings(opts))
+  end
+
+  # A jitted function called while another function records (Nx.LinAlg's blocks call defn
+  # functions): its ops and host steps become part of the program being recorded.
+  defp inline(key, vars, fun, args_list, settings) do
+    traced = fun.(vars)
+
+    expr =
+      if settings.native_fallback == :eval,
+        do: traced,
+        else: HostSteps.rewrite(traced, &lower_while(key, &1, &2, &3, settings), settings.hooks)
+
+    evaluate = evaluate_fun(key, vars, expr, settings)
+    Enum.map(args_list, evaluate)
+  end
+
+  defp jit(key, vars, fun, args_list, settings) do
     cache_key = {key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings}
 
     cached = fn ->
@@ -149,13 +170,13 @@ defmodule Nx.Vulkan.Compiler do
   # A program compiled for a device since reopened (Nx.Vulkan.reopen_device/1) is refused by
   # the engine: every cached program is forgotten and this one compiled again, once.
   defp run_or_recompile(compiled, args, recompile) do
-    run(compiled, args)
+    Runner.run(compiled, args)
   rescue
     e in Error ->
       if e.kind == :device_lost and e.message =~ "since reopened" do
         Tables.with_tables(fn -> :ets.delete_all_objects(Tables.compiled()) end)
         Process.delete(@local_cache)
-        run(recompile.(), args)
+        Runner.run(recompile.(), args)
       else
         reraise e, __STACKTRACE__
       end
@@ -178,7 +199,7 @@ defmodule Nx.Vulkan.Compiler do
                   inspect(other)
       end
 
-    fallback = Keyword.get(opts, :native_fallback, :eval)
+    fallback = Keyword.get(opts, :native_fallback, :host_steps)
 
     if fallback not in @fallback_modes do
       raise ArgumentError,
@@ -233,25 +254,41 @@ defmodule Nx.Vulkan.Compiler do
     :global.trans(
       lock,
       fn ->
-        case lookup(cache_key) || compile.() do
-          {:eval, _, _} = compiled ->
-            compiled
+        compiled = lookup(cache_key) || compile.()
 
-          compiled ->
-            Tables.with_tables(fn ->
-              # Closures made per call (each a new key) must not hold device memory forever.
-              if :ets.info(Tables.compiled(), :size) >= @max_cached,
-                do: :ets.delete_all_objects(Tables.compiled())
+        if local_only?(compiled) do
+          compiled
+        else
+          Tables.with_tables(fn ->
+            # Closures made per call (each a new key) must not hold device memory forever.
+            if :ets.info(Tables.compiled(), :size) >= @max_cached,
+              do: :ets.delete_all_objects(Tables.compiled())
 
-              :ets.insert(Tables.compiled(), {cache_key, compiled})
-            end)
+            :ets.insert(Tables.compiled(), {cache_key, compiled})
+          end)
 
-            compiled
+          compiled
         end
       end,
       [node()]
     )
   end
+
+  # Whether a compiled entry holds a traced expression: an Evaluator fallback, for the whole
+  # function or inside a loop.
+  defp local_only?({:eval, _, _}), do: true
+
+  defp local_only?({:steps, p}) do
+    Enum.any?(p.steps, fn
+      {:host, _, {{:while, {cond_entry, step_entry}}, _}, _, _, _} ->
+        local_only?(cond_entry) or local_only?(step_entry)
+
+      _ ->
+        false
+    end)
+  end
+
+  defp local_only?(_), do: false
 
   defp remember(cache_key, compiled) do
     cache = Process.get(@local_cache, %{})
@@ -308,6 +345,39 @@ defmodule Nx.Vulkan.Compiler do
   end
 
   # The compiled entry of a recording: {:ok, compiled, meta}, or {:stop, reason}.
+  defp from_recording(%{steps: steps} = recorded, settings) do
+    refuse_host_ops(steps, settings)
+
+    compiled =
+      Enum.reduce_while(steps, {[], %{nodes: 0, fused: 0, launches: 0, in_place: 0}}, fn
+        {:segment, segment, inputs, outputs}, {done, stats} ->
+          case program(settings.device, segment) do
+            {:ok, program, _, more} ->
+              stats = Map.merge(stats, more, fn _, a, b -> a + b end)
+              {:cont, {[{:segment, program, inputs, outputs} | done], stats}}
+
+            {:stop, _} = stop ->
+              {:halt, stop}
+          end
+
+        step, {done, stats} ->
+          {:cont, {[step | done], stats}}
+      end)
+
+    with {done, stats} <- compiled do
+      run = Map.take(recorded, [:params, :captures, :result, :outputs])
+      donated = Enum.map(recorded.donations, &elem(&1, 0))
+
+      run =
+        Map.merge(run, %{donated: donated, device: settings.device, steps: Enum.reverse(done)})
+
+      host_steps = Enum.count(steps, &(elem(&1, 0) == :host))
+
+      {:ok, {:steps, run},
+       Map.merge(stats, %{mode: :steps, reason: nil, program_cache: nil, host_steps: host_steps})}
+    end
+  end
+
   defp from_recording(recorded, settings) do
     with {:ok, program, program_cache, stats} <- program(settings.device, recorded) do
       # Only what a call needs: a cache hit copies the entry out of ETS.
@@ -320,33 +390,121 @@ defmodule Nx.Vulkan.Compiler do
     end
   end
 
+  # Ops the engine refuses become host steps, unless native_fallback: :raise forbids them.
+  defp refuse_host_ops(steps, %{native_fallback: :raise}) do
+    Enum.each(steps, fn
+      {:host, _, {{:host_op, op, _, reason}, _}, _, _, _} ->
+        refuse!("#{op} runs on the host (#{reason})")
+
+      _ ->
+        :ok
+    end)
+  end
+
+  defp refuse_host_ops(_steps, _settings), do: :ok
+
   defp trace_and_compile(key, vars, fun, settings, disk_keys) do
     {trace_time, traced} = :timer.tc(fn -> fun.(vars) end)
-    evaluator = Evaluator.__compile__(key, vars, fn _ -> traced end, hooks: settings.hooks)
 
-    {lower_time, recorded} =
+    {lower_time, {recorded, eval_fun}} =
       :timer.tc(fn ->
-        case host_op(traced) do
-          nil -> Recorder.record(settings.device, vars, &single_result(evaluator, &1))
-          op -> {:stop, "#{op} runs on the host until the compiler lowers it"}
-        end
+        record_scope(key, vars, [traced], fn [f], params -> f.(params) end, settings)
       end)
 
     {compile_time, {compiled, meta}} =
       :timer.tc(fn ->
         with {:ok, recorded} <- recorded,
              {:ok, compiled, meta} <- from_recording(recorded, settings) do
-          if is_binary(settings.cache) do
-            Disk.write(settings.cache, disk_keys, recorded)
-          end
+          # Host steps hold functions and compiled programs: such recordings stay in memory.
+          disk? = is_binary(settings.cache) and not Map.has_key?(recorded, :steps)
+          if disk?, do: Disk.write(settings.cache, disk_keys, recorded)
 
-          {compiled, Map.put(meta, :disk_cache, if(is_binary(settings.cache), do: :miss))}
+          {compiled, Map.put(meta, :disk_cache, if(disk?, do: :miss))}
         else
-          {:stop, reason} -> eval(evaluator, settings, reason)
+          {:stop, reason} -> eval(eval_fun, settings, reason)
         end
       end)
 
     {trace_time, lower_time, compile_time, compiled, meta}
+  end
+
+  # Records a scope: `combine.(evaluate, params)` computes its result from the call's params,
+  # with `evaluate` one function per expression in `exprs` (over the params `vars`). Returns
+  # `{{:ok, recorded} | {:stop, reason}, eval_fun}`, `eval_fun` being the same function run by
+  # the Evaluator on the traced expressions (the fallback).
+  defp record_scope(key, vars, exprs, combine, settings) do
+    traced = Enum.map(exprs, &evaluate_fun(key, vars, &1, settings))
+    eval_fun = &combine.(traced, &1)
+
+    recorded =
+      case Enum.find_value(exprs, &host_op(&1, settings)) do
+        nil ->
+          evaluate =
+            if settings.native_fallback == :eval do
+              traced
+            else
+              lower_while = &lower_while(key, &1, &2, &3, settings)
+
+              Enum.map(exprs, fn expr ->
+                evaluate_fun(
+                  key,
+                  vars,
+                  HostSteps.rewrite(expr, lower_while, settings.hooks),
+                  settings
+                )
+              end)
+            end
+
+          Recorder.record(settings.device, vars, &combine.(evaluate, &1))
+
+        op ->
+          {:stop, "#{op} runs on the host until the compiler lowers it"}
+      end
+
+    {recorded, eval_fun}
+  end
+
+  defp evaluate_fun(key, vars, expr, settings) do
+    evaluator = Evaluator.__compile__(key, vars, fn _ -> expr end, hooks: settings.hooks)
+
+    fn params ->
+      [result] = evaluator.([params])
+      result
+    end
+  end
+
+  # A while loop's scope as two compiled entries: its predicate (for the first trip), and its
+  # body followed by the predicate of the body's result (one program per trip).
+  defp lower_while(key, arg, condition, body, settings) do
+    vars = [arg]
+    cond_entry = scope_entry(key, vars, [condition], fn [c], params -> c.(params) end, settings)
+
+    step_entry =
+      scope_entry(
+        key,
+        vars,
+        [body, condition],
+        fn [b, c], params ->
+          state = b.(params)
+          {state, c.(state |> List.wrap() |> Composite.flatten_list() |> Enum.map(&fn -> &1 end))}
+        end,
+        settings
+      )
+
+    {cond_entry, step_entry}
+  end
+
+  defp scope_entry(key, vars, exprs, combine, settings) do
+    {recorded, eval_fun} = record_scope(key, vars, exprs, combine, settings)
+
+    with {:ok, recorded} <- recorded,
+         {:ok, compiled, _meta} <- from_recording(recorded, settings) do
+      compiled
+    else
+      {:stop, reason} ->
+        {compiled, _meta} = eval(eval_fun, settings, reason)
+        compiled
+    end
   end
 
   # Counts compilations per function (its code, not the closure) and warns, at the 4th, 8th,
@@ -417,21 +575,18 @@ defmodule Nx.Vulkan.Compiler do
     "argument tensor #{i} changed its #{field} from #{inspect(from)} to #{inspect(to)}"
   end
 
-  defp single_result(evaluator, params) do
-    [result] = evaluator.([params])
-    result
+  defp eval(eval_fun, settings, reason) do
+    if settings.native_fallback == :raise, do: refuse!(reason)
+    evaluator = fn [params] -> [eval_fun.(params)] end
+    {{:eval, evaluator, settings.device}, %{mode: :eval, reason: reason, program_cache: nil}}
   end
 
-  defp eval(evaluator, settings, reason) do
-    if settings.native_fallback == :raise do
-      raise Error,
-        kind: :unsupported,
-        message:
-          "Nx.Vulkan.Compiler cannot run this function as one program (#{reason}) and " <>
-            "native_fallback: :raise is set"
-    end
-
-    {{:eval, evaluator, settings.device}, %{mode: :eval, reason: reason, program_cache: nil}}
+  defp refuse!(reason) do
+    raise Error,
+      kind: :unsupported,
+      message:
+        "Nx.Vulkan.Compiler cannot run this function as one program (#{reason}) and " <>
+          "native_fallback: :raise is set"
   end
 
   # The engine's program for a recording; structurally equal recordings share one.
@@ -476,64 +631,36 @@ defmodule Nx.Vulkan.Compiler do
     end
   end
 
-  # The first node in `expr` that only the Evaluator runs, or nil.
-  defp host_op(expr) do
-    Composite.reduce(expr, %{}, &scan/2)
+  # The first node in `expr` that only the Evaluator runs, or nil: a `cond` in the function's
+  # own scope (loop bodies are scopes of their own), and with native_fallback: :eval any node
+  # that would be a host step.
+  defp host_op(expr, settings) do
+    {ops, scope} =
+      if settings.native_fallback == :eval,
+        do: {@host_ops ++ @step_ops, :all},
+        else: {@host_ops, :scope}
+
+    Composite.reduce(expr, %{}, &scan(&1, &2, ops, scope))
     nil
   catch
     {:host_op, op} -> op
   end
 
-  defp scan(%T{data: %Expr{id: id, op: op}} = t, seen) do
+  defp scan(%T{data: %Expr{id: id, op: op}} = t, seen, ops, scope) do
     cond do
-      op in @host_ops ->
+      op in ops ->
         throw({:host_op, op})
 
       Map.has_key?(seen, id) ->
         seen
 
       true ->
-        {_, seen} = Tree.apply_args(t, :all, Map.put(seen, id, true), &{&1, scan(&1, &2)})
+        {_, seen} =
+          Tree.apply_args(t, scope, Map.put(seen, id, true), &{&1, scan(&1, &2, ops, scope)})
+
         seen
     end
   end
 
-  defp scan(_other, seen), do: seen
-
-  ## Running
-
-  defp run({:program, p}, args) do
-    args = List.to_tuple(args)
-    params = Enum.map(p.params, &input_ref(elem(args, &1).(), p.device))
-    outputs = p.program |> NIF.program_run(params ++ p.captures) |> Error.unwrap!()
-
-    # A donated argument is given up: its buffer may now hold an output.
-    for i <- p.donated, do: NIF.deallocate(Enum.at(params, i))
-
-    {result, []} =
-      Composite.traverse(p.result, outputs, fn t, [ref | refs] ->
-        {%{t | data: %B{ref: ref, device: p.device}}, refs}
-      end)
-
-    result
-  end
-
-  defp run({:eval, evaluator, device}, args) do
-    previous = Nx.default_backend({B, device: device})
-
-    try do
-      [result] = evaluator.([args])
-      result
-    after
-      Nx.default_backend(previous)
-    end
-  end
-
-  defp input_ref(%T{data: %Expr{}} = tensor, _device) do
-    raise ArgumentError,
-          "cannot pass a tensor expression as argument to defn, got: #{inspect(tensor)}"
-  end
-
-  defp input_ref(%T{} = tensor, device),
-    do: tensor |> Nx.devectorize(keep_names: false) |> B.to_ref(device)
+  defp scan(_other, seen, _ops, _scope), do: seen
 end

@@ -8,9 +8,12 @@ defmodule Nx.Vulkan.Compiler.Recorder do
   # A placeholder is a Vulkan tensor whose ref is `{:nxv_value, value}`, with `value` one of
   # `{:param, i}` (argument i of the defn), `{:capture, j}` (a device tensor the program reads:
   # a tensor the function captured, or a constant uploaded while recording) or `{:node, k}`.
-  # Anything that needs a placeholder's data on the host (a `while` or `cond` predicate, a
-  # host fallback) stops the recording with `Nx.Vulkan.Compiler.Recorder.Stop`: the function
-  # then runs through the Evaluator instead.
+  # Code that must run on the host between device work (a `while` loop driven by its
+  # predicate, an io_call hook, a runtime_call, an op the engine refuses) is recorded as a host
+  # step: its outputs are placeholders `{:host, s, j}`, and `finish` cuts the program into
+  # device segments around the steps (Nx.Vulkan.Compiler.Segments). Anything else that needs a
+  # placeholder's data on the host (a `cond` predicate) stops the recording with
+  # `Nx.Vulkan.Compiler.Recorder.Stop`: the function then runs through the Evaluator instead.
 
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
@@ -41,6 +44,8 @@ defmodule Nx.Vulkan.Compiler.Recorder do
       device: device,
       nodes: [],
       node_count: 0,
+      steps: [],
+      step_count: 0,
       captures: [],
       capture_ids: %{},
       params_used: MapSet.new()
@@ -53,7 +58,9 @@ defmodule Nx.Vulkan.Compiler.Recorder do
       |> Enum.sort_by(fn %T{data: %Nx.Defn.Expr{op: :parameter, args: [i]}} -> i end)
 
     previous_backend = Nx.default_backend({B, device: device})
-    Process.put(@key, state)
+    # A loop body is recorded while the function around it records (a jitted function called
+    # inside another, see Nx.Vulkan.Compiler.__jit__/5): that recording resumes after.
+    outer = Process.put(@key, state)
 
     try do
       params =
@@ -71,7 +78,7 @@ defmodule Nx.Vulkan.Compiler.Recorder do
     rescue
       error in Stop -> {:stop, error.reason}
     after
-      Process.delete(@key)
+      if outer, do: Process.put(@key, outer), else: Process.delete(@key)
       Nx.default_backend(previous_backend)
     end
   end
@@ -91,6 +98,30 @@ defmodule Nx.Vulkan.Compiler.Recorder do
       Process.put(@key, %{state | nodes: [node | state.nodes], node_count: k + 1})
       {:ok, placeholder(out, device, {:node, k})}
     end
+  end
+
+  @doc """
+  A host step: `action` (run by `Nx.Vulkan.Compiler.HostSteps.run/3` on each call) reads the
+  tensors `inputs` and returns tensors like the leaves of `out_template`. Returns placeholders
+  in `out_template`'s structure.
+  """
+  def host_step(action, inputs, out_template) do
+    device = Process.get(@key).device
+    values = Enum.map(inputs, &value_of(&1, device))
+    state = Process.get(@key)
+    s = state.step_count
+    leaves = Nx.Defn.Composite.flatten_list([out_template])
+    specs = Enum.map(leaves, &{&1.type, &1.shape})
+    templates = Enum.map(inputs, &Nx.to_template/1)
+    step = {state.node_count, action, values, templates, specs}
+    Process.put(@key, %{state | steps: [step | state.steps], step_count: s + 1})
+
+    {out, _} =
+      Nx.Defn.Composite.traverse(out_template, 0, fn t, j ->
+        {placeholder(t, device, {:host, s, j}), j + 1}
+      end)
+
+    out
   end
 
   defp placeholder(template, device, value) do
@@ -158,7 +189,8 @@ defmodule Nx.Vulkan.Compiler.Recorder do
   end
 
   # Numbers the values as the engine does (inputs first: the used params, then the captures;
-  # then the nodes) and lists the result's leaves as outputs.
+  # then the nodes) and lists the result's leaves as outputs. With host steps, the program is
+  # cut into segments instead (Nx.Vulkan.Compiler.Segments), which keep the raw values.
   defp finish(state, templates, result) do
     # Result leaves that are real tensors (a captured tensor returned as is) become captures.
     outputs =
@@ -170,14 +202,10 @@ defmodule Nx.Vulkan.Compiler.Recorder do
     params = Enum.sort(state.params_used)
     param_ids = params |> Enum.with_index() |> Map.new()
     captures = Enum.reverse(state.captures)
+    nodes = Enum.reverse(state.nodes)
+    steps = Enum.reverse(state.steps)
     p = length(params)
     c = length(captures)
-
-    number = fn
-      {:param, i} -> Map.fetch!(param_ids, i)
-      {:capture, j} -> p + j
-      {:node, k} -> p + c + k
-    end
 
     param_specs =
       Enum.map(params, fn i ->
@@ -186,29 +214,43 @@ defmodule Nx.Vulkan.Compiler.Recorder do
       end)
 
     input_specs = param_specs ++ Enum.map(captures, fn {_, type, shape} -> {type, shape} end)
+    node_specs = nodes |> Enum.map(fn {_, type, shape, _, _} -> {type, shape} end)
+    node_specs = List.to_tuple(node_specs)
+    step_specs = steps |> Enum.map(&elem(&1, 4)) |> List.to_tuple()
 
-    spec_of = fn
-      {:node, k} ->
-        {_, type, shape, _, _} = Enum.at(state.nodes, state.node_count - 1 - k)
-        {type, shape}
-
-      value ->
-        Enum.at(input_specs, number.(value))
+    number = fn
+      {:param, i} -> Map.fetch!(param_ids, i)
+      {:capture, j} -> p + j
+      {:node, k} -> p + c + k
     end
 
-    %{
+    spec_of = fn
+      {:node, k} -> elem(node_specs, k)
+      {:host, s, j} -> step_specs |> elem(s) |> Enum.at(j)
+      value -> Enum.at(input_specs, number.(value))
+    end
+
+    recorded = %{
       params: params,
       donations: donations(templates, state.params_used, param_ids, Enum.map(outputs, spec_of)),
       captures: Enum.map(captures, fn {ref, _, _} -> ref end),
-      input_specs: input_specs,
-      nodes:
-        state.nodes
-        |> Enum.reverse()
-        |> Enum.map(fn {id, type, shape, values, options} ->
-          {id, type, shape, Enum.map(values, number), options}
-        end),
-      outputs: Enum.map(outputs, number),
       result: result
     }
+
+    if steps == [] do
+      Map.merge(recorded, %{
+        input_specs: input_specs,
+        nodes:
+          Enum.map(nodes, fn {id, type, shape, values, options} ->
+            {id, type, shape, Enum.map(values, number), options}
+          end),
+        outputs: Enum.map(outputs, number)
+      })
+    else
+      Map.merge(recorded, %{
+        steps: Nx.Vulkan.Compiler.Segments.split(nodes, steps, outputs, spec_of),
+        outputs: outputs
+      })
+    end
   end
 end

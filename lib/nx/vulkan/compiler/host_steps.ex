@@ -1,0 +1,183 @@
+defmodule Nx.Vulkan.Compiler.HostSteps do
+  @moduledoc false
+  # The host steps of a compiled function: code that runs on the host between its device
+  # segments, on each call.
+  #
+  #   * a `while` loop: its predicate is read on the host, and each trip runs one compiled
+  #     program (the body, then the predicate of its result); the loop's state stays on the
+  #     device;
+  #   * an `io_call` hook and a `runtime_call` function, called with device tensors;
+  #   * an op the engine refuses, run by `Nx.Vulkan.Backend`'s host fallback (and counted by
+  #     its telemetry).
+  #
+  # `rewrite/2` turns the `while`, `io_call` and `runtime_call` nodes of a traced expression's
+  # own scope into `runtime_call` nodes whose function records the host step, so that
+  # Nx.Defn.Evaluator, which drives the recording, passes each through
+  # `Nx.Vulkan.Compiler.Recorder.host_step/3`. A refused op records itself (host_op/4).
+
+  alias Nx.Defn.{Composite, Expr, Tree}
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Backend, as: B
+  alias Nx.Vulkan.Compiler.{Recorder, Runner}
+
+  @doc """
+  `expr` with its own scope's `while`, `io_call` and `runtime_call` nodes made host steps.
+  `lower_while.(arg, condition, body)` compiles a loop's scope: `{cond_entry, step_entry}`,
+  compiled entries for the predicate and for the body followed by the predicate.
+  """
+  def rewrite(expr, lower_while, hooks) do
+    {expr, _} = Composite.traverse(expr, %{}, &rewrite_node(&1, &2, {lower_while, hooks}))
+    expr
+  end
+
+  defp rewrite_node(%T{data: %Expr{id: id}} = t, cache, context) do
+    case cache do
+      %{^id => new} ->
+        {new, cache}
+
+      %{} ->
+        {args, cache} = Tree.apply_args(t, :scope, cache, &rewrite_node(&1, &2, context))
+        new = host_form(put_in(t.data.args, args), context)
+        {new, Map.put(cache, id, new)}
+    end
+  end
+
+  defp rewrite_node(other, cache, _context), do: {other, cache}
+
+  defp host_form(%T{data: %Expr{op: :while, args: args}} = t, {lower_while, _}) do
+    [initial, arg, condition, body] = args
+    out = if match?({:tuple, _}, t.type), do: Nx.to_template(body), else: Nx.to_template(t)
+    as_step(t, initial, {:while, lower_while.(arg, condition, body)}, out, :outputs)
+  end
+
+  defp host_form(%T{data: %Expr{op: :io_call, args: args}} = t, {_, hooks}) do
+    [input, callback_spec, template, _ref] = args
+    as_step(t, input, {:io_call, callback_spec, hooks}, template, :passthrough)
+  end
+
+  defp host_form(%T{data: %Expr{op: :runtime_call, args: args}} = t, _context) do
+    [input, fun, template, opts] = args
+    as_step(t, input, {:runtime_call, fun, opts, template}, template, :outputs)
+  end
+
+  defp host_form(t, _context), do: t
+
+  # The node as a runtime_call whose function, run by the Evaluator while recording, records
+  # the step (an io_call's value is its input: the step has no outputs).
+  defp as_step(%T{data: expr} = t, input, action, template, mode) do
+    record = fn value, _opts ->
+      {slots, tensors} = slots(value)
+
+      case mode do
+        :outputs ->
+          Recorder.host_step({action, slots}, tensors, template)
+
+        :passthrough ->
+          Recorder.host_step({action, slots}, tensors, {})
+          value
+      end
+    end
+
+    %{t | data: %{expr | op: :runtime_call, args: [input, record, template, []]}}
+  end
+
+  @doc "Records an op the engine refuses (the backend's host fallback) as a host step."
+  def host_op(op, device, [out | args], reason) do
+    {slots, tensors} = deep_slots(args, [])
+    out = Nx.to_template(out)
+
+    Recorder.host_step(
+      {{:host_op, op, device, reason}, [out | slots]},
+      Enum.reverse(tensors),
+      out
+    )
+  end
+
+  ## Slots: a value's structure with each device tensor replaced by its template
+
+  defp slots(value) do
+    {slots, tensors} =
+      Composite.traverse(value, [], fn
+        %T{} = t, acc -> {Nx.to_template(t), [t | acc]}
+        other, acc -> {other, acc}
+      end)
+
+    {slots, Enum.reverse(tensors)}
+  end
+
+  defp deep_slots(list, acc) when is_list(list), do: Enum.map_reduce(list, acc, &deep_slots/2)
+  defp deep_slots(%T{data: %B{}} = t, acc), do: {{:slot, Nx.to_template(t)}, [t | acc]}
+  defp deep_slots(other, acc), do: {other, acc}
+
+  defp fill(slots, tensors) do
+    {value, []} =
+      Composite.traverse(slots, tensors, fn
+        %T{}, [t | rest] -> {t, rest}
+        other, acc -> {other, acc}
+      end)
+
+    value
+  end
+
+  defp deep_fill(list, tensors) when is_list(list),
+    do: Enum.map_reduce(list, tensors, &deep_fill/2)
+
+  defp deep_fill({:slot, _}, [t | rest]), do: {t, rest}
+  defp deep_fill(other, tensors), do: {other, tensors}
+
+  ## Running
+
+  @doc """
+  Runs a step on the device tensors `tensors` (in the order the step recorded them); returns
+  its outputs as a flat list of tensors.
+  """
+  def run({{:while, {cond_entry, step_entry}}, _slots}, state, _device) do
+    loop(state, Runner.run(cond_entry, thunks(state)), step_entry)
+  end
+
+  def run({{:io_call, callback_spec, hooks}, slots}, tensors, _device) do
+    case resolve_io_call(callback_spec, hooks) do
+      nil -> :ok
+      fun -> fun.(fill(slots, tensors))
+    end
+
+    []
+  end
+
+  def run({{:runtime_call, fun, opts, template}, slots}, tensors, device) do
+    previous = Nx.default_backend({B, device: device})
+
+    result =
+      try do
+        fun.(fill(slots, tensors), opts)
+      after
+        Nx.default_backend(previous)
+      end
+
+    unless Nx.compatible?(template, result) do
+      raise "expected the runtime_call function to match the given output template"
+    end
+
+    Composite.flatten_list([result])
+  end
+
+  def run({{:host_op, op, device, reason}, [out | slots]}, tensors, _device) do
+    {args, []} = deep_fill(slots, tensors)
+    B.host(op, device, [out | args], reason) |> List.wrap() |> Composite.flatten_list()
+  end
+
+  defp loop(state, pred, step_entry) do
+    if Nx.to_number(pred) != 0 do
+      {state, pred} = Runner.run(step_entry, thunks(state))
+      loop(Composite.flatten_list([state]), pred, step_entry)
+    else
+      state
+    end
+  end
+
+  defp thunks(tensors), do: Enum.map(tensors, &fn -> &1 end)
+
+  # As Nx.Defn.Evaluator resolves them.
+  defp resolve_io_call({:fn, fun}, _hooks), do: fun
+  defp resolve_io_call({:named, name, callback}, hooks), do: hooks[name] || callback
+end
