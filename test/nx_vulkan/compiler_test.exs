@@ -460,6 +460,16 @@ defmodule Nx.Vulkan.CompilerTest do
     x
   end
 
+  defn nested_fixed_loops(x) do
+    {x, _} =
+      while {x, i = 0}, i < 3 do
+        {x, _} = while {x, j = 10}, j > 7, do: {x * 1.5 + j, j - 1}
+        {x - 1, i + 1}
+      end
+
+    x
+  end
+
   defn never_runs(x) do
     {x, _} = while {x, i = 5}, i < 3, do: {x * 2, i + 1}
     x
@@ -486,11 +496,17 @@ defmodule Nx.Vulkan.CompilerTest do
     x
   end
 
-  # Compiled with host steps against the Evaluator on our backend, bit for bit.
-  defp assert_steps(fun, args) do
+  defn long_count(x) do
+    {x, _} = while {x, i = 0}, i < 2000, do: {x + 1, i + 1}
+    x
+  end
+
+  # Compiled (as `mode`) against the Evaluator on our backend, bit for bit.
+  defp assert_compiled(mode, fun, args) do
     attach_compilations()
     compiled = apply(Nx.Defn.jit(fun, compiler: Compiler), args)
-    assert_received {:compiled, _, %{mode: :steps, host_steps: steps}} when steps > 0
+    assert_received {:compiled, _, %{mode: ^mode} = meta}
+    if mode == :steps, do: assert(meta.host_steps > 0)
     eager = apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
 
     [compiled, eager]
@@ -505,18 +521,27 @@ defmodule Nx.Vulkan.CompilerTest do
     compiled
   end
 
-  describe "host steps" do
-    test "while loops: the state stays on the device, one program per trip, the Evaluator's bits" do
+  describe "loops" do
+    test "a loop with a fixed trip count is unrolled into one program, the Evaluator's bits" do
       Nx.Vulkan.with_host_fallback(:raise, fn ->
         x = random({5, 3})
-        assert_steps(&double_thrice/1, [x])
-        assert_steps(&newton_sqrt/1, [Nx.abs(random({37}, :f64)) |> Nx.add(0.1)])
-        assert_steps(&nested_loops/1, [x])
-        assert_steps(&never_runs/1, [x])
-        assert_steps(&loop_between_products/2, [random({4, 8}), random({8, 8})])
-        {_, n} = assert_steps(&halve_until_small/1, [random({9}) |> Nx.multiply(100)])
+        assert_compiled(:program, &double_thrice/1, [x])
+        assert_compiled(:program, &nested_fixed_loops/1, [x])
+        assert_compiled(:program, &never_runs/1, [x])
+        assert_compiled(:program, &loop_between_products/2, [random({4, 8}), random({8, 8})])
+      end)
+    end
+
+    test "other loops: the state stays on the device, one program per trip, the predicate read on the host" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        assert_compiled(:steps, &newton_sqrt/1, [Nx.abs(random({37}, :f64)) |> Nx.add(0.1)])
+        {_, n} = assert_compiled(:steps, &halve_until_small/1, [random({9}) |> Nx.multiply(100)])
         assert Nx.to_number(n) > 3
-        assert_steps(&halve_until_small/1, [Nx.tensor([0.25, 0.25])])
+        assert_compiled(:steps, &halve_until_small/1, [Nx.tensor([0.25, 0.25])])
+        # The inner loop's trips depend on the outer loop's counter.
+        assert_compiled(:steps, &nested_loops/1, [random({5, 3})])
+        # Too many trips to unroll.
+        assert_compiled(:steps, &long_count/1, [Nx.tensor([1, 2], type: :s32)])
       end)
     end
 
@@ -539,7 +564,9 @@ defmodule Nx.Vulkan.CompilerTest do
       assert_received :traced
       refute_received :traced
     end
+  end
 
+  describe "host steps" do
     test "a cond in a loop body runs that body through the Evaluator" do
       x = Nx.tensor([1.0, 2.0])
       compiled = Nx.Defn.jit(&loop_with_cond/1, compiler: Compiler).(x)

@@ -76,7 +76,7 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Evaluator, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.Compiler.{Disk, HostSteps, Recorder, Runner}
+  alias Nx.Vulkan.Compiler.{Disk, HostSteps, Loops, Recorder, Runner}
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
   @fallback_modes [:host_steps, :eval, :raise]
@@ -129,7 +129,8 @@ defmodule Nx.Vulkan.Compiler do
     expr =
       if settings.native_fallback == :eval,
         do: traced,
-        else: HostSteps.rewrite(traced, &lower_while(key, &1, &2, &3, settings), settings.hooks)
+        else:
+          HostSteps.rewrite(traced, &lower_while(key, &1, &2, &3, &4, settings), settings.hooks)
 
     evaluate = evaluate_fun(key, vars, expr, settings)
     Enum.map(args_list, evaluate)
@@ -443,7 +444,7 @@ defmodule Nx.Vulkan.Compiler do
             if settings.native_fallback == :eval do
               traced
             else
-              lower_while = &lower_while(key, &1, &2, &3, settings)
+              lower_while = &lower_while(key, &1, &2, &3, &4, settings)
 
               Enum.map(exprs, fn expr ->
                 evaluate_fun(
@@ -473,9 +474,28 @@ defmodule Nx.Vulkan.Compiler do
     end
   end
 
-  # A while loop's scope as two compiled entries: its predicate (for the first trip), and its
-  # body followed by the predicate of the body's result (one program per trip).
-  defp lower_while(key, arg, condition, body, settings) do
+  # A while loop with a fixed trip count is unrolled into the program being recorded (its
+  # body evaluated that many times). Any other loop becomes two compiled entries: its
+  # predicate (for the first trip), and its body followed by the predicate of the body's
+  # result (one program per trip).
+  defp lower_while(key, initial, arg, condition, body, settings) do
+    trips =
+      if host_op(body, settings),
+        do: :unknown,
+        else: Loops.unrolled_trips(initial, arg, condition, body)
+
+    case trips do
+      {:ok, trips} ->
+        lower_while = &lower_while(key, &1, &2, &3, &4, settings)
+        rewritten = HostSteps.rewrite(body, lower_while, settings.hooks)
+        {:unroll, trips, evaluate_fun(key, [arg], rewritten, settings)}
+
+      :unknown ->
+        loop_entries(key, arg, condition, body, settings)
+    end
+  end
+
+  defp loop_entries(key, arg, condition, body, settings) do
     vars = [arg]
     cond_entry = scope_entry(key, vars, [condition], fn [c], params -> c.(params) end, settings)
 
@@ -491,7 +511,7 @@ defmodule Nx.Vulkan.Compiler do
         settings
       )
 
-    {cond_entry, step_entry}
+    {:loop, cond_entry, step_entry}
   end
 
   defp scope_entry(key, vars, exprs, combine, settings) do

@@ -22,8 +22,10 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
 
   @doc """
   `expr` with its own scope's `while`, `io_call` and `runtime_call` nodes made host steps.
-  `lower_while.(arg, condition, body)` compiles a loop's scope: `{cond_entry, step_entry}`,
-  compiled entries for the predicate and for the body followed by the predicate.
+  `lower_while.(initial, arg, condition, body)` lowers a loop: `{:unroll, trips, body_fun}`
+  for a fixed trip count (the body, evaluated on the state, recorded that many times), or
+  `{:loop, cond_entry, step_entry}`, compiled entries for the predicate and for the body
+  followed by the predicate.
   """
   def rewrite(expr, lower_while, hooks) do
     {expr, _} = Composite.traverse(expr, %{}, &rewrite_node(&1, &2, {lower_while, hooks}))
@@ -47,7 +49,14 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   defp host_form(%T{data: %Expr{op: :while, args: args}} = t, {lower_while, _}) do
     [initial, arg, condition, body] = args
     out = if match?({:tuple, _}, t.type), do: Nx.to_template(body), else: Nx.to_template(t)
-    as_step(t, initial, {:while, lower_while.(arg, condition, body)}, out, :outputs)
+
+    case lower_while.(initial, arg, condition, body) do
+      {:loop, cond_entry, step_entry} ->
+        as_step(t, initial, {:while, {cond_entry, step_entry}}, out, :outputs)
+
+      {:unroll, trips, body_fun} ->
+        unrolled(t, initial, trips, body_fun, out)
+    end
   end
 
   defp host_form(%T{data: %Expr{op: :io_call, args: args}} = t, {_, hooks}) do
@@ -79,6 +88,21 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     end
 
     %{t | data: %{expr | op: :runtime_call, args: [input, record, template, []]}}
+  end
+
+  # A loop with a fixed trip count: its body recorded that many times, into the program being
+  # recorded (no host step: the whole loop is one submission).
+  defp unrolled(%T{data: expr} = t, initial, trips, body_fun, template) do
+    record = fn value, _opts ->
+      state =
+        Enum.reduce(1..trips//1, Composite.flatten_list([value]), fn _, state ->
+          [body_fun.(thunks(state))] |> Composite.flatten_list()
+        end)
+
+      if match?(%T{}, template), do: hd(state), else: List.to_tuple(state)
+    end
+
+    %{t | data: %{expr | op: :runtime_call, args: [initial, record, template, []]}}
   end
 
   @doc "Records an op the engine refuses (the backend's host fallback) as a host step."

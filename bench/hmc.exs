@@ -1,0 +1,85 @@
+# One HMC trajectory (32 leapfrog steps) on a Bayesian logistic regression log-posterior
+# (d = 8 parameters, n = 200 observations, f64, gradients by `grad`, the loop a `defn` while),
+# the work of a sampler's inner loop, run three ways:
+#
+#     mix run bench/hmc.exs            # HMC_RUNS=binary,evaluator,compiler (the default)
+#
+# Nx.BinaryBackend with Nx.Defn.Evaluator, and Nx.Vulkan.Backend with Nx.Defn.Evaluator and
+# with Nx.Vulkan.Compiler. Each figure is the mean over calls after warm-up, each trajectory's
+# end point read back (a sampler reads it to accept or reject). bench/hmc_jax.py is JAX's twin
+# (lax.fori_loop, the same model and data): run both in one command.
+defmodule HMC do
+  import Nx.Defn
+
+  @steps 32
+
+  defn log_posterior(q, x, y) do
+    z = Nx.dot(x, q)
+    # Bernoulli(y | sigmoid(z)) written stably, and a N(0, 1) prior on each coefficient.
+    softplus = Nx.max(z, 0) + Nx.log1p(Nx.exp(-Nx.abs(z)))
+    Nx.sum(y * z - softplus) - 0.5 * Nx.sum(q * q)
+  end
+
+  defn trajectory(q, p, x, y, eps) do
+    {q, p, _, _, _, _} =
+      while {q, p, x, y, eps, i = 0}, i < @steps do
+        p = p + 0.5 * eps * grad(q, &log_posterior(&1, x, y))
+        q = q + eps * p
+        p = p + 0.5 * eps * grad(q, &log_posterior(&1, x, y))
+        {q, p, x, y, eps, i + 1}
+      end
+
+    {q, p}
+  end
+
+  # The same data as bench/hmc_jax.py: x[i][j] = sin(i * 8 + j + 1), y from a fixed q.
+  def data do
+    x = Nx.iota({200, 8}, type: :f64) |> Nx.add(1) |> Nx.sin()
+    q_true = Nx.linspace(-1.0, 1.0, n: 8, type: :f64)
+    y = Nx.dot(x, q_true) |> Nx.greater(0) |> Nx.as_type(:f64)
+    q = Nx.broadcast(Nx.tensor(0.1, type: :f64), {8})
+    p = Nx.linspace(0.5, -0.5, n: 8, type: :f64)
+    {q, p, x, y, Nx.tensor(0.01, type: :f64)}
+  end
+end
+
+runs = %{
+  "binary" => {"BinaryBackend + Evaluator", Nx.BinaryBackend, Nx.Defn.Evaluator, 5},
+  "evaluator" => {"Vulkan + Evaluator", Nx.Vulkan.Backend, Nx.Defn.Evaluator, 20},
+  "compiler" => {"Vulkan + Nx.Vulkan.Compiler", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 200}
+}
+
+IO.puts("device: #{Nx.Vulkan.device_info().name}")
+
+:telemetry.attach(
+  :hmc_compilation,
+  [:nx_vulkan, :compilation],
+  fn _, time, meta, _ ->
+    IO.puts(
+      "  compiled in #{div(time.total_time, 1000)} ms: #{meta.mode}, #{meta.nodes} nodes, " <>
+        "#{meta.fused} fused, #{meta.launches} launches, #{meta[:host_steps] || 0} host steps"
+    )
+  end,
+  nil
+)
+
+for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler"), ",") do
+  {name, backend, compiler, n} = Map.fetch!(runs, key)
+  Nx.default_backend(backend)
+  {q, p, x, y, eps} = Nx.with_default_backend(backend, &HMC.data/0)
+  fun = Nx.Defn.jit(&HMC.trajectory/5, compiler: compiler)
+
+  call = fn ->
+    {q, _p} = fun.(q, p, x, y, eps)
+    Nx.to_binary(q)
+  end
+
+  for _ <- 1..3, do: call.()
+  {us, q_end} = :timer.tc(fn -> Enum.reduce(1..n, nil, fn _, _ -> call.() end) end)
+  first = q_end |> Nx.from_binary(:f64) |> Nx.to_flat_list() |> hd()
+
+  IO.puts(
+    "#{name}: #{Float.round(us / n, 1)} us per trajectory, " <>
+      "#{Float.round(us / n / 32, 2)} us per step (q[0] after: #{Float.round(first, 9)})"
+  )
+end
