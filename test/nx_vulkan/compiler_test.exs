@@ -496,6 +496,27 @@ defmodule Nx.Vulkan.CompilerTest do
     x
   end
 
+  defn three_way(x, t) do
+    cond do
+      t < 0 -> {x * t, Nx.sum(x)}
+      t < 1 -> {Nx.exp(x), Nx.reduce_max(x)}
+      true -> {x - t, t}
+    end
+  end
+
+  defn hooked_branch(x) do
+    if Nx.sum(x) < 0, do: io_call(x, :branch) * 2, else: -x
+  end
+
+  defn halving_with_hooked_cond(x) do
+    {x, _} =
+      while {x, i = 0}, Nx.sum(x) > 1 do
+        {hooked_branch(x / 2) |> Nx.abs(), i + 1}
+      end
+
+    x
+  end
+
   defn long_count(x) do
     {x, _} = while {x, i = 0}, i < 2000, do: {x + 1, i + 1}
     x
@@ -504,7 +525,8 @@ defmodule Nx.Vulkan.CompilerTest do
   # Compiled (as `mode`) against the Evaluator on our backend, bit for bit.
   defp assert_compiled(mode, fun, args) do
     attach_compilations()
-    compiled = apply(Nx.Defn.jit(fun, compiler: Compiler), args)
+    # cache: false compiles (and reports) even where an earlier test compiled the same function.
+    compiled = apply(Nx.Defn.jit(fun, compiler: Compiler, cache: false), args)
     assert_received {:compiled, _, %{mode: ^mode} = meta}
     if mode == :steps, do: assert(meta.host_steps > 0)
     eager = apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
@@ -567,17 +589,37 @@ defmodule Nx.Vulkan.CompilerTest do
   end
 
   describe "host steps" do
-    test "a cond in a loop body runs that body through the Evaluator" do
-      x = Nx.tensor([1.0, 2.0])
-      compiled = Nx.Defn.jit(&loop_with_cond/1, compiler: Compiler).(x)
-      assert Nx.to_flat_list(compiled) == [2.0, 10.0]
+    test "small conds compute every branch on the device and select, the Evaluator's bits" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        assert_compiled(:program, &abs_of_sum_sign/1, [random({6})])
+        assert_compiled(:program, &abs_of_sum_sign/1, [Nx.abs(random({6}))])
+        assert_compiled(:program, &three_way/2, [random({4, 3}), Nx.tensor(-2.0)])
+        assert_compiled(:program, &three_way/2, [random({4, 3}), Nx.tensor(0.5)])
+        assert_compiled(:program, &three_way/2, [random({4, 3}), Nx.tensor(7.0)])
+        # A cond in a loop with a fixed trip count: the loop unrolls, each cond selects.
+        x = Nx.tensor([1.0, 2.0])
+        compiled = assert_compiled(:program, &loop_with_cond/1, [x])
+        assert Nx.to_flat_list(compiled) == [2.0, 10.0]
+      end)
+    end
 
-      assert bits(compiled) ==
-               bits(Nx.Defn.jit(&loop_with_cond/1, compiler: Nx.Defn.Evaluator).(x))
+    test "a cond with host code in a branch runs through the Evaluator; in a loop body, that body" do
+      parent = self()
+      hooks = %{branch: &send(parent, {:branch, Nx.to_flat_list(&1)})}
+      x = Nx.tensor([1.0, -2.0])
+      fun = Nx.Defn.jit(&hooked_branch/1, compiler: Compiler, hooks: hooks)
+      assert Nx.to_flat_list(fun.(x)) == [2.0, -4.0]
+      assert_received {:branch, [1.0, -2.0]}
+      assert Nx.to_flat_list(fun.(Nx.negate(x))) == [1.0, -2.0]
+      refute_received {:branch, _}
 
       assert_raise Nx.Vulkan.Error, ~r/cond runs on the host.*native_fallback: :raise/, fn ->
-        Nx.Defn.jit(&loop_with_cond/1, compiler: Compiler, native_fallback: :raise).(x)
+        Nx.Defn.jit(&hooked_branch/1, compiler: Compiler, native_fallback: :raise, hooks: hooks).(
+          x
+        )
       end
+
+      assert_compiled(:steps, &halving_with_hooked_cond/1, [Nx.tensor([40.0, 3.0])])
     end
 
     test "io_call hooks and runtime_call run on the host between device segments" do
@@ -626,16 +668,6 @@ defmodule Nx.Vulkan.CompilerTest do
       loop = Nx.Defn.jit(&double_thrice/1, compiler: Compiler, native_fallback: :eval)
       assert Nx.to_flat_list(loop.(x)) == [8, 16]
       assert_received {:compiled, _, %{mode: :eval, reason: "while" <> _}}
-    end
-
-    test "native_fallback: :raise names why" do
-      fun = &abs_of_sum_sign/1
-
-      assert_raise Nx.Vulkan.Error, ~r/cond runs on the host.*native_fallback: :raise/, fn ->
-        Nx.Defn.jit(fun, compiler: Compiler, native_fallback: :raise).(Nx.tensor([1]))
-      end
-
-      assert Nx.to_flat_list(Nx.Defn.jit(fun, compiler: Compiler).(Nx.tensor([-1]))) == [1]
     end
   end
 

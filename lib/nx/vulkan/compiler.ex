@@ -126,11 +126,7 @@ defmodule Nx.Vulkan.Compiler do
   defp inline(key, vars, fun, args_list, settings) do
     traced = fun.(vars)
 
-    expr =
-      if settings.native_fallback == :eval,
-        do: traced,
-        else:
-          HostSteps.rewrite(traced, &lower_while(key, &1, &2, &3, &4, settings), settings.hooks)
+    expr = if settings.native_fallback == :eval, do: traced, else: rewrite(key, traced, settings)
 
     evaluate = evaluate_fun(key, vars, expr, settings)
     Enum.map(args_list, evaluate)
@@ -437,32 +433,31 @@ defmodule Nx.Vulkan.Compiler do
     traced = Enum.map(exprs, &evaluate_fun(key, vars, &1, settings))
     eval_fun = &combine.(traced, &1)
 
+    exprs =
+      if settings.native_fallback == :eval,
+        do: exprs,
+        else: Enum.map(exprs, &rewrite(key, &1, settings))
+
     recorded =
       case Enum.find_value(exprs, &host_op(&1, settings)) do
         nil ->
-          evaluate =
-            if settings.native_fallback == :eval do
-              traced
-            else
-              lower_while = &lower_while(key, &1, &2, &3, &4, settings)
-
-              Enum.map(exprs, fn expr ->
-                evaluate_fun(
-                  key,
-                  vars,
-                  HostSteps.rewrite(expr, lower_while, settings.hooks),
-                  settings
-                )
-              end)
-            end
-
+          evaluate = Enum.map(exprs, &evaluate_fun(key, vars, &1, settings))
           Recorder.record(settings.device, vars, &combine.(evaluate, &1))
 
+        :cond when settings.native_fallback != :eval ->
+          {:stop,
+           "cond runs on the host (a branch runs host code or is too large to compute whole)"}
+
         op ->
-          {:stop, "#{op} runs on the host until the compiler lowers it"}
+          {:stop, "#{op} runs on the host (native_fallback: :eval)"}
       end
 
     {recorded, eval_fun}
+  end
+
+  # `expr` with its loops, hooks and host calls made host steps, and its small conds selects.
+  defp rewrite(key, expr, settings) do
+    HostSteps.rewrite(expr, &lower_while(key, &1, &2, &3, &4, settings), settings.hooks)
   end
 
   defp evaluate_fun(key, vars, expr, settings) do
@@ -479,15 +474,15 @@ defmodule Nx.Vulkan.Compiler do
   # predicate (for the first trip), and its body followed by the predicate of the body's
   # result (one program per trip).
   defp lower_while(key, initial, arg, condition, body, settings) do
+    rewritten = rewrite(key, body, settings)
+
     trips =
-      if host_op(body, settings),
+      if host_op(rewritten, settings),
         do: :unknown,
         else: Loops.unrolled_trips(initial, arg, condition, body)
 
     case trips do
       {:ok, trips} ->
-        lower_while = &lower_while(key, &1, &2, &3, &4, settings)
-        rewritten = HostSteps.rewrite(body, lower_while, settings.hooks)
         {:unroll, trips, evaluate_fun(key, [arg], rewritten, settings)}
 
       :unknown ->

@@ -18,7 +18,7 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   alias Nx.Defn.{Composite, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.Compiler.{Recorder, Runner}
+  alias Nx.Vulkan.Compiler.{Branches, Recorder, Runner}
 
   @doc """
   `expr` with its own scope's `while`, `io_call` and `runtime_call` nodes made host steps.
@@ -28,14 +28,25 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   followed by the predicate.
   """
   def rewrite(expr, lower_while, hooks) do
-    {expr, _} = Composite.traverse(expr, %{}, &rewrite_node(&1, &2, {lower_while, hooks}))
+    context = {lower_while, hooks, Branches.outer_ids(expr)}
+    {expr, _} = Composite.traverse(expr, %{}, &rewrite_node(&1, &2, context))
     expr
   end
 
-  defp rewrite_node(%T{data: %Expr{id: id}} = t, cache, context) do
+  defp rewrite_node(%T{data: %Expr{id: id, op: op}} = t, cache, context) do
     case cache do
       %{^id => new} ->
         {new, cache}
+
+      %{} when op == :cond ->
+        if Branches.cheap?(t, elem(context, 2)) do
+          {args, cache} = Tree.apply_args(t, :scope, cache, &rewrite_node(&1, &2, context))
+          new = Branches.as_selects(put_in(t.data.args, args), template(t, List.last(args)))
+          {new, Map.put(cache, id, new)}
+        else
+          # Left to the Evaluator, which reads its predicates on the host.
+          {t, Map.put(cache, id, t)}
+        end
 
       %{} ->
         {args, cache} = Tree.apply_args(t, :scope, cache, &rewrite_node(&1, &2, context))
@@ -46,9 +57,13 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
 
   defp rewrite_node(other, cache, _context), do: {other, cache}
 
-  defp host_form(%T{data: %Expr{op: :while, args: args}} = t, {lower_while, _}) do
+  # The template of a node whose value is `composite` (a tuple-typed node's leaves).
+  defp template(t, composite),
+    do: if(match?({:tuple, _}, t.type), do: Nx.to_template(composite), else: Nx.to_template(t))
+
+  defp host_form(%T{data: %Expr{op: :while, args: args}} = t, {lower_while, _, _}) do
     [initial, arg, condition, body] = args
-    out = if match?({:tuple, _}, t.type), do: Nx.to_template(body), else: Nx.to_template(t)
+    out = template(t, body)
 
     case lower_while.(initial, arg, condition, body) do
       {:loop, cond_entry, step_entry} ->
@@ -59,7 +74,7 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     end
   end
 
-  defp host_form(%T{data: %Expr{op: :io_call, args: args}} = t, {_, hooks}) do
+  defp host_form(%T{data: %Expr{op: :io_call, args: args}} = t, {_, hooks, _}) do
     [input, callback_spec, template, _ref] = args
     as_step(t, input, {:io_call, callback_spec, hooks}, template, :passthrough)
   end

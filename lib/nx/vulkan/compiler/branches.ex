@@ -1,0 +1,88 @@
+defmodule Nx.Vulkan.Compiler.Branches do
+  @moduledoc false
+  # A `cond` whose branches are small and run no host code becomes selects: every predicate
+  # and every branch is computed on the device, then `select(pred1, branch1, select(pred2,
+  # ...))` keeps the first true branch's values, exactly as Nx.Defn.Evaluator's choice would
+  # (the same kernels compute them). Any other cond is left to the Evaluator.
+
+  alias Nx.Defn.{Composite, Expr, Tree}
+  alias Nx.Tensor, as: T
+
+  # Nodes a cond's branches may compute of their own, all branches together.
+  @max_branch_nodes 256
+  @host_ops [:while, :io_call, :runtime_call]
+
+  @doc "The ids of `expr`'s own scope (values a cond's branches read from outside)."
+  def outer_ids(expr), do: Tree.scope_ids(expr)
+
+  @doc "Whether the cond `t` is cheap to compute whole: small branches, no host code."
+  def cheap?(%T{data: %Expr{op: :cond, args: [clauses, last]}}, outer_ids) do
+    exprs = Enum.flat_map(clauses, fn {pred, body} -> [pred, body] end) ++ [last]
+
+    try do
+      seen =
+        Enum.reduce(
+          exprs,
+          %{},
+          &Composite.reduce(&1, &2, fn t, seen -> own(t, seen, outer_ids) end)
+        )
+
+      map_size(seen) <= @max_branch_nodes
+    catch
+      :not_cheap -> false
+    end
+  end
+
+  defp own(%T{data: %Expr{id: id, op: op}} = t, seen, outer_ids) do
+    cond do
+      Map.has_key?(seen, id) or Map.has_key?(outer_ids, id) ->
+        seen
+
+      op in @host_ops ->
+        throw(:not_cheap)
+
+      map_size(seen) > @max_branch_nodes ->
+        throw(:not_cheap)
+
+      true ->
+        t
+        |> Tree.apply_args(:scope, Map.put(seen, id, true), &{&1, own(&1, &2, outer_ids)})
+        |> elem(1)
+    end
+  end
+
+  defp own(_number, seen, _outer_ids), do: seen
+
+  @doc """
+  The cond `t` as a node that computes every predicate and branch and selects (a
+  runtime_call node the Evaluator runs while the program records: the selects become nodes).
+  """
+  def as_selects(%T{data: %Expr{op: :cond, args: [clauses, last]} = expr} = t, template) do
+    {preds, bodies} = Enum.unzip(clauses)
+    input = {List.to_tuple(preds), List.to_tuple(bodies ++ [last])}
+
+    select = fn {preds, bodies}, _opts ->
+      branches = bodies |> Tuple.to_list() |> Enum.map(&Composite.flatten_list([&1]))
+      {[last], clauses} = branches |> Enum.reverse() |> Enum.split(1)
+      pairs = Enum.zip(Enum.reverse(Tuple.to_list(preds)), clauses)
+      leaves = Composite.flatten_list([template])
+
+      # Branches may name their axes differently; the cond's own names are put back after.
+      unnamed = &Nx.rename(&1, List.duplicate(nil, tuple_size(&1.shape)))
+
+      selected =
+        Enum.reduce(pairs, Enum.map(last, unnamed), fn {pred, values}, acc ->
+          Enum.zip_with(values, acc, &Nx.select(unnamed.(pred), unnamed.(&1), &2))
+        end)
+        |> Enum.zip_with(leaves, fn value, leaf ->
+          value = if value.type == leaf.type, do: value, else: Nx.as_type(value, leaf.type)
+          value = if value.shape == leaf.shape, do: value, else: Nx.broadcast(value, leaf.shape)
+          Nx.rename(value, leaf.names)
+        end)
+
+      if match?(%T{}, template), do: hd(selected), else: List.to_tuple(selected)
+    end
+
+    %{t | data: %{expr | op: :runtime_call, args: [input, select, template, []]}}
+  end
+end
