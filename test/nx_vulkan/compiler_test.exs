@@ -517,6 +517,11 @@ defmodule Nx.Vulkan.CompilerTest do
     x
   end
 
+  defn count_down(x, acc) do
+    {_, acc, n} = while {x, acc, n = 0}, x > 0, do: {x - 1, acc * 1.5 - n, n + 1}
+    {acc, n}
+  end
+
   defn long_count(x) do
     {x, _} = while {x, i = 0}, i < 2000, do: {x + 1, i + 1}
     x
@@ -565,6 +570,18 @@ defmodule Nx.Vulkan.CompilerTest do
         # Too many trips to unroll.
         assert_compiled(:steps, &long_count/1, [Nx.tensor([1, 2], type: :s32)])
       end)
+    end
+
+    test "blocks of trips stop exactly where the predicate fails" do
+      fun = Nx.Defn.jit(&count_down/2, compiler: Compiler)
+      eager = Nx.Defn.jit(&count_down/2, compiler: Nx.Defn.Evaluator)
+
+      for trips <- [0, 1, 3, 4, 5, 35, 36, 37, 100] do
+        args = [Nx.tensor(trips), Nx.tensor(0.5, type: :f64)]
+        {acc, n} = apply(fun, args)
+        assert Nx.to_number(n) == trips
+        assert bits(acc) == bits(elem(apply(eager, args), 0))
+      end
     end
 
     test "a loop is traced once; later calls with new values only run it" do

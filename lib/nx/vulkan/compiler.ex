@@ -277,7 +277,7 @@ defmodule Nx.Vulkan.Compiler do
 
   defp local_only?({:steps, p}) do
     Enum.any?(p.steps, fn
-      {:host, _, {{:while, {cond_entry, step_entry}}, _}, _, _, _} ->
+      {:host, _, {{:while, {cond_entry, step_entry, _block}}, _}, _, _, _} ->
         local_only?(cond_entry) or local_only?(step_entry)
 
       _ ->
@@ -506,8 +506,47 @@ defmodule Nx.Vulkan.Compiler do
         settings
       )
 
-    {:loop, cond_entry, step_entry}
+    {:loop, cond_entry, step_entry, block_entry(key, vars, body, condition, step_entry, settings)}
   end
+
+  # A loop whose trip is one program also gets a block: `trips` trips in one program, each
+  # after the first computed then kept only while the predicate holds (select: the state
+  # stops changing once it fails), so a long loop reads its predicate once per block. Nil
+  # where the body runs host steps (they must not run speculatively).
+  defp block_entry(key, vars, body, condition, {:program, _}, settings) do
+    trips = Loops.block_trips(body)
+
+    block =
+      scope_entry(
+        key,
+        vars,
+        [body, condition],
+        fn [b, c], params ->
+          first = b.(params) |> List.wrap() |> Composite.flatten_list()
+
+          {state, pred} =
+            Enum.reduce(2..trips//1, {first, c.(thunks(first))}, fn _, {state, pred} ->
+              next = b.(thunks(state)) |> List.wrap() |> Composite.flatten_list()
+              state = Enum.zip_with(next, state, &keep_while(pred, &1, &2))
+              {state, c.(thunks(state))}
+            end)
+
+          {List.to_tuple(state), pred}
+        end,
+        settings
+      )
+
+    if trips > 1 and match?({:program, _}, block), do: {trips, block}
+  end
+
+  defp block_entry(_key, _vars, _body, _condition, _step_entry, _settings), do: nil
+
+  defp keep_while(pred, next, state) do
+    unnamed = &Nx.rename(&1, List.duplicate(nil, tuple_size(&1.shape)))
+    Nx.select(pred, unnamed.(next), unnamed.(state)) |> Nx.rename(state.names)
+  end
+
+  defp thunks(tensors), do: Enum.map(tensors, &fn -> &1 end)
 
   defp scope_entry(key, vars, exprs, combine, settings) do
     {recorded, eval_fun} = record_scope(key, vars, exprs, combine, settings)

@@ -24,8 +24,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   `expr` with its own scope's `while`, `io_call` and `runtime_call` nodes made host steps.
   `lower_while.(initial, arg, condition, body)` lowers a loop: `{:unroll, trips, body_fun}`
   for a fixed trip count (the body, evaluated on the state, recorded that many times), or
-  `{:loop, cond_entry, step_entry}`, compiled entries for the predicate and for the body
-  followed by the predicate.
+  `{:loop, cond_entry, step_entry, block}`, compiled entries for the predicate and for the
+  body followed by the predicate, and `{trips, block_entry}` (or nil) running that many
+  trips at once, each kept only while the predicate holds.
   """
   def rewrite(expr, lower_while, hooks) do
     context = {lower_while, hooks, Branches.outer_ids(expr)}
@@ -66,8 +67,8 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     out = template(t, body)
 
     case lower_while.(initial, arg, condition, body) do
-      {:loop, cond_entry, step_entry} ->
-        as_step(t, initial, {:while, {cond_entry, step_entry}}, out, :outputs)
+      {:loop, cond_entry, step_entry, block} ->
+        as_step(t, initial, {:while, {cond_entry, step_entry, block}}, out, :outputs)
 
       {:unroll, trips, body_fun} ->
         unrolled(t, initial, trips, body_fun, out)
@@ -170,8 +171,8 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   Runs a step on the device tensors `tensors` (in the order the step recorded them); returns
   its outputs as a flat list of tensors.
   """
-  def run({{:while, {cond_entry, step_entry}}, _slots}, state, _device) do
-    loop(state, Runner.run(cond_entry, thunks(state)), step_entry)
+  def run({{:while, {cond_entry, step_entry, block}}, _slots}, state, _device) do
+    loop(state, Runner.run(cond_entry, thunks(state)), 0, step_entry, block)
   end
 
   def run({{:io_call, callback_spec, hooks}, slots}, tensors, _device) do
@@ -205,12 +206,22 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     B.host(op, device, [out | args], reason) |> List.wrap() |> Composite.flatten_list()
   end
 
-  defp loop(state, pred, step_entry) do
-    if Nx.to_number(pred) != 0 do
-      {state, pred} = Runner.run(step_entry, thunks(state))
-      loop(Composite.flatten_list([state]), pred, step_entry)
-    else
-      state
+  # One trip per program for the first trips (most loops are short), then blocks of trips.
+  @single_trips 4
+
+  defp loop(state, pred, trips, step_entry, block) do
+    cond do
+      Nx.to_number(pred) == 0 ->
+        state
+
+      block == nil or trips < @single_trips ->
+        {state, pred} = Runner.run(step_entry, thunks(state))
+        loop(Composite.flatten_list([state]), pred, trips + 1, step_entry, block)
+
+      true ->
+        {_, block_entry} = block
+        {state, pred} = Runner.run(block_entry, thunks(state))
+        loop(Composite.flatten_list([state]), pred, trips + 1, step_entry, block)
     end
   end
 

@@ -24,6 +24,12 @@ defmodule Nx.Vulkan.Compiler.Loops do
       else: :unknown
   end
 
+  # Trips in one block of a loop whose trip count is not fixed (each reads the predicate).
+  @block_trips 32
+
+  @doc "How many trips of a loop with this body one block program runs."
+  def block_trips(body), do: min(@block_trips, div(@max_unrolled, max(size(body), 1)))
+
   @doc """
   `{:ok, trips}` when the loop's trip count is fixed (at most `max_trips`), else `:unknown`.
   """
