@@ -2,10 +2,11 @@
 # (d = 8 parameters, n = 200 observations, f64, gradients by `grad`, the loop a `defn` while),
 # the work of a sampler's inner loop, run three ways:
 #
-#     mix run bench/hmc.exs            # HMC_RUNS=binary,evaluator,compiler (the default)
+#     mix run bench/hmc.exs     # HMC_RUNS=binary,evaluator,compiler,chains (the default)
 #
 # Nx.BinaryBackend with Nx.Defn.Evaluator, and Nx.Vulkan.Backend with Nx.Defn.Evaluator and
-# with Nx.Vulkan.Compiler. Each figure is the mean over calls after warm-up, each trajectory's
+# with Nx.Vulkan.Compiler; `chains` runs 128 chains at once through the compiler (the state
+# vectorized over a :chain axis, one trajectory of each per call). Each figure is the mean over calls after warm-up, each trajectory's
 # end point read back (a sampler reads it to accept or reject). bench/hmc_jax.py is JAX's twin
 # (lax.fori_loop, the same model and data): run both in one command.
 defmodule HMC do
@@ -44,9 +45,11 @@ defmodule HMC do
 end
 
 runs = %{
-  "binary" => {"BinaryBackend + Evaluator", Nx.BinaryBackend, Nx.Defn.Evaluator, 5},
-  "evaluator" => {"Vulkan + Evaluator", Nx.Vulkan.Backend, Nx.Defn.Evaluator, 20},
-  "compiler" => {"Vulkan + Nx.Vulkan.Compiler", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 200}
+  "binary" => {"BinaryBackend + Evaluator", Nx.BinaryBackend, Nx.Defn.Evaluator, 5, 1},
+  "evaluator" => {"Vulkan + Evaluator", Nx.Vulkan.Backend, Nx.Defn.Evaluator, 20, 1},
+  "compiler" => {"Vulkan + Nx.Vulkan.Compiler", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 200, 1},
+  "chains" =>
+    {"Vulkan + Nx.Vulkan.Compiler, 128 chains", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 50, 128}
 }
 
 IO.puts("device: #{Nx.Vulkan.device_info().name}")
@@ -63,15 +66,23 @@ IO.puts("device: #{Nx.Vulkan.device_info().name}")
   nil
 )
 
-for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler"), ",") do
-  {name, backend, compiler, n} = Map.fetch!(runs, key)
+# Chain c starts at q + 0.001 c (chain 0 is the single chain's start).
+vectorized = fn t, chains ->
+  offsets = Nx.iota({chains, 1}, type: :f64) |> Nx.multiply(0.001)
+  t |> Nx.broadcast({chains, 8}) |> Nx.add(offsets) |> Nx.vectorize(:chain)
+end
+
+for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler,chains"), ","),
+    key != "" do
+  {name, backend, compiler, n, chains} = Map.fetch!(runs, key)
   Nx.default_backend(backend)
   {q, p, x, y, eps} = Nx.with_default_backend(backend, &HMC.data/0)
+  {q, p} = if chains > 1, do: {vectorized.(q, chains), vectorized.(p, chains)}, else: {q, p}
   fun = Nx.Defn.jit(&HMC.trajectory/5, compiler: compiler)
 
   call = fn ->
     {q, _p} = fun.(q, p, x, y, eps)
-    Nx.to_binary(q)
+    q |> Nx.devectorize() |> Nx.to_binary()
   end
 
   for _ <- 1..3, do: call.()

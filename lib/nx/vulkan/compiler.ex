@@ -18,20 +18,26 @@ defmodule Nx.Vulkan.Compiler do
   the same type and shape) share one compiled program: tensors a function captures are
   inputs of the program, not constants of its kernels.
 
-  Functions the engine cannot run as one program yet run through `Nx.Defn.Evaluator` on
-  `Nx.Vulkan.Backend`, still traced only once per template: `while` and `cond` (their
-  predicates are read on the host), `io_call`/hooks and `runtime_call` (host code), and ops
-  the engine runs on the host for the given types. The
-  `[:nx_vulkan, :compilation]` telemetry event says which way each function went.
+  Control flow and host code: a `while` with a trip count fixed at compile time (a counter
+  from a constant) is unrolled into the program; any other `while` keeps its state on the
+  device and reads its predicate on the host, one program per trip for its first trips, then
+  blocks of trips in one program (each trip kept only while the predicate holds). A `cond`
+  whose branches are small and run no host code computes every branch and selects. `io_call`
+  hooks, `runtime_call` and ops the engine refuses for their types run on the host between
+  the program's device segments (host steps). A `cond` with a large branch or host code in a
+  branch runs through `Nx.Defn.Evaluator` on `Nx.Vulkan.Backend`, still traced only once per
+  template (inside a loop, only that loop's body). The `[:nx_vulkan, :compilation]` telemetry
+  event says which way each function went.
 
   ## Options
 
     * `:device` - the index of the device (see `Nx.Vulkan.devices/0`); defaults to
       `Nx.Vulkan.default_device/0`.
 
-    * `:native_fallback` - what to do with a function that cannot be one program: `:eval`
-      (the default) runs it through `Nx.Defn.Evaluator` on `Nx.Vulkan.Backend`; `:raise`
-      raises `Nx.Vulkan.Error` saying why.
+    * `:native_fallback` - `:host_steps` (the default) as above; `:eval` runs any function
+      with a loop, cond, hook or host call through `Nx.Defn.Evaluator` on
+      `Nx.Vulkan.Backend`; `:raise` raises `Nx.Vulkan.Error` saying why for a function that
+      would run an op the engine refuses or go through the Evaluator.
 
     * `:hooks` - a map of `io_call` names to functions, as for `Nx.Defn.Evaluator`.
 
@@ -42,8 +48,8 @@ defmodule Nx.Vulkan.Compiler do
       `false` compiles on every call; a file path also stores the traced program (and the
       tensors the function captured, as they were) there, so that a new VM compiles it
       without tracing. The file holds the argument templates and device it was made for;
-      others trace again and replace it, with a warning. Functions run through the Evaluator
-      are not stored.
+      others trace again and replace it, with a warning. Functions with host steps or run
+      through the Evaluator are not stored.
 
   Other options (such as `:batch_keys`, which `Nx.Serving` and Bumblebee pass)
   are accepted and ignored.
@@ -52,7 +58,8 @@ defmodule Nx.Vulkan.Compiler do
 
   `[:nx_vulkan, :compilation]` is emitted once per compilation (never on a cached call), with
   measurements `:trace_time`, `:lower_time`, `:compile_time` and `:total_time` (microseconds)
-  and metadata `:key`, `:device`, `:mode` (`:program` or `:eval`), `:reason` (why `:eval`),
+  and metadata `:key`, `:device`, `:mode` (`:program`; `:steps`, with `:host_steps`, when
+  host steps cut it into device segments; or `:eval`), `:reason` (why `:eval`),
   `:program_cache` (`:hit` when a structurally equal program was compiled before, `:miss`,
   or `nil`), `:nodes`, `:fused`, `:launches`, `:in_place` (donations written in place) and
   `:disk_cache` (`:hit` or `:miss` with `cache: path`, else `nil`).
@@ -62,11 +69,11 @@ defmodule Nx.Vulkan.Compiler do
   Arguments marked with `Nx.donatable/1` (for `Nx.Defn.compile/3`, templates and live
   arguments alike) are given up by the call: each is paired with the first output of its type
   and shape, as EXLA pairs them (a donated argument without such an output, or that the
-  function does not use, raises `ArgumentError`), and the program writes that output over
-  the argument's buffer where it can do so safely (an update such as `w - lr * dw`, in its
+  function does not use, raises `ArgumentError`), and a one-program function writes that
+  output over the argument's buffer where it can do so safely (an update such as `w - lr * dw`, in its
   elementwise kernel or a product's epilogue), else into a buffer of its own. Either way the
-  argument is deallocated after the call. Functions run through the Evaluator ignore the
-  marks.
+  argument is deallocated after the call (with host steps, always into buffers of their own).
+  Functions run through the Evaluator ignore the marks.
   """
 
   @behaviour Nx.Defn.Compiler
