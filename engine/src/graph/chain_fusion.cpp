@@ -44,7 +44,8 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> joined(const G
 }  // namespace
 
 Graph fuse_chains(Device& device, const Graph& graph) {
-  return fuse_sole_reader_pairs(device, graph, [](const Graph& g, uint32_t p, uint32_t c) -> std::optional<FusedNode> {
+  bool has_f64 = device.has(kCapFloat64);
+  return fuse_sole_reader_pairs(device, graph, [has_f64](const Graph& g, uint32_t p, uint32_t c) -> std::optional<FusedNode> {
     const GraphNode& producer = g.nodes()[p];
     const GraphNode& consumer = g.nodes()[c];
     if (!has_elementwise_steps(producer, g) || !has_elementwise_steps(consumer, g)) return std::nullopt;
@@ -53,6 +54,11 @@ Graph fuse_chains(Device& device, const Graph& graph) {
     if (consumer.out.shape != producer.out.shape && !producer.inputs.empty()) return std::nullopt;
     auto chain = joined(producer, uint32_t(g.input_count()) + p, consumer);
     if (!chain) return std::nullopt;
+    // A chain that would run step by step (chain_rounding: float math beside f64 code) is left
+    // as two nodes, so that the chains on either side of the split still fuse.
+    std::vector<DType> types;
+    for (uint32_t v : chain->second) types.push_back(g.value(v).type);
+    if (chain_rounding(chain->first, types, has_f64).reason != ChainSplit::None) return std::nullopt;
     return FusedNode{OpId::elementwise_chain, std::move(chain->second), Attrs::of(std::move(chain->first))};
   });
 }
