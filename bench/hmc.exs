@@ -60,7 +60,7 @@ IO.puts("device: #{Nx.Vulkan.device_info().name}")
   fn _, time, meta, _ ->
     IO.puts(
       "  compiled in #{div(time.total_time, 1000)} ms: #{meta.mode}, #{meta.nodes} nodes, " <>
-        "#{meta.fused} fused, #{meta.launches} launches, #{meta[:host_steps] || 0} host steps"
+        "#{meta.fused} fused, #{meta.launches} launches, #{meta[:host_steps] || 0} host steps#{if meta.reason, do: " (#{meta.reason})"}"
     )
   end,
   nil

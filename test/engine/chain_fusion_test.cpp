@@ -5,6 +5,7 @@
 // one.
 #include "graph/graph.hpp"
 #include "op_case_util.hpp"
+#include "ops/shape/shape_attrs.hpp"
 
 using namespace nxv;
 using namespace nxv::test;
@@ -62,5 +63,48 @@ TEST(ChainFusion, ASharedProducerIsComputedInEachReader) {
     expect_same_bits(*dev, op(OpId::subtract, {yv, ev}), outs[2]);
     // One step for two more readers: recomputed (3 kernels). Five steps: 10 more, kept (4).
     EXPECT_EQ(program->stats().launches, steps == 1 ? 3u : 4u);
+  }
+}
+
+// Elementwise nodes over four to eight tensors, each the output's shape or a single element,
+// fuse into one chain (elementwise_wide.comp): every type family, operands that are scalars,
+// and an operand that a transpose node gives as a view (copied row-major first); the ops' bits.
+TEST(ChainFusion, ChainsOverFourToEightTensorsAreOneKernel) {
+  auto dev = shared_device();
+  const Shape shape{7, 45};  // over one workgroup
+  std::vector<DType> types{DType::F32, DType::S32, DType::U8, DType::F16};
+  if (dev->has(kCapFloat64)) types.push_back(DType::F64);
+  for (DType t : types) {
+    for (size_t width : {4u, 6u, 8u}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(width) + " tensors");
+      std::mt19937 rng(uint32_t(width) * 31 + uint32_t(t));
+      // r = ((((x0 + x1) * x2) - x3) max x4) + x5 ...: an op per extra tensor, alternating.
+      const OpId ops[] = {OpId::add, OpId::multiply, OpId::subtract, OpId::max, OpId::min};
+      Graph g;
+      std::vector<uint32_t> in;
+      std::vector<Tensor> values;
+      for (size_t k = 0; k < width; ++k) {
+        bool single = k == 2 || k == 5;  // scalars among them
+        // Operand 1 is a transpose node's result: a view the chain's kernel reads row-major.
+        Shape s = single ? Shape{} : k == 1 ? Shape{shape[1], shape[0]} : shape;
+        in.push_back(g.input(t, s));
+        values.push_back(random_tensor(*dev, t, s, rng));
+      }
+      ShapeAttrs swap;
+      swap.axes = {1, 0};
+      uint32_t transposed = g.add(OpId::transpose, {t, shape}, {in[1]}, Attrs::of(swap));
+      uint32_t r = in[0];
+      for (size_t k = 1; k < width; ++k) r = g.add(ops[(k - 1) % 5], {t, shape}, {r, k == 1 ? transposed : in[k]});
+      g.output(r);
+      auto program = compile_program(*dev, g);
+      // The chain, and the transposed operand's copy.
+      EXPECT_EQ(program->stats().launches, 2u);
+      Tensor eager = values[0];
+      for (size_t k = 1; k < width; ++k) {
+        Tensor operand = k == 1 ? run_op(*dev, OpId::transpose, OutSpec{t, shape}, {values[1]}, Attrs::of(swap)) : values[k];
+        eager = run_op(*dev, ops[(k - 1) % 5], OutSpec{t, shape}, {eager, operand}, Attrs{});
+      }
+      expect_same_bits(*dev, eager, program->run(*dev, values)[0]);
+    }
   }
 }

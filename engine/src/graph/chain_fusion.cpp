@@ -17,7 +17,9 @@ std::optional<ChainOperand> append_steps(const GraphNode& node, const std::vecto
 
 namespace {
 
-constexpr size_t kMaxChainInputs = 3;  // the elementwise kernel's
+// Tensors a chain reads at most (over three, the elementwise family's check also asks each to be
+// dense like the output or a single element).
+constexpr size_t kMaxChainInputs = 8;
 // Steps one generated chain holds at most (its kernel's compile time grows with them), and
 // steps a shared producer may add to its readers' kernels in all (fuse_shared_chains).
 constexpr size_t kMaxChainSteps = 32;
@@ -39,7 +41,7 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> joined(const G
   auto result = append_steps(producer, of_producer, chain);
   if (!result) return std::nullopt;
   for (uint32_t v : consumer.inputs) of_consumer.push_back(v == product ? *result : operand(v));
-  // A chain reads one to three tensors (one over constants alone is left as it is).
+  // A chain reads one to eight tensors (one over constants alone is left as it is).
   if (inputs.empty() || inputs.size() > kMaxChainInputs) return std::nullopt;
   if (!append_steps(consumer, of_consumer, chain)) return std::nullopt;
   return std::make_pair(std::move(chain), std::move(inputs));

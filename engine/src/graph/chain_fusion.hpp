@@ -2,7 +2,8 @@
 // only one elementwise node of the same output shape reads, and which is not a graph output,
 // becomes one elementwise_chain node with that reader (ops/elementwise/fusion.hpp): one kernel
 // and one intermediate buffer fewer. Repeated, so that a run of such nodes is one kernel. Fused
-// only where the chain passes the elementwise family's check (at most three input tensors) and
+// only where the chain passes the elementwise family's check (up to three tensors of any
+// layout, up to eight each dense like the output or a single element) and
 // runs as one kernel (chain_rounding: float math beside f64 code keeps the two apart).
 #pragma once
 #include "graph/graph.hpp"

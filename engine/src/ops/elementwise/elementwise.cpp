@@ -24,6 +24,12 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
+std::string shape_string(const Shape& shape) {
+  std::string s = "{";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "}";
+}
+
 enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2, kDenseOneWide = 3, kStridedRuns = 4 };
 
 // What an op's scalar expression needs from the device. Building the expression (its GLSL) costs
@@ -59,7 +65,9 @@ class ElementwiseFamily final : public Family {
     bool chain = a.op == OpId::elementwise_chain;
     if (chain && a.attrs.empty())
       return not_native("elementwise_chain: needs its steps (an ElementwiseChain)", ErrorKind::InvalidArgument);
-    std::string why = chain ? chain_typing_error(a.attrs.as<ElementwiseChain>(), a.out.type, in, invalid)
+    if (chain && in.size() > 3)
+      if (std::string why = wide_chain_error(a); !why.empty()) return not_native(why);
+    std::string why = chain ? chain_typing_error(a.attrs.as<ElementwiseChain>(), a.out.type, in, invalid, NXV_EW_MAX_WIDE)
                             : elementwise_typing_error(a.op, a.out.type, in, invalid);
     if (!why.empty()) return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
     if (a.op == OpId::bitcast) return {};  // a view: no kernel, no feature
@@ -128,6 +136,7 @@ class ElementwiseFamily final : public Family {
       if (!scalar && v.offset % 4 != 0) vec4 = false;
     }
     bool has_f64 = a.device.has(kCapFloat64);
+    if (a.op == OpId::elementwise_chain && views.size() > 3) return lower_wide(a, views, slots, types);
     if (a.op == OpId::elementwise_chain) {
       // Generated code has no typed variant: the cache keys it by its source.
       std::string generated;
@@ -186,6 +195,59 @@ class ElementwiseFamily final : public Family {
   }
 
  private:
+  // Over three operands a chain runs in elementwise_wide.comp, which takes each dense like the
+  // output or as a single element, and one launch: "" where the call fits, else why not.
+  static std::string wide_chain_error(const CheckArgs& a) {
+    if (a.inputs.size() > NXV_EW_MAX_WIDE)
+      return "elementwise_chain: at most " + std::to_string(NXV_EW_MAX_WIDE) + " operands";
+    uint64_t n = uint64_t(shape_size(a.out.shape)), chunk = a.device.impl().core->chunk_bytes();
+    if (n >= kMaxDispatchElements || n * dtype_size(a.out.type) > chunk)
+      return "elementwise_chain: over three operands, the output must fit one launch and one buffer chunk";
+    for (size_t k = 0; k < a.inputs.size(); ++k) {
+      const TensorSpec& t = a.inputs[k];
+      // One element, or one element broadcast (a constant computed when a graph compiles).
+      bool single = shape_size(t.shape) == 1 || (!t.strides.empty() && std::all_of(t.strides.begin(), t.strides.end(),
+                                                                                    [](int64_t s) { return s == 0; }));
+      // (A view of the output's shape is copied row-major first: see lower_wide.)
+      if (!single && t.shape != a.out.shape)
+        return "elementwise_chain: over three operands, each must have the output's shape or be a single element "
+               "(operand " + std::to_string(k) + ": shape " + shape_string(t.shape) + ", output " +
+               shape_string(a.out.shape) + ")";
+    }
+    return "";
+  }
+
+  void lower_wide(const LowerArgs& a, const std::vector<Tensor>& views, const std::vector<uint32_t>& slots,
+                  const std::vector<DType>& types) const {
+    std::string generated;
+    ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, a.device.has(kCapFloat64), generated);
+    const Kernel& kernel = a.device.impl().kernels.get(wide_kernel_key(s, a.out.type, types, std::move(generated)));
+    ElementwiseWidePush push{};
+    uint64_t n = uint64_t(shape_size(a.out.shape));
+    push.n = uint32_t(n);
+    std::vector<AddressPatch> patches{
+        {offsetof(ElementwiseWidePush, out_addr), {a.output_slot, uint64_t(a.output.offset) * dtype_size(a.out.type)}}};
+    std::vector<uint32_t> read = slots;
+    for (size_t k = 0; k < views.size(); ++k) {
+      Tensor v = views[k];
+      bool single = std::all_of(v.strides.begin(), v.strides.end(), [](int64_t s) { return s == 0; });
+      if (!single && !v.is_contiguous()) {
+        // A strided view (a transpose a graph passes on): its elements row-major first.
+        Tensor dense = empty(a.device, v.type, v.shape);
+        read[k] = a.builder.bind(dense.buffer);
+        append_copy(a.device, a.builder, v, slots[k], dense, read[k]);
+        v = dense;
+      }
+      if (single) push.scalars |= 1u << k;
+      patches.push_back({uint32_t(offsetof(ElementwiseWidePush, in_addr) + 8 * k),
+                         {read[k], uint64_t(v.offset) * dtype_size(v.type)}});
+    }
+    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, n, kernel.workgroup_size, kernel.max_workgroups), 1, 1};
+    Launch& l = a.builder.launch(kernel, grid, push, std::move(patches));
+    for (uint32_t s : read) a.builder.use(l, s, Access::Read);
+    a.builder.use(l, a.output_slot, Access::Write);
+  }
+
   // A chain that cannot be one kernel with its steps' bits (chain_rounding): each step as its
   // own kernel, its result in a buffer of its own, as the ops run one by one.
   void lower_steps(const LowerArgs& a, const ElementwiseChain& chain) const {
@@ -312,6 +374,39 @@ KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vect
   }
   GlslDefines scanned = d;
   if (!key.generated.empty()) scanned.emplace_back("", key.generated);
+  auto uses = glsl_use_defines(scanned);
+  d.insert(d.end(), uses.begin(), uses.end());
+  return key;
+}
+
+KernelKey wide_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, std::string generated) {
+  KernelKey key{.name = "elementwise_wide", .workgroup_size = kWorkgroupSize};
+  key.max_workgroups = s.max_workgroups;
+  auto& d = key.defines;
+  d = s.defines;
+  s.features.add_defines(d);
+  d.emplace_back("NIN", std::to_string(in.size()));
+  d.emplace_back("C", s.compute);
+  d.emplace_back("OUT_STORE", glsl_storage_type(out));
+  d.emplace_back("OUT_ALIGN", std::to_string(dtype_size(out)));
+  d.emplace_back("STORE_OUT(v)", glsl_store(out));
+  std::string buffers, loads;
+  for (size_t k = 0; k < in.size(); ++k) {
+    std::string n = std::to_string(k), buffer = "NxvWideIn" + n;
+    buffers += "layout(buffer_reference, std430, buffer_reference_align = " + std::to_string(dtype_size(in[k])) +
+               ") readonly buffer " + buffer + " { " + glsl_storage_type(in[k]) + " v[]; };\n";
+    // As elementwise.comp's LOAD_A: the operand as stored, in its register type, or the chain's load type.
+    std::string reg = s.load_types.empty() ? glsl_scalar_register_type(in[k]) : s.load_types[k];
+    d.emplace_back("LOAD_IN" + n + "(x)", s.load_types.empty() ? reg + "(x)" : glsl_load(in[k], s.load_types[k]));
+    std::string name = k < 3 ? std::string(1, "abc"[k]) : "in" + n;
+    loads += reg + " " + name + " = LOAD_IN" + n + "(" + buffer + "(pc.in_addr[" + n + "]).v[((pc.scalars >> " + n +
+             "u) & 1u) != 0u ? 0u : (i)]); ";
+  }
+  d.emplace_back("NXV_WIDE_LOADS(i)", loads);
+  d.emplace_back("OP", s.expr);
+  key.generated = buffers + generated;
+  GlslDefines scanned = d;
+  scanned.emplace_back("", key.generated);
   auto uses = glsl_use_defines(scanned);
   d.insert(d.end(), uses.begin(), uses.end());
   return key;

@@ -17,6 +17,10 @@ namespace nxv {
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,
                                  bool cpu_loops, std::string generated = {});
 
+// The key of elementwise_wide.comp for a generated chain over four to eight operands
+// (`generated`: the chain's functions; the operands' buffer types are added to it).
+KernelKey wide_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, std::string generated);
+
 // Whether a dense kernel of `op` on `device` loops one element a trip: on CPU drivers, which
 // vectorize across invocations themselves, for ops of a few instructions (the GPU's loops
 // inline the op four times and more, which only lengthens the driver's compile); long math

@@ -35,4 +35,13 @@ NXV_STRUCT(Elementwise3Push) {
   NXV_U32 c_stride[NXV_EW_MAX_RANK3];
 };
 
+#define NXV_EW_MAX_WIDE 8  // operands of elementwise_wide.comp (dense or single elements)
+
+NXV_STRUCT(ElementwiseWidePush) {
+  NXV_ADDR out_addr;
+  NXV_ADDR in_addr[NXV_EW_MAX_WIDE];
+  NXV_U32 n;        // elements in this launch
+  NXV_U32 scalars;  // bit k set: operand k is a single element (read at index 0)
+};
+
 #endif
