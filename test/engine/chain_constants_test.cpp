@@ -174,3 +174,30 @@ TEST(ChainConstants, AnUpdateWithItsRateIsTheWeightGradientsEpilogue) {
   Tensor r = op(OpId::constant, {}, {}, constant_attrs(real(0.01)));
   expect_same_bits(*dev, op(OpId::subtract, {n, m}, {wv, op(OpId::multiply, {n, m}, {r, eager_grad})}), outs[0]);
 }
+
+// A small node over values known when the program compiles (a sum of a constant vector, then
+// a slice of it) is computed then too: the run launches only the work on its inputs.
+TEST(ChainConstants, SmallNodesOverKnownValuesAreComputedWhenCompiled) {
+  auto dev = shared_device();
+  const int64_t n = 70;
+  const DType t = DType::S32;
+  Graph g;
+  uint32_t x = g.input(t, {n});
+  uint32_t k = g.add(OpId::iota, {t, {4, 3}}, {}, Attrs::of(ShapeAttrs{}));  // 0 .. 11
+  ReduceAttrs rows;
+  rows.axes = {1};
+  rows.all_axes = false;
+  uint32_t sums = g.add(OpId::sum, {t, {4}}, {k}, Attrs::of(rows));  // iota's rows: 3, 12, 21, 30
+  ShapeAttrs take;
+  take.starts = {2};
+  take.lengths = {1};
+  take.steps = {1};
+  uint32_t one = g.add(OpId::slice, {t, {1}}, {sums}, Attrs::of(take));
+  g.output(g.add(OpId::add, {t, {n}}, {x, one}));
+  auto program = compile_program(*dev, g);
+  EXPECT_EQ(program->stats().launches, 1u);
+  std::mt19937 rng(3);
+  Tensor xv = random_tensor(*dev, t, {n}, rng);
+  Tensor want = run_op(*dev, OpId::add, OutSpec{t, {n}}, {xv, scalar(*dev, t, 21)}, Attrs{});
+  for (int run = 0; run < 2; ++run) expect_same_bits(*dev, want, program->run(*dev, {xv})[0]);
+}

@@ -522,6 +522,12 @@ defmodule Nx.Vulkan.CompilerTest do
     {acc, n}
   end
 
+  defn add_table_entries(x) do
+    table = Nx.tensor([3, 5, 7, 11])
+    {x, _} = while {x, i = 0}, i < 3, do: {x + table[i], i + 1}
+    x
+  end
+
   defn long_count(x) do
     {x, _} = while {x, i = 0}, i < 2000, do: {x + 1, i + 1}
     x
@@ -557,6 +563,20 @@ defmodule Nx.Vulkan.CompilerTest do
         assert_compiled(:program, &never_runs/1, [x])
         assert_compiled(:program, &loop_between_products/2, [random({4, 8}), random({8, 8})])
       end)
+    end
+
+    test "small integer literals are known when compiled: a table read at the loop's counter costs no launch" do
+      x = Nx.tensor([1, 2, 3], type: :s32)
+      attach_compilations()
+      Nx.Defn.jit(&add_table_entries/1, compiler: Compiler, cache: false).(x)
+      assert_received {:compiled, _, %{mode: :program, launches: 1}}
+      compiled = assert_compiled(:program, &add_table_entries/1, [x])
+      assert Nx.to_flat_list(compiled) == [16, 17, 18]
+
+      # A random generator's rotation tables, likewise: the Evaluator's bits.
+      key = Nx.Random.key(7)
+      assert_compiled(:program, &Nx.Random.normal(&1, shape: {9}), [key])
+      assert_compiled(:program, &Nx.Random.uniform(&1, shape: {3, 2}, type: :f64), [key])
     end
 
     test "other loops: the state stays on the device, one program per trip, the predicate read on the host" do

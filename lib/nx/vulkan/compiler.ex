@@ -16,7 +16,8 @@ defmodule Nx.Vulkan.Compiler do
   native call, which records all of the program's launches on the device's stream at once.
   Structurally equal programs (another closure of the same code, another captured tensor of
   the same type and shape) share one compiled program: tensors a function captures are
-  inputs of the program, not constants of its kernels.
+  inputs of the program, not constants of its kernels (but for integer literals of at most
+  16 elements in `defn` code, which the engine folds when it compiles the program).
 
   Control flow and host code: a `while` with a trip count fixed at compile time (a counter
   from a constant) is unrolled into the program; any other `while` keeps its state on the

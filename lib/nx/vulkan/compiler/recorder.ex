@@ -27,6 +27,8 @@ defmodule Nx.Vulkan.Compiler.Recorder do
   end
 
   @key __MODULE__
+  # Integer literals of at most this many elements become nodes instead of captures.
+  @max_literal 16
 
   @doc "Whether this process is recording."
   def active?, do: Process.get(@key) != nil
@@ -128,11 +130,34 @@ defmodule Nx.Vulkan.Compiler.Recorder do
     %{template | data: %B{ref: {:nxv_value, value}, device: device}}
   end
 
-  # What a node reads: a placeholder's value, or a device tensor made a capture (once per
-  # buffer reference).
+  # What a node reads: a placeholder's value, a small integer literal of the function's code
+  # (nodes: the engine computes what reads only such values when it compiles the program, so
+  # that a random generator's rotation table and the slices of it cost no launch), or a tensor
+  # made a capture (once per buffer reference).
   defp value_of(%T{data: %B{ref: {:nxv_value, value}}}, _device), do: value
 
-  defp value_of(%T{} = tensor, device) do
+  defp value_of(%T{data: data, type: {kind, _}} = tensor, device)
+       when kind in [:s, :u] and not is_struct(data, B) and tensor.vectorized_axes == [] do
+    if Nx.size(tensor) in 1..@max_literal do
+      tensor |> literal(device) |> value_of(device)
+    else
+      capture(tensor, device)
+    end
+  end
+
+  defp value_of(%T{} = tensor, device), do: capture(tensor, device)
+
+  defp literal(tensor, device) do
+    scalar = %T{type: tensor.type, shape: {}, names: [], data: nil}
+
+    tensor
+    |> Nx.to_flat_list()
+    |> Enum.map(&B.constant(scalar, &1, device: device))
+    |> Nx.stack()
+    |> Nx.reshape(tensor.shape)
+  end
+
+  defp capture(tensor, device) do
     tensor = Nx.devectorize(tensor, keep_names: false)
     ref = B.to_ref(tensor, device)
     state = Process.get(@key)
