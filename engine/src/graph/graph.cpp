@@ -89,6 +89,9 @@ Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vect
   return result;
 }
 
+// Nodes over values known when a program compiles are computed then up to this size each.
+constexpr uint64_t kMaxFoldedBytes = 4096;
+
 GraphExecutable compile_graph(Device& device, const Graph& given, const std::vector<Tensor>& example_inputs) {
   if (example_inputs.size() != given.input_count())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
@@ -106,17 +109,23 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
   std::vector<bool> output(graph.value_count(), false);
   for (uint32_t v : graph.outputs()) output[v] = true;
   std::vector<std::shared_ptr<Buffer>> computed_once;
+  // Values known when the program compiles.
+  std::vector<bool> fixed(graph.value_count(), false);
   for (const auto& node : graph.nodes()) {
-    // A node that reads no tensor (a constant no chain took, iota, eye) is computed now, once;
-    // its buffer is bound to every run (never an output, which a caller could donate).
-    if (node.inputs.empty() && !output[values.size()]) {
-      Tensor t = run_one_node(device, node.op, node.out, {}, node.attrs);
+    std::vector<Tensor> inputs;
+    for (uint32_t v : node.inputs) inputs.push_back(values[v]);
+    // A node that reads no tensor (a constant no chain took, iota, eye), or a small one that
+    // reads only such values (a slice of a literal at a constant index), is computed now,
+    // once; its buffer is bound to every run (never an output, which a caller could donate).
+    bool known = std::all_of(node.inputs.begin(), node.inputs.end(), [&](uint32_t v) { return fixed[v]; });
+    bool small = node.inputs.empty() || uint64_t(shape_size(node.out.shape)) * dtype_size(node.out.type) <= kMaxFoldedBytes;
+    if (known && small && !output[values.size()]) {
+      Tensor t = run_one_node(device, node.op, node.out, inputs, node.attrs);
       if (t.buffer) computed_once.push_back(t.buffer);
+      fixed[values.size()] = true;
       values.push_back(std::move(t));
       continue;
     }
-    std::vector<Tensor> inputs;
-    for (uint32_t v : node.inputs) inputs.push_back(values[v]);
     values.push_back(lower_node(device, node.op, node.out, node.attrs, inputs, builder));
   }
   for (const auto& b : computed_once) g.fixed_.emplace_back(builder.bind(b), b);
