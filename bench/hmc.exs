@@ -6,20 +6,16 @@
 #
 # Nx.BinaryBackend with Nx.Defn.Evaluator, and Nx.Vulkan.Backend with Nx.Defn.Evaluator and
 # with Nx.Vulkan.Compiler; `chains` runs 128 chains at once through the compiler (the state
-# vectorized over a :chain axis, one trajectory of each per call). Each figure is the mean over calls after warm-up, each trajectory's
-# end point read back (a sampler reads it to accept or reject). bench/hmc_jax.py is JAX's twin
+# vectorized over a :chain axis, one trajectory of each per call). Each figure is the mean
+# over calls after warm-up, each trajectory's end point read back (a sampler reads it to accept or reject). bench/hmc_jax.py is JAX's twin
 # (lax.fori_loop, the same model and data): run both in one command.
+Code.require_file("../examples/logistic_posterior.exs", __DIR__)
+
 defmodule HMC do
   import Nx.Defn
+  import LogisticPosterior, only: [log_posterior: 3]
 
   @steps 32
-
-  defn log_posterior(q, x, y) do
-    z = Nx.dot(x, q)
-    # Bernoulli(y | sigmoid(z)) written stably, and a N(0, 1) prior on each coefficient.
-    softplus = Nx.max(z, 0) + Nx.log1p(Nx.exp(-Nx.abs(z)))
-    Nx.sum(y * z - softplus) - 0.5 * Nx.sum(q * q)
-  end
 
   defn trajectory(q, p, x, y, eps) do
     {q, p, _, _, _, _} =
@@ -33,11 +29,9 @@ defmodule HMC do
     {q, p}
   end
 
-  # The same data as bench/hmc_jax.py: x[i][j] = sin(i * 8 + j + 1), y from a fixed q.
+  # The same data as bench/hmc_jax.py.
   def data do
-    x = Nx.iota({200, 8}, type: :f64) |> Nx.add(1) |> Nx.sin()
-    q_true = Nx.linspace(-1.0, 1.0, n: 8, type: :f64)
-    y = Nx.dot(x, q_true) |> Nx.greater(0) |> Nx.as_type(:f64)
+    {x, y} = LogisticPosterior.data()
     q = Nx.broadcast(Nx.tensor(0.1, type: :f64), {8})
     p = Nx.linspace(0.5, -0.5, n: 8, type: :f64)
     {q, p, x, y, Nx.tensor(0.01, type: :f64)}

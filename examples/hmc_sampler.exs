@@ -8,16 +8,13 @@
 # fixed trip count, so the whole transition is one program and one submission). The first
 # samples are drawn again on Nx.BinaryBackend with Nx.Defn.Evaluator, from the same key, to
 # show that both give the same chain.
+Code.require_file("logistic_posterior.exs", __DIR__)
+
 defmodule HMCSampler do
   import Nx.Defn
+  import LogisticPosterior, only: [log_posterior: 3]
 
   @steps 32
-
-  defn log_posterior(q, x, y) do
-    z = Nx.dot(x, q)
-    softplus = Nx.max(z, 0) + Nx.log1p(Nx.exp(-Nx.abs(z)))
-    Nx.sum(y * z - softplus) - 0.5 * Nx.sum(q * q)
-  end
 
   defn hamiltonian(q, p, x, y), do: -log_posterior(q, x, y) + 0.5 * Nx.sum(p * p)
 
@@ -38,13 +35,6 @@ defmodule HMCSampler do
     {Nx.select(accept, q1, q), accept, key}
   end
 
-  def data do
-    x = Nx.iota({200, 8}, type: :f64) |> Nx.add(1) |> Nx.sin()
-    q_true = Nx.linspace(-1.0, 1.0, n: 8, type: :f64)
-    y = Nx.dot(x, q_true) |> Nx.greater(0) |> Nx.as_type(:f64)
-    {x, y}
-  end
-
   # `n` samples from q0: the samples (one row each) and how many were accepted.
   def sample(fun, q0, key, x, y, eps, n) do
     {samples, {_, _, accepted}} =
@@ -59,7 +49,7 @@ end
 
 run = fn backend, compiler, n ->
   Nx.with_default_backend(backend, fn ->
-    {x, y} = HMCSampler.data()
+    {x, y} = LogisticPosterior.data()
     q0 = Nx.broadcast(Nx.tensor(0.0, type: :f64), {8})
     eps = Nx.tensor(0.05, type: :f64)
     fun = Nx.Defn.jit(&HMCSampler.transition/5, compiler: compiler)
