@@ -533,6 +533,13 @@ defmodule Nx.Vulkan.CompilerTest do
     x
   end
 
+  defn sin_thrice_sum(x) do
+    {y, _} = while {y = x, i = 0}, i < 3, do: {Nx.sin(y) * 1.5, i + 1}
+    Nx.sum(y)
+  end
+
+  defn grad_through_loop(x), do: grad(x, &sin_thrice_sum/1)
+
   defn long_count(x) do
     {x, _} = while {x, i = 0}, i < 2000, do: {x + 1, i + 1}
     x
@@ -596,6 +603,14 @@ defmodule Nx.Vulkan.CompilerTest do
         assert Nx.to_number(n) == trips
         assert bits(acc) == bits(elem(apply(eager, args), 0))
       end
+    end
+
+    test "grad through a loop gives the Evaluator's bits" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        x = random({7})
+        compiled = Nx.Defn.jit(&grad_through_loop/1, compiler: Compiler).(x)
+        assert_eager_bits(compiled, &grad_through_loop/1, [x])
+      end)
     end
 
     test "a loop is traced once; later calls with new values only run it" do
