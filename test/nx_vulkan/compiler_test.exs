@@ -540,6 +540,25 @@ defmodule Nx.Vulkan.CompilerTest do
 
   defn grad_through_loop(x), do: grad(x, &sin_thrice_sum/1)
 
+  # NUTS-style tree doubling on a harmonic oscillator: leapfrog trajectories of 1, 2, 4...
+  # steps (an inner loop whose trips the outer loop's state sets) until a U-turn.
+  defn tree_doubling(q0, p0) do
+    {q, p, depth, _, _} =
+      while {q = q0, p = p0, depth = 0, q0, going = 1}, going == 1 and depth < 8 do
+        {q, p, _, _} =
+          while {q, p, j = 0, steps = Nx.left_shift(1, depth)}, j < steps do
+            p = p - 0.05 * q
+            q = q + 0.1 * p
+            {q, p - 0.05 * q, j + 1, steps}
+          end
+
+        uturn = Nx.sum(p * (q - q0)) < 0
+        {q, p, depth + 1, q0, Nx.select(uturn, 0, 1)}
+      end
+
+    {q, p, depth}
+  end
+
   defn long_count(x) do
     {x, _} = while {x, i = 0}, i < 2000, do: {x + 1, i + 1}
     x
@@ -603,6 +622,16 @@ defmodule Nx.Vulkan.CompilerTest do
         assert Nx.to_number(n) == trips
         assert bits(acc) == bits(elem(apply(eager, args), 0))
       end
+    end
+
+    test "a NUTS-style tree doubling (nested data-dependent loops, a U-turn) gives the Evaluator's bits" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        for {q, p} <- [{[1.0, 0.5], [0.2, -0.1]}, {[0.0, 2.0], [1.0, 1.0]}] do
+          args = [Nx.tensor(q, type: :f64), Nx.tensor(p, type: :f64)]
+          {_, _, depth} = assert_compiled(:steps, &tree_doubling/2, args)
+          assert Nx.to_number(depth) in 1..8
+        end
+      end)
     end
 
     test "grad through a loop gives the Evaluator's bits" do
