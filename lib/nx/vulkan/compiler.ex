@@ -413,7 +413,13 @@ defmodule Nx.Vulkan.Compiler do
 
     {lower_time, {recorded, eval_fun}} =
       :timer.tc(fn ->
-        record_scope(key, vars, [traced], fn [f], params -> f.(params) end, settings)
+        record_scope(
+          key,
+          vars,
+          [rewritten(key, traced, settings)],
+          fn [f], p -> f.(p) end,
+          settings
+        )
       end)
 
     {compile_time, {compiled, meta}} =
@@ -434,17 +440,14 @@ defmodule Nx.Vulkan.Compiler do
   end
 
   # Records a scope: `combine.(evaluate, params)` computes its result from the call's params,
-  # with `evaluate` one function per expression in `exprs` (over the params `vars`). Returns
+  # with `evaluate` one function per expression in `exprs` (over the params `vars`; each
+  # `{traced, rewritten}`, see rewritten/3). Returns
   # `{{:ok, recorded} | {:stop, reason}, eval_fun}`, `eval_fun` being the same function run by
   # the Evaluator on the traced expressions (the fallback).
   defp record_scope(key, vars, exprs, combine, settings) do
-    traced = Enum.map(exprs, &evaluate_fun(key, vars, &1, settings))
+    traced = Enum.map(exprs, fn {expr, _} -> evaluate_fun(key, vars, expr, settings) end)
     eval_fun = &combine.(traced, &1)
-
-    exprs =
-      if settings.native_fallback == :eval,
-        do: exprs,
-        else: Enum.map(exprs, &rewrite(key, &1, settings))
+    exprs = Enum.map(exprs, &elem(&1, 1))
 
     recorded =
       case Enum.find_value(exprs, &host_op(&1, settings)) do
@@ -462,6 +465,11 @@ defmodule Nx.Vulkan.Compiler do
 
     {recorded, eval_fun}
   end
+
+  # A scope's expression as traced and as recorded: rewritten once (its nested loops are
+  # compiled then), whatever entries read it.
+  defp rewritten(_key, expr, %{native_fallback: :eval}), do: {expr, expr}
+  defp rewritten(key, expr, settings), do: {expr, rewrite(key, expr, settings)}
 
   # `expr` with its loops, hooks and host calls made host steps, and its small conds selects.
   defp rewrite(key, expr, settings) do
@@ -482,19 +490,19 @@ defmodule Nx.Vulkan.Compiler do
   # predicate (for the first trip), and its body followed by the predicate of the body's
   # result (one program per trip).
   defp lower_while(key, initial, arg, condition, body, settings) do
-    rewritten = rewrite(key, body, settings)
+    {_, rewritten} = body = rewritten(key, body, settings)
 
     trips =
       if host_op(rewritten, settings),
         do: :unknown,
-        else: Loops.unrolled_trips(initial, arg, condition, body)
+        else: Loops.unrolled_trips(initial, arg, condition, elem(body, 0))
 
     case trips do
       {:ok, trips} ->
         {:unroll, trips, evaluate_fun(key, [arg], rewritten, settings)}
 
       :unknown ->
-        loop_entries(key, arg, condition, body, settings)
+        loop_entries(key, arg, rewritten(key, condition, settings), body, settings)
     end
   end
 
@@ -509,7 +517,7 @@ defmodule Nx.Vulkan.Compiler do
         [body, condition],
         fn [b, c], params ->
           state = b.(params)
-          {state, c.(state |> List.wrap() |> Composite.flatten_list() |> Enum.map(&fn -> &1 end))}
+          {state, c.(thunks(leaves(state)))}
         end,
         settings
       )
@@ -522,7 +530,7 @@ defmodule Nx.Vulkan.Compiler do
   # stops changing once it fails), so a long loop reads its predicate once per block. Nil
   # where the body runs host steps (they must not run speculatively).
   defp block_entry(key, vars, body, condition, {:program, _}, settings) do
-    trips = Loops.block_trips(body)
+    trips = Loops.block_trips(elem(body, 0))
 
     block =
       scope_entry(
@@ -530,11 +538,11 @@ defmodule Nx.Vulkan.Compiler do
         vars,
         [body, condition],
         fn [b, c], params ->
-          first = b.(params) |> List.wrap() |> Composite.flatten_list()
+          first = leaves(b.(params))
 
           {state, pred} =
             Enum.reduce(2..trips//1, {first, c.(thunks(first))}, fn _, {state, pred} ->
-              next = b.(thunks(state)) |> List.wrap() |> Composite.flatten_list()
+              next = leaves(b.(thunks(state)))
               state = Enum.zip_with(next, state, &keep_while(pred, &1, &2))
               {state, c.(thunks(state))}
             end)
@@ -554,6 +562,8 @@ defmodule Nx.Vulkan.Compiler do
     Nx.select(pred, unnamed.(next), unnamed.(state)) |> Nx.rename(state.names)
   end
 
+  # A loop body's result as its flat list of tensors, and tensors as the params of a call.
+  defp leaves(state), do: state |> List.wrap() |> Composite.flatten_list()
   defp thunks(tensors), do: Enum.map(tensors, &fn -> &1 end)
 
   defp scope_entry(key, vars, exprs, combine, settings) do
