@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/settings.hpp"
 #include "kernels/disk_cache.hpp"
 #include "kernels/kernel_cache.hpp"
 #include "nxv/device.hpp"
@@ -90,13 +91,9 @@ std::optional<Captured> capture(const Variant& v, std::string& error) {
     // One op first, not cached anywhere, so that no variant's first call pays the device's
     // own first-use costs.
     auto d = Device::open();
-    const char* old = std::getenv("NX_VULKAN_CACHE_DIR");
-    std::string saved = old ? old : "";
-    setenv("NX_VULKAN_CACHE_DIR", "off", 1);
+    ScopedSettings no_disk_cache([](Settings& s) { s.cache_dir.clear(); });
     run_op(*d, "bitwise_not", {DType::U32, {4096}}, {empty(*d, DType::U32, {4096})});
     d->synchronize();
-    if (old) setenv("NX_VULKAN_CACHE_DIR", saved.c_str(), 1);
-    else unsetenv("NX_VULKAN_CACHE_DIR");
     return d;
   }();
   if (!supports_op(*dev, v.op, {v.out, {4096}}, v.in)) {
@@ -107,9 +104,7 @@ std::optional<Captured> capture(const Variant& v, std::string& error) {
   fs::path dir = fs::temp_directory_path() /
                  ("nxv-compile-bench-" + std::to_string(::getpid()) + "-" + std::to_string(serial++));
   fs::remove_all(dir);
-  const char* old = std::getenv("NX_VULKAN_CACHE_DIR");
-  std::string saved = old ? old : "";
-  setenv("NX_VULKAN_CACHE_DIR", dir.c_str(), 1);
+  std::optional<ScopedSettings> fresh_cache(std::in_place, [&](Settings& s) { s.cache_dir = dir.string(); });
   std::vector<Tensor> inputs;
   for (DType t : v.in) inputs.push_back(empty(*dev, t, {4096}));
   double cpu = 0;
@@ -124,8 +119,7 @@ std::optional<Captured> capture(const Variant& v, std::string& error) {
   double first = timed_call();
   double first_cpu = cpu;
   double second = timed_call();
-  if (old) setenv("NX_VULKAN_CACHE_DIR", saved.c_str(), 1);
-  else unsetenv("NX_VULKAN_CACHE_DIR");
+  fresh_cache.reset();
   std::vector<fs::path> entries;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir / "spirv", ec))

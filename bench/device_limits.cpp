@@ -65,7 +65,7 @@ double time_copies(uint64_t bytes, int iterations) {
 }
 
 double time_shader_copies(uint64_t bytes, int iterations) {
-  // The copy probe kernel (kernels/glsl/copy_probe.comp): 16-byte loads and stores.
+  // The copy probe kernel (test/probes/copy_probe.comp): 16-byte loads and stores.
   auto& impl = device().impl();
   auto src = impl.allocate(bytes), dst = impl.allocate(bytes);
   const Kernel& kernel = impl.kernels.get({"copy_probe", {}, 256});

@@ -30,7 +30,7 @@ const Limits& limits();
 void warm_up(const std::function<void()>& one, double seconds = 0.5);
 
 // The device's fma rate in flop/s (2 per fma), f32 or f64 (`type`), measured once with the
-// probe kernel (kernels/glsl/fma_probe.comp): dot's and conv's figures are reported against it.
+// probe kernel (test/probes/fma_probe.comp): dot's and conv's figures are reported against it.
 double fma_peak(DType type);
 
 // Most flop a compute benchmark may take (NXV_BENCH_MAX_FLOP; default 5e9 on CPU drivers,

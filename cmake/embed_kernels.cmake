@@ -1,6 +1,10 @@
-# Writes OUTPUT: a C++ file that maps each GLSL template's name to its source text.
-# Usage: cmake -DOUTPUT=... -DSOURCES="a.comp|b.glsl" -P embed_kernels.cmake
-set(body "#include <map>\n#include <string>\nnamespace nxv {\nconst std::map<std::string, std::string>& embedded_kernel_sources() {\n  static const std::map<std::string, std::string> sources = {\n")
+# Writes OUTPUT: a C++ file that maps each GLSL template's name to its source text, returned by
+# nxv::FUNCTION() (default embedded_kernel_sources).
+# Usage: cmake -DOUTPUT=... -DSOURCES="a.comp|b.glsl" [-DFUNCTION=name] -P embed_kernels.cmake
+if(NOT FUNCTION)
+  set(FUNCTION embedded_kernel_sources)
+endif()
+set(body "#include <map>\n#include <string>\nnamespace nxv {\nconst std::map<std::string, std::string>& ${FUNCTION}() {\n  static const std::map<std::string, std::string> sources = {\n")
 string(REPLACE "|" ";" SOURCES "${SOURCES}")
 foreach(src IN LISTS SOURCES)
   get_filename_component(name "${src}" NAME)

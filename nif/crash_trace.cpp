@@ -9,6 +9,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "nxv/diagnostics.hpp"
+
 namespace nxv_nif {
 namespace {
 
@@ -33,8 +35,7 @@ void on_fatal_signal(int sig, siginfo_t* info, void*) {
 }  // namespace
 
 void install_crash_trace_if_asked() {
-  const char* env = std::getenv("NX_VULKAN_CRASH_TRACE");
-  if (!env || std::strcmp(env, "1") != 0) return;
+  if (!nxv::crash_trace_requested()) return;
   void* warm[1];
   backtrace(warm, 1);  // loads libgcc now, not inside the handler
   struct sigaction action {};

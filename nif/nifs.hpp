@@ -13,7 +13,6 @@ NXV_NIF(deallocate_nif);
 NXV_NIF(deallocated_nif);
 NXV_NIF(copy_nif);
 NXV_NIF(op_nif);
-NXV_NIF(native_ops_nif);
 NXV_NIF(op_table_nif);
 NXV_NIF(check_op_nif);
 

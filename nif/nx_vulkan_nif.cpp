@@ -32,7 +32,6 @@ ErlNifFunc nif_functions[] = {
     {"deallocated?", 1, nxv_nif::deallocated_nif, 0},
     {"copy", 2, nxv_nif::copy_nif, kIO},
     {"op", 6, nxv_nif::op_nif, 0},
-    {"native_ops", 0, nxv_nif::native_ops_nif, 0},
     {"op_table", 0, nxv_nif::op_table_nif, 0},
     {"check_op", 6, nxv_nif::check_op_nif, kIO},
     {"program_compile", 5, nxv_nif::program_compile_nif, kCPU},

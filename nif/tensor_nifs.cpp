@@ -230,18 +230,6 @@ ERL_NIF_TERM op_table_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
   });
 }
 
-// native_ops() -> {:ok, [binary]}
-ERL_NIF_TERM native_ops_nif(ErlNifEnv* env, int, const ERL_NIF_TERM[]) {
-  return guard(env, [&] {
-    std::vector<std::string> names = nxv::native_op_names();
-    std::vector<ERL_NIF_TERM> terms;
-    terms.reserve(names.size());
-    for (const auto& name : names) terms.push_back(make_binary(env, name));
-    return make_ok(env, enif_make_list_from_array(env, terms.data(),
-                                                  static_cast<unsigned>(terms.size())));
-  });
-}
-
 // check_op(device_index, op_id, out_type, out_shape, [{type, shape}], options) ->
 // {:ok, true} | {:ok, {kind, reason}}: whether the op runs natively for inputs of these types
 // and shapes (laid out contiguously), and why not.

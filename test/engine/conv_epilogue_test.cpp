@@ -5,7 +5,7 @@
 // type (f32 then f16, a comparison into u8), on f32, f16 and s32; strides, padding, dilations,
 // feature and batch groups, permuted layouts, 1 to 3 spatial axes, batch 1, 1x1 kernels, no
 // channels, an empty batch, outputs straddling the tiles; NaN, infinities and signed zeros;
-// lavapipe's tile and the GPUs' (NXV_DOT_GPU_PATHS=1); split-K forced (NXV_DOT_SPLITS: the
+// lavapipe's tile and the GPUs' (gpu_paths); split-K forced (dot.splits: the
 // chain in the final sum). A graph's conv, bias add and relu become one kernel.
 #include <cmath>
 #include <cstring>
@@ -124,7 +124,7 @@ void bias_relu(Device& d, const Case& c, DType t, std::mt19937& rng) {
 // stay off (TensorCoreTier turns the cooperative matrices on).
 class ConvEpilogues : public DeviceTest {
  protected:
-  ScopedEnv no_coopmat_{"NXV_DOT_NO_COOPMAT", "1"}, no_blas_{"NX_VULKAN_HOST_BLAS", "0"};
+  ScopedTuning no_coopmat_{"dot.no_coopmat", "1"}, no_blas_{"host_blas", "0"};
 };
 
 TEST_F(ConvEpilogues, BiasReluGeometriesAndTypes) {
@@ -146,25 +146,25 @@ TEST_F(ConvEpilogues, SplitKAppliesTheChainInTheSum) {
     uint32_t x = g.input(DType::F32, p.input.shape), w = g.input(DType::F32, p.kernel.shape);
     g.output(g.add(OpId::conv, {DType::F32, p.out}, {x, w}, Attrs::of(p.attrs)));
     size_t whole = compile_graph(d, g, {p.input, p.kernel}).executable().launches().size();
-    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    ScopedTuning splits("dot.splits", "3");
     EXPECT_EQ(compile_graph(d, g, {p.input, p.kernel}).executable().launches().size(), whole + 1);
   }
-  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  ScopedTuning splits("dot.splits", "3");
   bias_relu(d, kCases[0], DType::F32, rng);
   bias_relu(d, kCases[2], DType::F32, rng);
   bias_relu(d, kCases[1], DType::S32, rng);
   bias_relu(d, kCases[1], DType::F16, rng);
 }
 
-// The tile kernel as GPUs run it (NXV_DOT_GPU_PATHS=1: their tile, vectors and layouts), and
+// The tile kernel as GPUs run it (gpu_paths: their tile, vectors and layouts), and
 // split-K there: the chain where the tile stores and in the final sum.
 TEST_F(ConvEpilogues, GpuTiles) {
   Device& d = *device_;
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedTuning gpu("gpu_paths", "1");
   std::mt19937 rng(sample_seed() + 26);
   bias_relu(d, kCases[0], DType::F32, rng);
   bias_relu(d, kCases[1], DType::F32, rng);
-  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  ScopedTuning splits("dot.splits", "3");
   bias_relu(d, kCases[1], DType::F32, rng);
 }
 
@@ -173,7 +173,7 @@ TEST_F(ConvEpilogues, GpuTiles) {
 // along positions; channels-last: along filters), and with split-K in the final sum.
 TEST_F(ConvEpilogues, TensorCoreTier) {
   Device& d = *device_;
-  ScopedEnv coopmat("NXV_DOT_NO_COOPMAT", "0");
+  ScopedTuning coopmat("dot.no_coopmat", "0");
   std::mt19937 rng(sample_seed() + 27);
   const Case cases[] = {
       {"channels first, 16 channels", {2, 16, 9, 7}, {24, 16, 3, 3}, {}, {{1, 1}, {1, 1}}, {}, {}, 1, 1, {}, {}, {}},
@@ -191,7 +191,7 @@ TEST_F(ConvEpilogues, TensorCoreTier) {
                             contiguous_spec(t, bias_shape(p))};
       if (!check_op(d, *find_op("conv"), {t, p.out}, specs, Attrs::of(a))) continue;
       bias_relu(d, c, t, rng);
-      ScopedEnv splits("NXV_DOT_SPLITS", "3");
+      ScopedTuning splits("dot.splits", "3");
       bias_relu(d, c, t, rng);
     }
   }
@@ -225,7 +225,7 @@ TEST_F(ConvEpilogues, SpecialValues) {
 // change of type on the first.
 TEST_F(ConvEpilogues, WinogradTier) {
   Device& d = *device_;
-  ScopedEnv on("NX_VULKAN_CONV_WINOGRAD", "1"), budget("NXV_CONV_WINOGRAD_BUDGET", "16000");
+  ScopedTuning on("conv.winograd", "1"), budget("conv.winograd_budget", "16000");
   std::mt19937 rng(sample_seed() + 27);
   const Case cases[] = {
       {"3x3 same", {3, 5, 7, 6}, {9, 5, 3, 3}, {}, {{1, 1}, {1, 1}}, {}, {}, 1, 1, {}, {}, {}},
@@ -270,7 +270,7 @@ TEST_F(ConvEpilogues, ResidualsAndTypeChanges) {
   std::mt19937 rng(sample_seed() + 23);
   DType t = DType::F32;
   for (const char* splits_env : {"", "2"}) {
-    ScopedEnv splits("NXV_DOT_SPLITS", splits_env);
+    ScopedTuning splits("dot.splits", splits_env);
     for (size_t i : {size_t(0), size_t(1)}) {
       SCOPED_TRACE(std::string(kCases[i].name) + ", splits '" + splits_env + "'");
       Problem p = problem(d, kCases[i], t, rng);

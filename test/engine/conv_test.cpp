@@ -291,15 +291,15 @@ TEST_F(Conv, Refusals) {
 // The tiles a GPU gets (four-wide shared-memory reads with the larger ones), and split-K (its
 // partial sums in the output's layout, added by a second pass), on any device.
 TEST_F(Conv, GpuTilesAndSplitK) {
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedTuning gpu("gpu_paths", "1");
   const char* names[] = {"long_k_aligned", "nhwc_hwio", "input_dilation_strided_2d", "batch_groups_2"};
   for (const char* tile : {"64,64,16,4,4", "32,32,16,2,2"}) {
-    ScopedEnv forced("NXV_DOT_TILE", tile);
+    ScopedTuning forced("dot.tile", tile);
     SCOPED_TRACE(std::string("tile ") + tile);
     for (size_t i = 0; i < std::size(names); ++i)
       run_case(*device_, named(names[i]), {DType::F32, DType::F32, DType::F32}, sample_seed() + 300 + uint32_t(i));
   }
-  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  ScopedTuning splits("dot.splits", "3");
   for (size_t i = 0; i < std::size(names); ++i)
     run_case(*device_, named(names[i]), {DType::F32, DType::F32, DType::F32}, sample_seed() + 320 + uint32_t(i));
   run_case(*device_, named("gradient_like_nhwc"), {DType::S32, DType::S32, DType::S32}, sample_seed() + 330);
@@ -312,7 +312,7 @@ TEST_F(Conv, GpuTilesAndSplitK) {
 // an input slice (scalar loads), 128 rows straddled; one or two shared-memory stages,
 // subgroups as blocks; split-K aligned to the vectors.
 TEST_F(Conv, GpuTileVariants) {
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedTuning gpu("gpu_paths", "1");
   std::vector<int64_t> nhwc{0, 3, 1, 2}, hwio{3, 2, 0, 1};
   std::vector<ConvCase> cases = {
       {"nhwc_vec4", {2, 8, 9, 7}, {12, 8, 3, 3}, {1, 1}, Pad{{1, 1}, {1, 1}}, {}, {}, 1, 1, nhwc, hwio, nhwc},
@@ -331,20 +331,19 @@ TEST_F(Conv, GpuTileVariants) {
     }
   };
   {
-    ScopedEnv tile("NXV_DOT_TILE", "128,128,16,8,8");
-    ScopedEnv stages("NXV_DOT_DBUF", "1");
+    ScopedTuning tile("dot.tile", "128,128,16,8,8");
     all(sample_seed() + 700);
-    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    ScopedTuning splits("dot.splits", "3");
     all(sample_seed() + 710);
   }
   {
     // The channels-first default on GPUs: 64 x 128 with subgroups of 16 x 2 invocations.
-    ScopedEnv tile("NXV_DOT_TILE", "64,128,16,8,8");
-    ScopedEnv warp("NXV_DOT_WARP_X", "16");
+    ScopedTuning tile("dot.tile", "64,128,16,8,8");
+    ScopedTuning warp("dot.warp_x", "16");
     all(sample_seed() + 730);
   }
-  ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
-  ScopedEnv warp("NXV_DOT_WARP_X", "8");
+  ScopedTuning tile("dot.tile", "64,64,16,4,4");
+  ScopedTuning warp("dot.warp_x", "8");
   all(sample_seed() + 720);
 }
 
@@ -352,7 +351,7 @@ TEST_F(Conv, GpuTileVariants) {
 // forced on: every single-group case in f32 and s32, and the 16-bit types; also on the GPU
 // tile paths of dot. Cases with groups keep the implicit GEMM.
 TEST_F(Conv, Im2colTier) {
-  ScopedEnv im2col("NXV_CONV_IM2COL", "1");
+  ScopedTuning im2col("conv.im2col", "1");
   auto cases = conv_cases();
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].name);
@@ -365,7 +364,7 @@ TEST_F(Conv, Im2colTier) {
       run_case(*device_, named(name), {t, t, t}, sample_seed() + 880);
     run_case(*device_, named("same_padding"), {t, t, DType::F32}, sample_seed() + 890);
   }
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedTuning gpu("gpu_paths", "1");
   for (const char* name : {"long_k_aligned", "nhwc_hwio", "input_dilation_strided_2d", "conv3d", "output_permuted_1d"})
     run_case(*device_, named(name), {DType::F32, DType::F32, DType::F32}, sample_seed() + 900);
 }
@@ -377,7 +376,7 @@ TEST_F(Conv, Im2colTier) {
 // dilations, 1 to 3 axes, rows straddling tiles; each also with the scalar gather, and on the
 // GPU with the implicit mode off. A sliced input falls back to the scalar gather.
 TEST_F(Conv, GatheredChannels) {
-  ScopedEnv im2col("NXV_CONV_IM2COL", "1");
+  ScopedTuning im2col("conv.im2col", "1");
   const std::vector<ConvCase> cases = {
       {"nchw_same_16", {2, 16, 9, 7}, {12, 16, 3, 3}, {}, Pad{{1, 1}, {1, 1}}},
       {"nhwc_strided_idil_8", {2, 8, 7, 6}, {5, 8, 3, 2}, {2, 1}, Pad{{1, 2}, {0, -1}}, {2, 1}, {}, 1, 1,
@@ -400,11 +399,11 @@ TEST_F(Conv, GatheredChannels) {
   };
   all(sample_seed() + 1000);
   {
-    ScopedEnv scalar("NXV_CONV_GATHER_SCALAR", "1");
+    ScopedTuning scalar("conv.gather_scalar", "1");
     all(sample_seed() + 1100);
   }
   if (device_->info().type != "cpu") {
-    ScopedEnv materialised("NXV_CONV_NO_IMPLICIT", "1");
+    ScopedTuning materialised("conv.no_implicit", "1");
     all(sample_seed() + 1200);
   }
 }
@@ -415,7 +414,7 @@ TEST_F(Conv, GatheredChannels) {
 TEST_F(Conv, HostBlasTier) {
   if (device_->impl().core->info().type != "cpu" || !host_blas_available())
     GTEST_SKIP() << "the host BLAS tier needs a CPU driver and libopenblas.so.0";
-  ScopedEnv on("NX_VULKAN_HOST_BLAS", "1");
+  ScopedTuning on("host_blas", "1");
   auto cases = conv_cases();
   bool f64 = device_->has(kCapFloat64);
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -426,7 +425,7 @@ TEST_F(Conv, HostBlasTier) {
   // A and the product are host steps: at least two kernels fewer than im2col with dot's kernel.
   const ConvCase& c = named("long_k_aligned");
   auto commands = [&](const char* blas) {
-    ScopedEnv mode("NX_VULKAN_HOST_BLAS", blas), im2col("NXV_CONV_IM2COL", "1");
+    ScopedTuning mode("host_blas", blas), im2col("conv.im2col", "1");
     device_->synchronize();
     uint64_t before = device_->stream_stats().commands;
     run_case(*device_, c, {DType::F32, DType::F32, DType::F32}, sample_seed() + 1390);
@@ -441,7 +440,7 @@ TEST_F(Conv, HostBlasTier) {
 // channels-first and channels-last inputs, permuted kernels and outputs, a sliced input; f32
 // and f64; batch items in chunks. The tolerance allows 8x the direct sum's accumulation error.
 TEST_F(Conv, WinogradTier) {
-  ScopedEnv on("NX_VULKAN_CONV_WINOGRAD", "1");
+  ScopedTuning on("conv.winograd", "1");
   const std::vector<ConvCase> cases = {
       {"basic_3x3", {1, 1, 5, 5}, {1, 1, 3, 3}},
       {"same_odd", {2, 3, 7, 6}, {4, 3, 3, 3}, {}, Pad{{1, 1}, {1, 1}}},
@@ -460,19 +459,19 @@ TEST_F(Conv, WinogradTier) {
   // Five items in chunks of two (f32) or one (f64).
   ConvCase chunked{"chunked", {5, 8, 10, 9}, {6, 8, 3, 3}, {}, Pad{{1, 1}, {1, 1}}};
   {
-    ScopedEnv budget("NXV_CONV_WINOGRAD_BUDGET", "25600");
+    ScopedTuning budget("conv.winograd_budget", "25600");
     for (DType t : {DType::F32, DType::F64})
       if (supported({t, t, t})) run_case(*device_, chunked, {t, t, t}, seed++, 8.0);
     for (const ConvCase& c : {chunked, cases[5]}) {
-      ScopedEnv tiles("NXV_DOT_GPU_PATHS", "1");
+      ScopedTuning tiles("gpu_paths", "1");
       run_case(*device_, c, {DType::F32, DType::F32, DType::F32}, seed++, 8.0);
     }
   }
   // The tier is taken: the kernel's transform, then per chunk of two items the input's, the
   // product and the output's; more commands than the direct GEMM's (a kernel copy, split-K).
   auto commands = [&](const char* mode) {
-    ScopedEnv m("NX_VULKAN_CONV_WINOGRAD", mode), no_blas("NX_VULKAN_HOST_BLAS", "0");
-    ScopedEnv budget("NXV_CONV_WINOGRAD_BUDGET", "25600");
+    ScopedTuning m("conv.winograd", mode), no_blas("host_blas", "0");
+    ScopedTuning budget("conv.winograd_budget", "25600");
     device_->synchronize();
     uint64_t before = device_->stream_stats().commands;
     run_case(*device_, chunked, {DType::F32, DType::F32, DType::F32}, seed, 8.0);
@@ -486,7 +485,7 @@ TEST_F(Conv, WinogradTier) {
   {
     ConvCase three = chunked;
     three.input[0] = 3;
-    ScopedEnv budget("NXV_CONV_WINOGRAD_BUDGET", "19200"), no_blas("NX_VULKAN_HOST_BLAS", "0");
+    ScopedTuning budget("conv.winograd_budget", "19200"), no_blas("host_blas", "0");
     device_->synchronize();
     uint64_t before = device_->stream_stats().commands;
     run_case(*device_, three, {DType::F32, DType::F32, DType::F32}, seed, 8.0);
@@ -499,7 +498,7 @@ TEST_F(Conv, WinogradTier) {
 // and the output: 4 MiB here, the input and output 1 MiB, in a 4 MiB heap), the direct GEMM
 // takes the conv.
 TEST_F(Conv, WinogradLeavesConvsItsTensorsDoNotFitToTheDirectGemm) {
-  ScopedEnv on("NX_VULKAN_CONV_WINOGRAD", "1"), no_blas("NX_VULKAN_HOST_BLAS", "0");
+  ScopedTuning on("conv.winograd", "1"), no_blas("host_blas", "0");
   auto small = Device::open({.heap_limit = 4ull << 20});
   ConvCase c{"large", {1, 8, 128, 128}, {8, 8, 3, 3}, {}, Pad{{1, 1}, {1, 1}}};
   run_case(*small, c, {DType::F32, DType::F32, DType::F32}, sample_seed() + 1460);
@@ -521,7 +520,7 @@ TEST_F(Conv, WinogradSpecialValues) {
   ker[4] = 0.0f;  // filter 0's centre weight on channel 0 meets in[3], an Inf: NaN in the direct sum
   Shape out_shape = canonical_output(c, a);
   auto run = [&](const char* mode, const std::vector<float>& x, const std::vector<float>& w) {
-    ScopedEnv m("NX_VULKAN_CONV_WINOGRAD", mode), no_blas("NX_VULKAN_HOST_BLAS", "0");
+    ScopedTuning m("conv.winograd", mode), no_blas("host_blas", "0");
     Tensor ti = upload(*device_, DType::F32, c.input, x), tk = upload(*device_, DType::F32, c.kernel, w);
     return download<float>(*device_, run_op(*device_, "conv", {DType::F32, out_shape}, {ti, tk}, Attrs::of(a)));
   };

@@ -86,7 +86,7 @@ TEST(Donation, AWeightGradientsEpilogueWritesOverTheWeights) {
 
 TEST(Donation, KeptApartWhereAnotherLaunchStillReadsTheInput) {
   auto dev = shared_device();
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedTuning gpu("gpu_paths", "1");
   const Shape shape{64};
   Graph g;
   uint32_t w = g.input(DType::F32, shape);

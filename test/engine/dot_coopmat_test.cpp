@@ -10,7 +10,6 @@
 #include "kernels/glsl_uses.hpp"
 #include "kernels/kernel_cache.hpp"
 #include "ops/dot/dot_coopmat.hpp"
-#include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "dot_test_util.hpp"
 #include "test_util.hpp"
@@ -31,8 +30,6 @@ int sweep_coopmat_tier(Device& dev, const std::vector<DotCase>& cases, const std
     GemmOperand a{{}, t.left, {0, 0, 1}}, b{{}, t.right, {0, 0, 1}};
     return g.m > 1 && g.n > 1 && coopmat_gemm_tile(core, g, a, b, t.out).has_value();
   };
-  // The workgroup-scope tier, where asked for, would take most of these first (its own test is below).
-  ScopedEnv no_coopmat2("NXV_DOT_NO_COOPMAT2", "1");
   int ran = 0;
   for (const auto& t : types) {
     if (!takes_tier(t, {1, 64, 64, 64})) {
@@ -48,10 +45,10 @@ int sweep_coopmat_tier(Device& dev, const std::vector<DotCase>& cases, const std
       run_case(dev, cases[i], t, seed + uint32_t(i), eps_acc);
     }
     {
-      ScopedEnv large("NXV_DOT_COOPMAT_TILE", tile);
+      ScopedTuning large("dot.coopmat_tile", tile);
       for (size_t j = 0; j < 2; ++j) run_case(dev, cases[tiled[j]], t, seed + 20 + uint32_t(j), eps_acc);
     }
-    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    ScopedTuning splits("dot.splits", "3");
     for (size_t j = 0; j < 2; ++j) run_case(dev, cases[split[j]], t, seed + 30 + uint32_t(j), eps_acc);
   }
   return ran;
@@ -95,7 +92,7 @@ TEST_F(Dot, CooperativeMatrixTier) {
   if (!ran) GTEST_SKIP() << "the device reports no f16 or bf16 cooperative-matrix shape (or the tier is off)";
 }
 
-// The tier stays off where it must: CPU drivers, the capability mask, NXV_DOT_NO_COOPMAT=1,
+// The tier stays off where it must: CPU drivers, the capability mask, dot.no_coopmat,
 // and inputs of other types.
 TEST_F(Dot, CooperativeMatrixTierSwitches) {
   GemmShape g{1, 256, 256, 256};
@@ -103,7 +100,7 @@ TEST_F(Dot, CooperativeMatrixTierSwitches) {
   const DeviceCore& core = *device_->impl().core;
   if (device_->info().type == "cpu") EXPECT_FALSE(coopmat_gemm_tile(core, g, a, b, DType::F16).has_value());
   {
-    ScopedEnv off("NXV_DOT_NO_COOPMAT", "1");
+    ScopedTuning off("dot.no_coopmat", "1");
     EXPECT_FALSE(coopmat_gemm_tile(core, g, a, b, DType::F16).has_value());
   }
   GemmOperand f32a{{}, DType::F32, {0, 0, 1}}, f32b{{}, DType::F32, {0, 0, 1}};
@@ -114,105 +111,6 @@ TEST_F(Dot, CooperativeMatrixTierSwitches) {
   auto no_bf16 = Device::open({.disabled = kCapBFloat16});
   GemmOperand bfa{{}, DType::BF16, {0, 0, 1}}, bfb{{}, DType::BF16, {0, 0, 1}};
   EXPECT_FALSE(coopmat_gemm_tile(*no_bf16->impl().core, g, bfa, bfb, DType::BF16).has_value());
-}
-
-// The workgroup-scope tier (VK_NV_cooperative_matrix2) where the device has it: tile edges
-// straddled in m, n and k, batches, each operand read along either axis (aligned for 16-byte
-// reads or not), split-K, and both output types; same tolerance as the KHR tier.
-TEST_F(Dot, CooperativeMatrix2Tier) {
-  const DeviceCore& core = *device_->impl().core;
-  ScopedEnv opt_in("NXV_DOT_COOPMAT2", "1");
-  const auto& c2 = device_->info().cooperative_matrix2;
-  std::printf("[coopmat2] enabled %d: workgroup scope %d, flexible dimensions %d, tensor addressing %d; max workgroup "
-              "%u, max dimension %u, reserved shared %u; maxComputeSharedMemorySize %u\n",
-              int(device_->has(kCapCooperativeMatrix2)), int(c2.workgroup_scope), int(c2.flexible_dimensions),
-              int(c2.tensor_addressing), c2.max_workgroup_size, c2.max_dimension, c2.reserved_shared_memory,
-              device_->info().max_shared_memory);
-  std::fflush(stdout);
-  for (const auto& s : c2.flexible_shapes)
-    std::printf("[coopmat2] flexible %ux%ux%u %s x %s + %s -> %s (%s, %u invocations)\n", s.m, s.n, s.k,
-                s.a_type.c_str(), s.b_type.c_str(), s.c_type.c_str(), s.result_type.c_str(), s.scope.c_str(),
-                s.workgroup_invocations);
-  DotAttrs mm = axes({1}, {}, {0}, {});
-  const DotCase cases[] = {
-      {"matmul_2x1x2", {2, 1}, {1, 2}, mm},
-      {"matmul_17x129x33", {17, 129}, {129, 33}, mm},
-      {"matmul_255x257x129", {255, 257}, {257, 129}, mm},
-      {"matmul_aligned_256x512x512", {256, 512}, {512, 512}, mm},
-      {"matmul_300x200x520", {300, 200}, {200, 520}, mm},
-      {"batched_3x130x70x90", {3, 130, 70}, {3, 70, 90}, axes({2}, {0}, {1}, {0})},
-      {"batched_aligned_2x128x96x256", {2, 128, 96}, {2, 96, 256}, axes({2}, {0}, {1}, {0})},
-      {"k0_3x0x4", {3, 0}, {0, 4}, mm},
-      {"transposed_a_133x72x40", {133, 72}, {72, 40}, mm, kTransposed},
-      {"transposed_b_140x31x264", {140, 31}, {31, 264}, mm, kDense, kTransposed},
-      {"transposed_both_aligned_128x136x256", {128, 136}, {136, 256}, mm, kTransposed, kTransposed},
-      {"padded_rows_both_129x66x131", {129, 66}, {66, 131}, mm, kPaddedRows, kPaddedRows},
-      {"broadcast_a_9x12x10", {9, 12}, {12, 10}, mm, kBroadcast0},  // a zero stride: the KHR tier
-  };
-  // Every case for two type combinations (each layout is a pipeline of its own, and these take
-  // the driver seconds to build); a few for the other two.
-  const TypeCase types[] = {{DType::F16, DType::F16, DType::F32}, {DType::BF16, DType::BF16, DType::BF16},
-                            {DType::F16, DType::F16, DType::F16}, {DType::BF16, DType::BF16, DType::F32}};
-  auto timed = [&](const DotCase& c, const TypeCase& t, uint32_t seed) {
-    auto t0 = std::chrono::steady_clock::now();
-    run_case(*device_, c, t, seed, 0x1p-22);
-    std::printf("[coopmat2] %s %s -> %s: %.0f ms\n", c.name.c_str(), std::string(dtype_name(t.left)).c_str(),
-                std::string(dtype_name(t.out)).c_str(),
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    std::fflush(stdout);
-  };
-  int ran = 0;
-  for (size_t ti = 0; ti < std::size(types); ++ti) {
-    const TypeCase& t = types[ti];
-    GemmOperand a{{}, t.left, {0, 64, 1}}, b{{}, t.right, {0, 64, 1}};
-    if (!coopmat2_gemm_tile(core, {1, 64, 64, 64}, a, b, t.out)) {
-      std::printf("[coopmat2] %s -> %s: not on this device\n", std::string(dtype_name(t.left)).c_str(),
-                  std::string(dtype_name(t.out)).c_str());
-      continue;
-    }
-    ++ran;
-    for (size_t i = 0; i < std::size(cases); ++i)
-      if (ti < 2 || i == 2 || i == 10 || i == 11) timed(cases[i], t, sample_seed() + 800 + uint32_t(i));
-    if (ti >= 2) continue;
-    // The large tile on small shapes, and forced split-K (a last chunk shorter than the k step).
-    {
-      ScopedEnv tile("NXV_DOT_COOPMAT2_TILE", "128,256,64,256");
-      timed(cases[2], t, sample_seed() + 820);
-      timed(cases[10], t, sample_seed() + 821);
-    }
-    ScopedEnv splits("NXV_DOT_SPLITS", "3");
-    timed(cases[4], t, sample_seed() + 830);
-    timed(cases[6], t, sample_seed() + 831);
-  }
-  if (!ran) GTEST_SKIP() << "no workgroup-scope cooperative matrices for f16/bf16 (or the tier is off)";
-}
-
-// The workgroup-scope tier is off unless asked for (NXV_DOT_COOPMAT2=1), and stays off on CPU
-// drivers, under the capability mask (coopmat2, and coopmat for both tiers),
-// NXV_DOT_NO_COOPMAT2=1 or NXV_DOT_NO_COOPMAT=1, for other types, and for an operand with no
-// unit-stride axis.
-TEST_F(Dot, CooperativeMatrix2TierSwitches) {
-  GemmShape g{1, 256, 256, 256};
-  GemmOperand a{{}, DType::F16, {0, 256, 1}}, b{{}, DType::F16, {0, 256, 1}};
-  const DeviceCore& core = *device_->impl().core;
-  {
-    ScopedEnv not_asked("NXV_DOT_COOPMAT2", "0");
-    EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value());
-  }
-  ScopedEnv opt_in("NXV_DOT_COOPMAT2", "1");
-  if (device_->info().type == "cpu") EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value());
-  for (const char* name : {"NXV_DOT_NO_COOPMAT2", "NXV_DOT_NO_COOPMAT"}) {
-    ScopedEnv off(name, "1");
-    EXPECT_FALSE(coopmat2_gemm_tile(core, g, a, b, DType::F16).has_value()) << name;
-  }
-  GemmOperand f32a{{}, DType::F32, {0, 256, 1}}, f32b{{}, DType::F32, {0, 256, 1}};
-  EXPECT_FALSE(coopmat2_gemm_tile(core, g, f32a, f32b, DType::F32).has_value());
-  GemmOperand strided{{}, DType::F16, {0, 512, 2}};
-  EXPECT_FALSE(coopmat2_gemm_tile(core, g, strided, b, DType::F32).has_value());
-  for (uint32_t mask : {uint32_t(kCapCooperativeMatrix2), uint32_t(kCapCooperativeMatrix)}) {
-    auto masked = Device::open({.disabled = mask});
-    EXPECT_FALSE(coopmat2_gemm_tile(*masked->impl().core, g, a, b, DType::F16).has_value()) << mask;
-  }
 }
 
 // 8-bit integer inputs into 32-bit integer fragments, bit for bit against Nx's wrapping sums

@@ -1,7 +1,7 @@
 // Dot epilogues (ops/dot/dot_epilogue.hpp) and their graph fusion (graph/epilogue_fusion.hpp):
 // a dot with an elementwise chain applied where it stores gives, bit for bit, the dot followed
 // by the chain's ops run one by one through the same engine, on every tier lavapipe runs (rows,
-// cpu, matvec; with NXV_DOT_GPU_PATHS=1 the SIMT tile and the GPU matvec; with NXV_DOT_SPLITS
+// cpu, matvec; with gpu_paths the SIMT tile and the GPU matvec; with dot.splits
 // split-K's final sum), on shapes with empty outputs, K = 0, 1 x N, N = 1 and sizes straddling
 // the tiles; and against a host reference (integers exactly; floats within the dot's error
 // bound plus a few roundings of the output type); with NaN, infinities, signed zeros and
@@ -110,7 +110,7 @@ void expect_bias_relu_reference(Device& d, DType t, const Problem& p, const Tens
 // tiers (GPUs, f16/bf16) have no epilogue, so they stay off here (their own tests are in dot_test).
 class DotEpilogues : public DeviceTest {
  protected:
-  ScopedEnv no_coopmat_{"NXV_DOT_NO_COOPMAT", "1"}, no_coopmat2_{"NXV_DOT_NO_COOPMAT2", "1"};
+  ScopedTuning no_coopmat_{"dot.no_coopmat", "1"};
   std::vector<DType> types() {
     std::vector<DType> t{DType::F32, DType::F16, DType::BF16, DType::S32};
     if (device_->has(kCapFloat64)) t.push_back(DType::F64);
@@ -135,8 +135,8 @@ TEST_F(DotEpilogues, BiasReluEveryTierAndType) {
   Device& d = *device_;
   ElementwiseChain chain;
   for (const PathConfig& path : kPaths) {
-    ScopedEnv gpu("NXV_DOT_GPU_PATHS", path.gpu_paths), splits("NXV_DOT_SPLITS", path.splits),
-        no_cpu("NXV_DOT_NO_CPU_GEMM", path.no_cpu_gemm);
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits),
+        no_cpu("dot.no_cpu_gemm", path.no_cpu_gemm);
     for (DType t : types()) {
       chain.steps = {step(OpId::add, t, {in(0), in(1)}), step(OpId::max, t, {st(0), in(2)})};
       std::mt19937 rng(sample_seed() + uint32_t(t));
@@ -166,7 +166,7 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
   if (device_->has(kCapFloat64)) floats.push_back(DType::F64);
   const Problem problems[] = {{0, 1, 7, 9}, {0, 9, 7, 1}, {0, 17, 33, 31}, {2, 5, 3, 12}};
   for (const PathConfig& path : {kPaths[0], kPaths[2]}) {
-    ScopedEnv gpu("NXV_DOT_GPU_PATHS", path.gpu_paths), splits("NXV_DOT_SPLITS", path.splits);
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits);
     for (DType t : floats) {
       std::mt19937 rng(sample_seed() + 100 + uint32_t(t));
       for (const Problem& p : problems) {
@@ -253,7 +253,7 @@ TEST_F(DotEpilogues, SpecialValues) {
   std::vector<DType> floats{DType::F32, DType::F16, DType::BF16};
   if (d.has(kCapFloat64)) floats.push_back(DType::F64);
   for (const PathConfig& path : {kPaths[0], kPaths[2]}) {
-    ScopedEnv gpu("NXV_DOT_GPU_PATHS", path.gpu_paths), splits("NXV_DOT_SPLITS", path.splits);
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits);
     for (DType t : floats) {
       SCOPED_TRACE(std::string(path.name) + ", " + std::string(dtype_name(t)));
       std::mt19937 rng(sample_seed() + 200 + uint32_t(t));

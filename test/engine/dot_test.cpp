@@ -123,18 +123,18 @@ TEST_F(Dot, RandomShapes) {
 }
 
 
-// The tiled kernel with the tiles a GPU gets (NXV_DOT_GPU_PATHS: what a GPU would run, on
+// The tiled kernel with the tiles a GPU gets (gpu_paths: what a GPU would run, on
 // any device): tile edges, transposed operands (the A tile read along m, the B tile along k),
 // batches, split-K.
 TEST_F(Dot, GpuTiles) {
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedTuning gpu("gpu_paths", "1");
   std::vector<DotCase> cases;
   for (const auto& c : dot_cases())
     if (c.name == "matmul_130x260x72" || c.name == "transposed_both_24x40x31" || c.name == "batched_3x5x7x9")
       cases.push_back(c);
   // Every layout in f32 with the largest tile; one case each for the other tiles and s32.
   for (const char* tile : {"128,128,16,8,8", "64,64,16,4,4", "32,64,16,4,4", "32,32,16,2,2"}) {
-    ScopedEnv forced("NXV_DOT_TILE", tile);
+    ScopedTuning forced("dot.tile", tile);
     SCOPED_TRACE(std::string("tile ") + tile);
     bool first = tile[1] == '2';
     for (size_t i = 0; i < (first ? cases.size() : 1); ++i)
@@ -142,7 +142,7 @@ TEST_F(Dot, GpuTiles) {
     if (!first) run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 310);
   }
   // Split-K (forced: these are short), its sums added by a second pass.
-  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  ScopedTuning splits("dot.splits", "3");
   for (size_t i = 0; i < cases.size(); ++i)
     run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 320 + uint32_t(i));
   run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 330);
@@ -153,7 +153,7 @@ TEST_F(Dot, GpuTiles) {
 // GPUs these cases take the GPU kernels): odd sizes around its tiles (1, 3, 17, 33, 511, 513),
 // K straddling the subgroup width, batches, transposed, padded and broadcast operands, every
 // type; forced tiles (TN > 1, TM not a power of two, small and large workgroups); without
-// subgroup operations (its other A loads); and with NXV_DOT_NO_CPU_GEMM=1, the tiled kernel.
+// subgroup operations (its other A loads); and with dot.no_cpu_gemm, the tiled kernel.
 TEST_F(Dot, CpuGemm) {
   DotAttrs mm = axes({1}, {}, {0}, {});
   DotAttrs bmm = axes({2}, {0}, {1}, {0});
@@ -185,7 +185,7 @@ TEST_F(Dot, CpuGemm) {
     for (size_t i = 0; i < std::size(large); ++i) run_case(*device_, large[i], {t, t, t}, sample_seed() + 810 + uint32_t(i));
   }
   for (const char* tile : {"5,3,8", "1,2,16", "32,1,256"}) {
-    ScopedEnv forced("NXV_DOT_CPU_TILE", tile);
+    ScopedTuning forced("dot.cpu_tile", tile);
     SCOPED_TRACE(std::string("tile ") + tile);
     for (size_t i = 0; i < std::size(small); ++i)
       run_case(*device_, small[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 820 + uint32_t(i));
@@ -200,7 +200,7 @@ TEST_F(Dot, CpuGemm) {
       run_case(*no_subgroups, small[i], {t, t, t}, sample_seed() + 850 + uint32_t(i));
   }
   run_case(*no_subgroups, large[0], {DType::F32, DType::F32, DType::F32}, sample_seed() + 860);
-  ScopedEnv off("NXV_DOT_NO_CPU_GEMM", "1");
+  ScopedTuning off("dot.no_cpu_gemm", "1");
   EXPECT_FALSE(cpu_gemm_tile(core, {1, 64, 64, 64}, DType::F32).has_value());
   for (const auto& c : dot_cases())
     if (c.name == "matmul_tile_edges_65x17x132" || c.name == "padded_rows_a_21x6x36" ||
@@ -216,8 +216,8 @@ TEST_F(Dot, CpuGemm) {
 // straddled in m, n and k; batches and broadcasts; split-K aligned to the vectors; f64
 // (four-wide shared reads of doubles) and s32.
 TEST_F(Dot, GpuTileVariants) {
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
-  ScopedEnv vectors("NXV_DOT_GVEC4", "1");
+  ScopedTuning gpu("gpu_paths", "1");
+  ScopedTuning vectors("dot.gvec4", "1");
   DotAttrs mm = axes({1}, {}, {0}, {});
   const DotCase cases[] = {
       {"vec4_132x68x200", {132, 68}, {68, 200}, mm},
@@ -235,23 +235,22 @@ TEST_F(Dot, GpuTileVariants) {
     }
   };
   {
-    ScopedEnv tile("NXV_DOT_TILE", "128,128,16,8,8");
-    ScopedEnv stages("NXV_DOT_DBUF", "1");
+    ScopedTuning tile("dot.tile", "128,128,16,8,8");
     all(sample_seed() + 700);
-    ScopedEnv warp("NXV_DOT_WARP_X", "8");
+    ScopedTuning warp("dot.warp_x", "8");
     all(sample_seed() + 710);
-    ScopedEnv splits("NXV_DOT_SPLITS", "3");
+    ScopedTuning splits("dot.splits", "3");
     all(sample_seed() + 720);
   }
   {
-    ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
-    ScopedEnv warp("NXV_DOT_WARP_X", "4");
+    ScopedTuning tile("dot.tile", "64,64,16,4,4");
+    ScopedTuning warp("dot.warp_x", "4");
     all(sample_seed() + 730);
   }
   {
     // The GPUs' default 128x128 tile: 16 x 8 per invocation, k steps of 8, subgroups of 8 x 4.
-    ScopedEnv tile("NXV_DOT_TILE", "128,128,8,16,8");
-    ScopedEnv warp("NXV_DOT_WARP_X", "8");
+    ScopedTuning tile("dot.tile", "128,128,8,16,8");
+    ScopedTuning warp("dot.warp_x", "8");
     all(sample_seed() + 732);
     // Tiles wholly inside (no edge checks), with and without vector loads, and split-K whose
     // splits then fall on k steps (1024 in 3: 344, 344, 336; in 200: 8 each, 72 empty).
@@ -269,41 +268,33 @@ TEST_F(Dot, GpuTileVariants) {
     };
     all_inside(sample_seed() + 790);
     {
-      ScopedEnv scalar("NXV_DOT_NO_GVEC4", "1");
+      ScopedTuning scalar("dot.gvec4", "0");
       all_inside(sample_seed() + 795);
     }
     for (const char* n : {"3", "200"}) {
-      ScopedEnv splits("NXV_DOT_SPLITS", n);
+      ScopedTuning splits("dot.splits", n);
       all_inside(sample_seed() + 800);
     }
-    {
-      // The k loop with its last step peeled (NXV_DOT_PEEL), edge-checked and inside, split.
-      ScopedEnv peel("NXV_DOT_PEEL", "1");
-      all(sample_seed() + 805);
-      all_inside(sample_seed() + 806);
-      ScopedEnv splits("NXV_DOT_SPLITS", "3");
-      all_inside(sample_seed() + 807);
-    }
-    ScopedEnv splits("NXV_DOT_SPLITS", "2");
+    ScopedTuning splits("dot.splits", "2");
     all(sample_seed() + 733);
   }
   {
     // One tile per workgroup: batches and tile edges, and split-K (k of 600 gives 2 splits).
-    ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
-    ScopedEnv one("NXV_DOT_ONE_TILE", "1");
+    ScopedTuning tile("dot.tile", "64,64,16,4,4");
+    ScopedTuning one("dot.one_tile", "1");
     all(sample_seed() + 735);
     run_case(*device_, {"one_tile_split_k_20x600x36", {20, 600}, {600, 36}, mm}, {DType::F32, DType::F32, DType::F32},
              sample_seed() + 736);
   }
   {
-    ScopedEnv tile("NXV_DOT_TILE", "32,64,8,4,4");
-    ScopedEnv warp("NXV_DOT_WARP_X", "16");
-    ScopedEnv scalar("NXV_DOT_NO_GVEC4", "1");
+    ScopedTuning tile("dot.tile", "32,64,8,4,4");
+    ScopedTuning warp("dot.warp_x", "16");
+    ScopedTuning scalar("dot.gvec4", "0");
     run_case(*device_, cases[0], {DType::F32, DType::F32, DType::F32}, sample_seed() + 740);
   }
   if (supported({DType::F64, DType::F64, DType::F64})) {
     // The GPUs' f64 tile for large products: 64x128, 8 x 8 per invocation.
-    ScopedEnv tile("NXV_DOT_TILE", "64,128,16,8,8");
+    ScopedTuning tile("dot.tile", "64,128,16,8,8");
     for (size_t i : {0, 1, 5}) {
       SCOPED_TRACE(cases[i].name);
       run_case(*device_, cases[i], {DType::F64, DType::F64, DType::F64}, sample_seed() + 745 + uint32_t(i));
@@ -311,9 +302,7 @@ TEST_F(Dot, GpuTileVariants) {
     run_case(*device_, {"f64_aligned_128x64x256", {128, 64}, {64, 256}, mm}, {DType::F64, DType::F64, DType::F64},
              sample_seed() + 749);
   }
-  ScopedEnv tile("NXV_DOT_TILE", "64,64,16,4,4");
-  ScopedEnv stages("NXV_DOT_DBUF", "1");
-  ScopedEnv wide("NXV_DOT_VEC4_64", "1");
+  ScopedTuning tile("dot.tile", "64,64,16,4,4");
   for (size_t i : {0, 2, 5}) {
     SCOPED_TRACE(cases[i].name);
     if (supported({DType::F64, DType::F64, DType::F64}))
@@ -326,7 +315,7 @@ TEST_F(Dot, GpuTileVariants) {
 // k split across the workgroup's invocations and across workgroups (split-K, a second pass
 // adding the splits), k adjacent (a row per group of invocations), batches.
 TEST_F(Dot, GpuMatvecPaths) {
-  ScopedEnv gpu("NXV_DOT_GPU_PATHS", "1");
+  ScopedTuning gpu("gpu_paths", "1");
   const DotCase cases[] = {
       {"vector_times_matrix_split_k_3000x64", {3000}, {3000, 64}, axes({0}, {}, {0}, {})},
       {"matrix_times_vector_split_k_6x2000", {6, 2000}, {2000}, axes({1}, {}, {0}, {})},
@@ -338,18 +327,18 @@ TEST_F(Dot, GpuMatvecPaths) {
     if (i < 2) run_case(*device_, cases[i], {DType::S32, DType::S32, DType::S32}, sample_seed() + 410 + uint32_t(i));
   }
   run_case(*device_, cases[0], {DType::BF16, DType::BF16, DType::BF16}, sample_seed() + 420);
-  ScopedEnv splits("NXV_DOT_SPLITS", "5");
+  ScopedTuning splits("dot.splits", "5");
   run_case(*device_, cases[3], {DType::F32, DType::F32, DType::F32}, sample_seed() + 430);
 }
 
 // NX_VULKAN_DOT_F32=bf16x3: f32 GEMMs through bf16 parts (dot_bf16x3.hpp) within 2^-15 of
 // sum |a| |b| (plus f32 accumulation) of the exact product, on every layout; forced onto any
-// device's GEMM tiers (NXV_DOT_BF16X3_ANY=1) where it has no bf16 tensor cores. Dropping the lo
+// device's GEMM tiers (dot.bf16x3_any=1) where it has no bf16 tensor cores. Dropping the lo
 // parts would miss that bound (about 2^-9 per product, and K here stays under 2^12). An
 // infinity multiplies as one, NaN stays NaN, matrix-vector shapes keep the f32 kernels, and
 // without the switch or the tensor cores nothing changes.
 TEST_F(Dot, Bf16x3ReducedPrecisionMode) {
-  ScopedEnv no_blas("NX_VULKAN_HOST_BLAS", "0");  // CPU drivers' BLAS tier would come first
+  ScopedTuning no_blas("host_blas", "0");  // CPU drivers' BLAS tier would come first
   auto launches = [&](const std::function<void()>& f) {
     device_->synchronize();
     uint64_t before = device_->stream_stats().commands;
@@ -358,28 +347,27 @@ TEST_F(Dot, Bf16x3ReducedPrecisionMode) {
     return device_->stream_stats().commands - before;
   };
   const DotCase square = dot_cases()[4];  // 130x260x72
-  std::optional<ScopedEnv> one_split;  // launches counted without split-K's sums
-  one_split.emplace("NXV_DOT_SPLITS", "1");
+  ScopedTuning one_split("dot.splits", "1");  // launches counted without split-K's sums
   auto run_square = [&] { run_case(*device_, square, {DType::F32, DType::F32, DType::F32}, sample_seed() + 950); };
   uint64_t plain = launches(run_square);
   bool tensor_cores = false;
   {
-    ScopedEnv mode("NX_VULKAN_DOT_F32", "bf16x3");
+    ScopedTuning mode("dot.f32", "bf16x3");
     GemmOperand parts{{}, DType::BF16, {0, 0, 1}};
     tensor_cores = coopmat_gemm_tile(*device_->impl().core, {1, 130, 72, 780}, parts, parts, DType::F32).has_value();
     // Without tensor cores (or on a CPU driver) the switch alone changes nothing.
     if (!tensor_cores) EXPECT_EQ(launches(run_square), plain);
   }
-  ScopedEnv mode("NX_VULKAN_DOT_F32", "bf16x3");
-  ScopedEnv any("NXV_DOT_BF16X3_ANY", "1");
+  ScopedTuning mode("dot.f32", "bf16x3");
+  ScopedTuning any("dot.bf16x3_any", "1");
   EXPECT_EQ(launches([&] { run_case(*device_, square, {DType::F32, DType::F32, DType::F32}, sample_seed() + 951, 0, 0x1p-15); }),
             plain + 2)
       << "two splits, then the GEMM";
-  one_split.reset();
+  ScopedTuning any_splits("dot.splits", "");
   auto cases = dot_cases();
   for (size_t i = 0; i < cases.size(); ++i)
     run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 960 + uint32_t(i), 0, 0x1p-15);
-  ScopedEnv splits("NXV_DOT_SPLITS", "3");
+  ScopedTuning splits("dot.splits", "3");
   run_case(*device_, square, {DType::F32, DType::F32, DType::F32}, sample_seed() + 990, 0, 0x1p-15);
 
   // Specials: rows [inf, 1], [nan, 2], [1 + 2^-10, 0] times [[1, 2], [3, 4]].
@@ -399,7 +387,7 @@ TEST_F(Dot, Bf16x3ReducedPrecisionMode) {
 TEST_F(Dot, HostBlasTier) {
   if (device_->impl().core->info().type != "cpu" || !host_blas_available())
     GTEST_SKIP() << "the host BLAS tier needs a CPU driver and libopenblas.so.0";
-  ScopedEnv on("NX_VULKAN_HOST_BLAS", "1");
+  ScopedTuning on("host_blas", "1");
   auto cases = dot_cases();
   bool f64 = device_->has(kCapFloat64);  // masked off in the NX_VULKAN_DISABLE=f64 profile
   for (size_t i = 0; i < cases.size(); ++i)
@@ -433,7 +421,7 @@ TEST_F(Dot, HostBlasTier) {
   }
   // By default only products of 2^18 multiply-adds or more: smaller ones record a kernel.
   {
-    ScopedEnv by_size("NX_VULKAN_HOST_BLAS", "");
+    ScopedTuning by_size("host_blas", "");
     Tensor big = from_host(dev, DType::F32, {64, 64}, std::vector<float>(4096, 0.5f).data(), 4096 * 4);
     commands = dev.stream_stats().commands;
     Tensor sq = run_op(dev, "dot", {DType::F32, {64, 64}}, {big, big}, mm);
@@ -443,7 +431,7 @@ TEST_F(Dot, HostBlasTier) {
     EXPECT_GT(dev.stream_stats().commands, commands);
   }
   // Off: the kernels take it.
-  ScopedEnv off("NX_VULKAN_HOST_BLAS", "0");
+  ScopedTuning off("host_blas", "0");
   commands = dev.stream_stats().commands;
   Tensor k = run_op(dev, "dot", {DType::F32, {2, 2}}, {nx, ty}, mm);
   EXPECT_GT(dev.stream_stats().commands, commands);
@@ -451,12 +439,12 @@ TEST_F(Dot, HostBlasTier) {
 }
 
 // The host BLAS tier splits products of several 2^20 multiply-adds over host threads
-// (NXV_HOST_THREADS=3 here, on any machine): along batch items, along rows or columns of each
+// (host_threads=3 here, on any machine): along batch items, along rows or columns of each
 // item (uneven last parts), with operands read transposed or through padded rows.
 TEST_F(Dot, HostBlasSplitsProducts) {
   if (device_->impl().core->info().type != "cpu" || !host_blas_available())
     GTEST_SKIP() << "the host BLAS tier needs a CPU driver and libopenblas.so.0";
-  ScopedEnv on("NX_VULKAN_HOST_BLAS", "1"), threads("NXV_HOST_THREADS", "3");
+  ScopedTuning on("host_blas", "1"), threads("host_threads", "3");
   DotAttrs mm = axes({1}, {}, {0}, {}), batched = axes({2}, {0}, {1}, {0});
   const DotCase cases[] = {
       {"rows_300x97x130", {300, 97}, {97, 130}, mm},

@@ -142,7 +142,7 @@ TEST(Elementwise, NonContiguousInputs) {
 }
 
 // On CPU drivers strided kernels walk runs of consecutive elements (strided_runs);
-// the GPU's loop (NXV_EW_GPU_LOOPS=1) takes one element per invocation. Both against the host,
+// the GPU's loop (gpu_paths) takes one element per invocation. Both against the host,
 // exactly: broadcast rows and columns, last axes shorter and longer than a run (runs crossing
 // rows), a transposed and a stepped view, three inputs, and rank 9 (several launches, each
 // starting mid-tensor).
@@ -162,7 +162,7 @@ TEST(Elementwise, StridedRunsAndTheGpuLoopMatchTheHost) {
                                                                                             {2, 1, 2, 1, 2, 1, 2, 1, 2},
                                                                                             {1, 3, 1, 3, 1, 3, 1, 3, 1}}};
   for (const char* loops : {"0", "1"}) {
-    ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", loops);
+    ScopedTuning gpu_loops("gpu_paths", loops);
     for (const Case& c : cases) {
       auto a = ints(c.a), b = ints(c.b);
       auto got = download<int32_t>(*dev, run_op(*dev, "add", {DType::S32, c.out},
@@ -399,7 +399,7 @@ TEST(Elementwise, F16AndBF16ComputeInF32) {
 // scalar operand splatted, and with a tail that is not a multiple of four.
 TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
   auto dev = shared_device();
-  ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", "1");  // the four-wide loop on CPU drivers too
+  ScopedTuning gpu_loops("gpu_paths", "1");  // the four-wide loop on CPU drivers too
   const int64_t n = 1031;
   std::mt19937 rng(7);
   for (DType type : {DType::F16, DType::BF16}) {
@@ -428,7 +428,7 @@ TEST(Elementwise, SixteenBitFourWidePathAgreesWithTheElementPath) {
 }
 
 // Dense kernels on CPU drivers may loop one element per trip with the op inlined once
-// (elementwise_one_wide: short ops, or all with NXV_EW_ONE_WIDE=1); the GPU's loops (four-wide trips, four elements a trip, the tail,
+// (elementwise_one_wide: short ops, or all with ew.one_wide); the GPU's loops (four-wide trips, four elements a trip, the tail,
 // sin/cos/tan's fast forms with the full op after them) must give the same bits. Random bit
 // patterns: NaN, infinities, subnormals and huge trig arguments among them.
 TEST(Elementwise, OneWideLoopAgreesWithTheGpuLoops) {
@@ -477,10 +477,10 @@ TEST(Elementwise, OneWideLoopAgreesWithTheGpuLoops) {
       std::string what = std::string(op) + " " + std::string(dtype_name(t));
       Tensor one;
       {
-        ScopedEnv one_wide("NXV_EW_ONE_WIDE", "1");  // every op one element a trip on CPU devices
+        ScopedTuning one_wide("ew.one_wide", "1");  // every op one element a trip on CPU devices
         one = run_op(*dev, op, {t, {n}}, operands);
       }
-      ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", "1");
+      ScopedTuning gpu_loops("gpu_paths", "1");
       same(t, run_op(*dev, op, {t, {n}}, operands), one, what);
     }
   }

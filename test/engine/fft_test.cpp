@@ -160,7 +160,7 @@ TEST(Fft, AgainstALongDoubleDft) {
   {
     // Rows longer than shared memory holds on any device: blocks of 16 in shared memory, then
     // the global stages.
-    ScopedEnv blocks("NXV_FFT_SHARED_MAX", "16");
+    ScopedTuning blocks("fft.shared_max", "16");
     for (size_t i : {0, 9, 10, 11, 12})
       for (bool inverse : {false, true}) {
         run_case(*dev, cases[i], DType::C64, DType::C64, inverse, seed++);
@@ -169,7 +169,7 @@ TEST(Fft, AgainstALongDoubleDft) {
     run_case(*dev, cases[11], DType::F32, DType::C64, false, seed++);
   }
   {
-    ScopedEnv global("NXV_FFT_GLOBAL", "1");
+    ScopedTuning global("fft.global", "1");
     for (size_t i : {0, 9, 10, 11, 12, 13})
       for (bool inverse : {false, true}) run_case(*dev, cases[i], DType::C128, DType::C128, inverse, seed++);
   }
@@ -184,13 +184,13 @@ TEST(Fft, AgainstALongDoubleDft) {
         run_case(*dev, c, DType::C64, DType::C64, inverse, seed++);
         run_case(*dev, c, DType::C128, DType::C128, inverse, seed++);
       }
-    ScopedEnv forced("NXV_FFT_BLUESTEIN", "1");
+    ScopedTuning forced("fft.bluestein", "1");
     for (size_t i : {1, 2, 5, 6, 7, 8})
       for (bool inverse : {false, true}) run_case(*dev, cases[i], DType::C128, DType::C128, inverse, seed++);
     run_case(*dev, cases[1], DType::F32, DType::C64, false, seed++);
   }
   // The direct DFT at power-of-two lengths too.
-  ScopedEnv dft("NXV_FFT_DFT", "1");
+  ScopedTuning dft("fft.dft", "1");
   for (size_t i : {0, 11, 12})
     for (bool inverse : {false, true}) run_case(*dev, cases[i], DType::C64, DType::C64, inverse, seed++);
 }

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "device/device_impl.hpp"
-#include "exec/glsl/param_block_probe.h"
+#include "param_block_probe.h"
 #include "exec/launch.hpp"
 #include "graph/graph.hpp"
 #include "ops/dot/dot_attrs.hpp"
@@ -71,9 +71,11 @@ KernelKey small_key(uint32_t tag) {
 }  // namespace
 
 TEST(KernelVariants, CompilesRunOutsideTheLockAndACachedKernelNeverWaits) {
-  setenv("NX_VULKAN_CACHE_DIR", "off", 1);
-  auto dev = Device::open();
-  unsetenv("NX_VULKAN_CACHE_DIR");
+  std::shared_ptr<Device> dev;
+  {
+    ScopedSettings no_disk_cache([](Settings& s) { s.cache_dir.clear(); });
+    dev = Device::open();
+  }
   auto& cache = dev->impl().kernels;
   auto stamp = uint32_t(std::chrono::steady_clock::now().time_since_epoch().count() & 0xffffff);
   VariantKey built{.family = kLayerProbe, .op = 1, .tile = stamp};

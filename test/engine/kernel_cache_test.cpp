@@ -79,7 +79,7 @@ TEST(Kernels, SpirvIsReusedFromDiskByANewDeviceAndAnotherProcess) {
     return;
   }
   auto dir = fresh_cache_dir("spirv");
-  setenv("NX_VULKAN_CACHE_DIR", dir.c_str(), 1);
+  ScopedSettings cache([&](Settings& s) { s.cache_dir = dir.string(); });
   {
     auto dev = Device::open();
     auto t = upload(*dev, DType::F32, {4}, std::vector<float>{1, 2, 3, 4});
@@ -99,7 +99,7 @@ TEST(Kernels, SpirvIsReusedFromDiskByANewDeviceAndAnotherProcess) {
     EXPECT_GE(dev->impl().kernels.stats().disk_hits, 1u);
   }
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::string cmd = "NXV_CACHE_CHILD=1 '" + self +
+  std::string cmd = "NX_VULKAN_CACHE_DIR='" + dir.string() + "' NXV_CACHE_CHILD=1 '" + self +
                     "' --gtest_filter=Kernels.SpirvIsReusedFromDiskByANewDeviceAndAnotherProcess > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   // A corrupt entry is ignored and rewritten, never trusted.
@@ -110,7 +110,6 @@ TEST(Kernels, SpirvIsReusedFromDiskByANewDeviceAndAnotherProcess) {
     EXPECT_EQ(download<float>(*dev, run_op(*dev, "subtract", {DType::F32, {4}}, {t, t}))[0], 0.f);
     EXPECT_GE(dev->impl().kernels.stats().compiled, 1u);
   }
-  unsetenv("NX_VULKAN_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }
 
@@ -153,8 +152,10 @@ TEST(Kernels, PipelineCacheIsSavedAfterABatchAndLoadedByTheNextDevice) {
     return;  // the device's destructor saves, merging with what the parent wrote
   }
   auto dir = fresh_cache_dir("pipelines");
-  ScopedEnv cache("NX_VULKAN_CACHE_DIR", dir.c_str());
-  ScopedEnv quiet("NX_VULKAN_PIPELINE_SAVE_MS", "20");
+  ScopedSettings cache([&](Settings& s) {
+    s.cache_dir = dir.string();
+    s.pipeline_save_ms = 20;
+  });
   auto first = Device::open();
   run_negate(*first);
   KernelCacheStats stats;
@@ -168,7 +169,7 @@ TEST(Kernels, PipelineCacheIsSavedAfterABatchAndLoadedByTheNextDevice) {
 
   // Another process adds its pipelines: the file is merged, not overwritten.
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::string cmd = "NXV_PIPELINE_CHILD=1 '" + self +
+  std::string cmd = "NX_VULKAN_CACHE_DIR='" + dir.string() + "' NXV_PIPELINE_CHILD=1 '" + self +
                     "' --gtest_filter=Kernels.PipelineCacheIsSavedAfterABatchAndLoadedByTheNextDevice > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   uintmax_t merged = 0;
@@ -196,13 +197,13 @@ TEST(Kernels, PipelineCacheIsSavedAfterABatchAndLoadedByTheNextDevice) {
 TEST(Kernels, PipelineCacheStaysInTheDirectoryTheDeviceOpenedWith) {
   auto opened_with = fresh_cache_dir("pipelines-opened");
   auto named_later = fresh_cache_dir("pipelines-later");
-  ScopedEnv quiet("NX_VULKAN_PIPELINE_SAVE_MS", "20");
+  ScopedSettings quiet([](Settings& s) { s.pipeline_save_ms = 20; });
   std::shared_ptr<Device> dev;
   {
-    ScopedEnv cache("NX_VULKAN_CACHE_DIR", opened_with.c_str());
+    ScopedSettings cache([&](Settings& s) { s.cache_dir = opened_with.string(); });
     dev = Device::open();
   }
-  ScopedEnv cache("NX_VULKAN_CACHE_DIR", named_later.c_str());
+  ScopedSettings cache([&](Settings& s) { s.cache_dir = named_later.string(); });
   run_negate(*dev);
   KernelCacheStats stats;
   for (int i = 0; i < 300 && (stats = dev->kernel_cache_stats()).pipeline_cache_saves == 0; ++i)

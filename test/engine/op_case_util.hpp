@@ -34,8 +34,8 @@ inline Tensor scalar(Device& d, DType t, double v) {
 // Dot's GPU tile on any device, lavapipe included (and no host BLAS, whose steps wait): the
 // kernels graphs fuse into on GPUs.
 struct GpuDotPaths {
-  ScopedEnv gpu{"NXV_DOT_GPU_PATHS", "1"};
-  ScopedEnv no_blas{"NX_VULKAN_HOST_BLAS", "0"};
+  ScopedTuning gpu{"gpu_paths", "1"};
+  ScopedTuning no_blas{"host_blas", "0"};
 };
 
 // A matrix product contracting the left operand's axis `left` with the right one's `right`.

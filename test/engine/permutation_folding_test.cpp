@@ -2,7 +2,7 @@
 // product that swaps its operands' free axes (Nx's gradient of a dot gives one per weight) is
 // the product with its operands swapped, with the bits of the dot and the transpose run one
 // by one: through the host BLAS (f32, f64 on CPU drivers), lavapipe's kernels, and the GPUs'
-// tile (NXV_DOT_GPU_PATHS=1) for integers and floats; batched too. Not folded: a transpose
+// tile (gpu_paths) for integers and floats; batched too. Not folded: a transpose
 // that keeps the free axes' order, a product that another node reads, one whose sums split
 // (split-K on GPUs: k >= 512).
 #include <cstring>

@@ -124,15 +124,15 @@ TEST_F(Shape_, TransposeRandomPermutations) {
 }
 
 // Shapes whose rows start on 4-element boundaries on both sides take a vector kernel (4
-// elements per load and store): GPUs' 64x64 shared-memory tiles (NXV_TRANSPOSE_BLOCKS=2) and
+// elements per load and store): GPUs' 64x64 shared-memory tiles (transpose.blocks=2) and
 // CPU drivers' 4 x 4 register blocks (=1); sizes straddling tiles and blocks, batched axes, 1-,
 // 2- and 4-byte elements, and views that keep the alignment (an offset of 4, rows cut short:
 // partial vectors) or lose it (an odd offset: the scalar kernel); 8-byte elements take the
 // scalar one.
 TEST_F(Shape_, TransposeVectorAlignedShapes) {
   for (const char* blocks : {"1", "2"}) {
-    ScopedEnv kernel("NXV_TRANSPOSE_BLOCKS", blocks);
-    SCOPED_TRACE(std::string("NXV_TRANSPOSE_BLOCKS=") + blocks);
+    ScopedTuning kernel("transpose.blocks", blocks);
+    SCOPED_TRACE(std::string("transpose.blocks=") + blocks);
     transpose_vector_aligned_shapes();
   }
 }
@@ -177,8 +177,8 @@ void Shape_::transpose_vector_aligned_shapes() {
 // loop, this one both on any device.
 TEST_F(Shape_, StridedCopiesInRunsAndInTheGpuLoop) {
   for (const char* loops : {"0", "1"}) {
-    ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", loops);
-    SCOPED_TRACE(std::string("NXV_EW_GPU_LOOPS=") + loops);
+    ScopedTuning gpu_loops("gpu_paths", loops);
+    SCOPED_TRACE(std::string("gpu_paths=") + loops);
     const std::pair<Shape, std::vector<int64_t>> cases[] = {
         {{5, 3, 7}, {1, 0, 2}}, {{4, 6, 2, 37}, {2, 0, 1, 3}}, {{40, 3, 2}, {1, 0, 2}}};
     for (DType type : {DType::U8, DType::S16, DType::F32, DType::F64})
@@ -227,11 +227,11 @@ TEST_F(Shape_, TransposeOfAView) {  // a slice with steps, transposed: neither s
   EXPECT_EQ(bytes_of(flat), flat_expected);
 }
 
-// Odd trials take the GPU's loop (NXV_EW_GPU_LOOPS=1), even ones the device's (on CPU drivers,
+// Odd trials take the GPU's loop (gpu_paths), even ones the device's (on CPU drivers,
 // runs of 16 output elements); every third has rows longer than a run.
 TEST_F(Shape_, ReverseAndPad) {
   for (int trial = 0; trial < 24; ++trial) {
-    ScopedEnv gpu_loops("NXV_EW_GPU_LOOPS", trial % 2 ? "1" : "0");
+    ScopedTuning gpu_loops("gpu_paths", trial % 2 ? "1" : "0");
     DType type = kTypes[trial % 5];
     bool wide = trial % 3 == 0;
     size_t rank = wide ? 1 + rng() % 2 : 1 + rng() % 4, e = dtype_size(type);

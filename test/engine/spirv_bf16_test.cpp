@@ -102,27 +102,5 @@ TEST(SpirvBf16, TheGemmKernelRetypes) {
   }
 }
 
-// The workgroup-scope GEMM (VK_NV_cooperative_matrix2) as the dot family compiles it for bf16,
-// each operand read either way, bf16 output (a conversion to the retyped matrix type).
-TEST(SpirvBf16, TheCoopmat2KernelRetypes) {
-  for (const char* t : {"0", "1"}) {
-    KernelKey key;
-    key.name = "gemm_coopmat2";
-    key.defines = {{"BM", "128u"},   {"BN", "256u"},  {"BK", "64u"},    {"UNROLL", "4u"}, {"A_T", t},          {"B_T", t},
-                   {"A_ALIGN8", t},  {"B_ALIGN8", "0"}, {"A_ALIGN", "16"}, {"B_ALIGN", "2"}, {"C16", "1"},
-                   {"C_ALIGN", "2"}, {"NXV_SPIRV_BF16", "1"}};
-    append_glsl_use_defines(key.defines);
-    std::vector<uint32_t> w = compile_glsl(key);
-    auto has = [&](uint32_t count, uint32_t code, uint32_t w1) {
-      for (size_t i = 5; i < w.size(); i += w[i] >> 16)
-        if (w[i] == op(count, code) && w[i + 1] == w1) return true;
-      return false;
-    };
-    EXPECT_TRUE(has(2, 17, 5116)) << "BFloat16TypeKHR";
-    EXPECT_TRUE(has(2, 17, 5118)) << "BFloat16CooperativeMatrixKHR";
-    EXPECT_FALSE(has(2, 17, 9)) << "Float16 left";
-  }
-}
-
 }  // namespace
 }  // namespace nxv

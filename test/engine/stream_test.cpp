@@ -170,29 +170,10 @@ TEST(Stream, ALostDeviceRaisesOnEveryUseAndANewOneWorks) {
   expect_lost([&] { run_op(*fresh, "add", {DType::F32, {1000}}, {t, u}); });
 }
 
-TEST(Stream, TheSubmittingThreadKeepsOrderAndReportsFailures) {
-  ScopedEnv threaded("NX_VULKAN_SUBMIT_THREAD", "1");
-  auto dev = Device::open();
-  auto t = upload(*dev, DType::F32, {4096}, std::vector<float>(4096, 2.f));
-  Tensor c = t;
-  for (int i = 0; i < 100; ++i) c = run_op(*dev, "multiply", {DType::F32, {4096}}, {c, t});
-  EXPECT_EQ(download<float>(*dev, c)[4095], std::ldexp(1.f, 101));
-  dev->synchronize();
-  dev->fail_submission(1);
-  Tensor lost = run_op(*dev, "negate", {DType::F32, {4096}}, {t});
-  try {
-    download<float>(*dev, lost);
-    ADD_FAILURE() << "reading the result of a failed submission did not raise";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("vkQueueSubmit2"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(download<float>(*dev, run_op(*dev, "negate", {DType::F32, {4096}}, {t}))[0], -2.f);
-}
-
 // Tiny ops on an idle device share a submission while the batch is younger than the deferral,
 // and a deferred batch reaches the GPU by its deadline with no later op or wait to submit it.
 TEST(Stream, TinyOpsShareADeferredSubmissionThatItsDeadlineSubmits) {
-  ScopedEnv defer("NX_VULKAN_SUBMIT_DEFER_US", "2000000");
+  ScopedSettings defer([](Settings& s) { s.submit_defer_us = 2'000'000; });
   auto dev = Device::open();
   auto& stream = dev->impl().stream;
   auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
@@ -204,7 +185,7 @@ TEST(Stream, TinyOpsShareADeferredSubmissionThatItsDeadlineSubmits) {
   EXPECT_EQ(download<float>(*dev, c)[999], 21.f);     // the download submits it at once
   EXPECT_EQ(stream.stats().submits, before.submits + 1);
 
-  ScopedEnv short_defer("NX_VULKAN_SUBMIT_DEFER_US", "1000");
+  ScopedSettings short_defer([](Settings& s) { s.submit_defer_us = 1000; });
   auto quick = Device::open();
   auto& quick_stream = quick->impl().stream;
   auto u = upload(*quick, DType::F32, {1000}, std::vector<float>(1000, 2.f));
@@ -219,11 +200,13 @@ TEST(Stream, TinyOpsShareADeferredSubmissionThatItsDeadlineSubmits) {
   EXPECT_EQ(download<float>(*quick, d)[0], -2.f);
 }
 
-// NX_VULKAN_WAIT_LIMIT_S turns a wait that would never end into an error naming the stream's
+// A wait limit (NX_VULKAN_WAIT_LIMIT_S) turns a wait that would never end into an error naming the stream's
 // batches and their kernels: here a buffer claims a write by a batch that was never recorded.
 TEST(Stream, AWaitPastTheLimitRaisesWithTheStreamsState) {
-  ScopedEnv limit("NX_VULKAN_WAIT_LIMIT_S", "1");
-  ScopedEnv hold("NX_VULKAN_SUBMIT_DEFER_US", "60000000");  // the op's batch stays open
+  ScopedSettings limit([](Settings& s) {
+    s.wait_limit_s = 1;
+    s.submit_defer_us = 60'000'000;  // the op's batch stays open
+  });
   auto dev = Device::open();
   auto t = upload(*dev, DType::F32, {16}, std::vector<float>(16, 3.f));
   dev->synchronize();
@@ -255,7 +238,7 @@ TEST(Stream, BarrierAllPutsABarrierBeforeEveryUse) {
   std::vector<Tensor> outs;
   uint64_t barriers = 0;
   {
-    ScopedEnv all("NX_VULKAN_BARRIER_ALL", "1");
+    ScopedSettings all([](Settings& s) { s.barrier_all = true; });
     auto dev = Device::open();
     auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
     dev->synchronize();
@@ -310,15 +293,11 @@ TEST(Stream, AWriteDeclaredBeforeABarrierOfTheSameCommandDatesFromAfterIt) {
 // NX_VULKAN_PROFILE=1 (read when the device opens): every dispatch is timed under its kernel's
 // label, the counts are the dispatches made, and taking the profile starts it again.
 TEST(Stream, KernelProfileCountsEveryDispatch) {
-  setenv("NX_VULKAN_PROFILE", "1", 1);
   std::shared_ptr<Device> dev;
-  try {
+  {
+    ScopedSettings profile([](Settings& s) { s.profile = true; });
     dev = Device::open();
-  } catch (...) {
-    unsetenv("NX_VULKAN_PROFILE");
-    throw;
   }
-  unsetenv("NX_VULKAN_PROFILE");
   auto t = upload(*dev, DType::F32, {4096}, std::vector<float>(4096, 0.5f));
   dev->kernel_profile();
   for (int i = 0; i < 5; ++i) t = run_op(*dev, OpId::exp, OutSpec{DType::F32, {4096}}, std::vector<Tensor>{t});

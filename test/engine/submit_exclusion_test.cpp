@@ -82,7 +82,7 @@ TEST(SubmitExclusion, AWaitingSubmissionGoesBeforeNewCreations) {
 // scheduler: CompileFreeScope) while a pipeline is being created goes to the deadline thread,
 // which submits it once the creation ends; a blocking caller waits for it.
 TEST(SubmitExclusion, AStreamHandsItsBatchToItsThreadWhileAPipelineIsCreated) {
-  ScopedEnv on("NX_VULKAN_SUBMIT_EXCLUSION", "1");
+  ScopedSettings on([](Settings& s) { s.submit_exclusion = true; });
   auto dev = Device::open();
   auto& impl = dev->impl();
   ASSERT_TRUE(impl.core->submit_exclusion().enabled());

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "common/settings.hpp"
 #include "nxv/diagnostics.hpp"
 
 namespace {
@@ -22,11 +23,12 @@ class ValidationListener : public testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   setenv("NX_VULKAN_VALIDATION", "1", /*overwrite=*/0);
-  // The GEMM kernels keep their coverage on lavapipe; Dot.HostBlasTier turns the BLAS tier on.
-  setenv("NX_VULKAN_HOST_BLAS", "0", /*overwrite=*/0);
   // A device wait that never ends fails its test, naming the stream's batches, instead of
   // stalling the run until CI's limit.
   setenv("NX_VULKAN_WAIT_LIMIT_S", "600", /*overwrite=*/0);
+  // The GEMM kernels keep their coverage on lavapipe; Dot.HostBlasTier turns the BLAS tier on
+  // (NX_VULKAN_HOST_BLAS, coming later in the tuning, still decides).
+  nxv::ScopedSettings no_blas([](nxv::Settings& s) { s.tuning = "host_blas=0;" + s.tuning; });
   testing::InitGoogleTest(&argc, argv);
   testing::UnitTest::GetInstance()->listeners().Append(new ValidationListener);
   return RUN_ALL_TESTS();

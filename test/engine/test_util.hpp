@@ -16,31 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "common/settings.hpp"
+#include "common/tuning.hpp"
 #include "nxv/device.hpp"
 #include "nxv/error.hpp"
 #include "nxv/ops.hpp"
 #include "nxv/tensor.hpp"
 
 namespace nxv::test {
-
-// Sets an environment variable for one scope, then restores what it was.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 inline std::shared_ptr<Device> shared_device() {
   static std::shared_ptr<Device> d = Device::open();

@@ -150,7 +150,7 @@ class DeviceImpl;
 
 // A logical device with its allocator, kernel cache and stream. Opening the same physical device
 // twice gives two independent logical devices (handy for tests of capability masks).
-class Device : public std::enable_shared_from_this<Device> {
+class Device {
  public:
   static std::shared_ptr<Device> open(const DeviceOptions& options = {});
   ~Device();

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/settings.hpp"
 #include "device/device_impl.hpp"
 #include "device/device_info.hpp"
 #include "device/instance.hpp"
@@ -86,12 +87,11 @@ std::unique_ptr<DeviceImpl> make_impl(const DeviceOptions& options) {
     auto physicals = instance->instance().enumeratePhysicalDevices();
     std::vector<DeviceInfo> infos;
     for (uint32_t i = 0; i < physicals.size(); ++i) infos.push_back(read_device_info(physicals[i], i));
-    std::string selector = options.selector;
-    if (selector.empty())
-      if (const char* env = std::getenv("NX_VULKAN_DEVICE")) selector = env;
+    auto s = settings();
+    std::string selector = options.selector.empty() ? s->device : options.selector;
     size_t index = choose_device(infos, selector);
     uint32_t disabled = options.disabled;
-    if (const char* env = std::getenv("NX_VULKAN_DISABLE")) disabled |= parse_capability_mask(env);
+    if (!s->disable.empty()) disabled |= parse_capability_mask(s->disable);
     auto core = std::make_shared<DeviceCore>(instance, std::move(physicals[index]), infos[index], disabled,
                                              options.heap_limit, options.max_chunk_bytes);
     return std::make_unique<DeviceImpl>(core);
@@ -125,11 +125,8 @@ void Device::synchronize() { impl_->stream.synchronize(); }
 
 std::shared_ptr<Buffer> DeviceImpl::allocate(uint64_t bytes, BufferKind kind, bool stream_ordered) {
   // Large buffers the cache cannot serve take the memory of a dropped tensor that queued work
-  // still holds, in stream order, before asking the driver (NX_VULKAN_STREAM_REUSE=0: never).
-  static const bool reuse = [] {
-    const char* e = std::getenv("NX_VULKAN_STREAM_REUSE");
-    return !(e && std::string(e) == "0");
-  }();
+  // still holds, in stream order, before asking the driver (DeviceProfile::stream_reuse).
+  bool reuse = core->profile().stream_reuse;
   constexpr uint64_t kReuseMinBytes = 1 << 20;
   uint64_t class_bytes = BufferCache::size_class(bytes);
   if (reuse && stream_ordered && kind == BufferKind::Device && class_bytes >= kReuseMinBytes && !core->buffer_cache().has(class_bytes)) {

@@ -7,15 +7,11 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/settings.hpp"
 #include "device/device_info.hpp"
 
 namespace nxv {
 namespace {
-
-uint64_t env_u64(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 0) : 0;
-}
 
 uint32_t find_compute_family(const vk::raii::PhysicalDevice& physical) {
   auto families = physical.getQueueFamilyProperties();
@@ -29,19 +25,15 @@ uint32_t find_compute_family(const vk::raii::PhysicalDevice& physical) {
   throw Error(ErrorKind::Unsupported, "the device has no compute queue");
 }
 
-bool submit_exclusion_wanted(const DeviceInfo& info) {
-  if (const char* v = std::getenv("NX_VULKAN_SUBMIT_EXCLUSION"); v && *v) return std::string(v) == "1";
-  constexpr uint32_t kNvidia = 0x10DE;
-  return info.vendor_id == kNvidia;
-}
-
 }  // namespace
 
 DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDevice physical,
                        DeviceInfo info, uint32_t disabled, uint64_t heap_limit,
                        uint64_t max_chunk_bytes)
     : instance_(std::move(instance)), physical_(std::move(physical)), info_(std::move(info)),
-      disabled_(disabled), submit_exclusion_(submit_exclusion_wanted(info_)) {
+      profile_(DeviceProfile::of(info_, *settings())), disabled_(disabled),
+      submit_exclusion_(profile_.submit_exclusion) {
+  auto s = settings();
   const auto avail = info_.features;
   if (!avail.buffer_device_address || !avail.timeline_semaphore)
     throw Error(ErrorKind::Unsupported,
@@ -167,12 +159,12 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   // Largest power of two a single buffer may be, below the device's allocation/buffer limits.
   uint64_t limit = std::min<uint64_t>(info_.max_allocation_size ? info_.max_allocation_size : (1ull << 31),
                                       info_.max_buffer_size ? info_.max_buffer_size : (1ull << 31));
-  if (max_chunk_bytes == 0) max_chunk_bytes = env_u64("NX_VULKAN_MAX_CHUNK_BYTES");
+  if (max_chunk_bytes == 0) max_chunk_bytes = s->max_chunk_bytes;
   if (max_chunk_bytes) limit = std::min(limit, max_chunk_bytes);
   limit = std::max<uint64_t>(limit, 1u << 16);
   chunk_bytes_ = std::bit_floor(limit);
 
-  if (heap_limit == 0) heap_limit = env_u64("NX_VULKAN_HEAP_LIMIT");
+  if (heap_limit == 0) heap_limit = s->heap_limit;
   std::vector<VkDeviceSize> heap_limits(VK_MAX_MEMORY_HEAPS, VK_WHOLE_SIZE);
   if (heap_limit)
     for (size_t i = 0; i < info_.heaps.size(); ++i)
@@ -196,9 +188,9 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   uint64_t largest = 0;
   for (const auto& h : info_.heaps)
     if (h.device_local) largest = std::max(largest, h.size);
-  uint64_t cache_limit = std::min<uint64_t>(largest / 4, info_.type == "cpu" ? (1ull << 30) : (16ull << 30));
+  uint64_t cache_limit = std::min<uint64_t>(largest / 4, profile_.cpu_driver ? (1ull << 30) : (16ull << 30));
   if (heap_limit) cache_limit = std::min(cache_limit, heap_limit / 4);
-  if (const char* v = std::getenv("NX_VULKAN_BUFFER_CACHE_BYTES"); v && *v) cache_limit = std::strtoull(v, nullptr, 0);
+  if (s->buffer_cache_bytes) cache_limit = *s->buffer_cache_bytes;
   buffer_cache_ = std::make_unique<BufferCache>(allocator_, cache_limit);
 }
 

@@ -10,6 +10,7 @@
 #include <vk_mem_alloc.h>
 
 #include "common/vk.hpp"
+#include "device/device_profile.hpp"
 #include "device/instance.hpp"
 #include "device/submit_exclusion.hpp"
 #include "memory/buffer_cache.hpp"
@@ -27,6 +28,8 @@ class DeviceCore {
 
   // Features as enabled on this logical device (after the mask).
   const DeviceInfo& info() const { return info_; }
+  // The policies and quirks decided when the device opened.
+  const DeviceProfile& profile() const { return profile_; }
   bool has(Capability c) const;
   // The device extensions enabled on the logical device (VK_KHR_cooperative_matrix, ...).
   const std::vector<std::string>& enabled_extensions() const { return enabled_extensions_; }
@@ -59,14 +62,14 @@ class DeviceCore {
   MemoryStats memory_stats() const;
   void reset_peak();
 
-  // Pipeline creation against queue submission (NX_VULKAN_SUBMIT_EXCLUSION=0/1; on by default
-  // for NVIDIA, whose driver needs it).
+  // Pipeline creation against queue submission (DeviceProfile::submit_exclusion).
   SubmitExclusion& submit_exclusion() { return submit_exclusion_; }
 
  private:
   std::shared_ptr<Instance> instance_;
   vk::raii::PhysicalDevice physical_;
   DeviceInfo info_;
+  DeviceProfile profile_;
   uint32_t disabled_;
   std::vector<std::string> enabled_extensions_;
   std::optional<vk::raii::Device> device_;

@@ -10,6 +10,7 @@
 
 #include "common/errors.hpp"
 #include "common/leak_check.hpp"
+#include "common/settings.hpp"
 #include "nxv/diagnostics.hpp"
 
 namespace nxv {
@@ -20,11 +21,6 @@ constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 std::atomic<uint64_t> g_message_count{0};
 std::mutex g_messages_mutex;
 std::deque<std::string> g_messages;
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0 && std::strcmp(v, "false") != 0;
-}
 
 VKAPI_ATTR vk::Bool32 VKAPI_CALL on_debug_message(vk::DebugUtilsMessageSeverityFlagBitsEXT severity,
                                                   vk::DebugUtilsMessageTypeFlagsEXT,
@@ -38,13 +34,14 @@ VKAPI_ATTR vk::Bool32 VKAPI_CALL on_debug_message(vk::DebugUtilsMessageSeverityF
     g_messages.push_back(text);
     if (g_messages.size() > 64) g_messages.pop_front();
   }
-  if (env_flag("NX_VULKAN_VALIDATION_PRINT")) std::cerr << "[nx_vulkan validation] " << text << "\n";
+  if (settings()->validation_print) std::cerr << "[nx_vulkan validation] " << text << "\n";
   return VK_FALSE;
 }
 
 }  // namespace
 
-bool validation_enabled() { return env_flag("NX_VULKAN_VALIDATION"); }
+bool validation_enabled() { return settings()->validation; }
+
 uint64_t validation_message_count() { return g_message_count.load(); }
 std::vector<std::string> validation_messages() {
   std::lock_guard lock(g_messages_mutex);

@@ -1,6 +1,6 @@
 // Keeps pipeline creation and queue submission of one device apart, where the driver needs it.
 // On NVIDIA's driver (580, H200), a compute pipeline created while another thread submits can
-// leave that submission's work unfinished forever (bench/RESULTS.md, stop 27). Creations run
+// leave that submission's work unfinished forever (bench/RESULTS.md). Creations run
 // alongside each other; a submission waits for those under way, and a creation waits while a
 // submission runs or waits (submissions go first: the GPU must not idle behind compiles).
 #pragma once

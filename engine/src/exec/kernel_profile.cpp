@@ -4,13 +4,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/settings.hpp"
 #include "device/device_core.hpp"
 
 namespace nxv {
 
 KernelProfiler::KernelProfiler(DeviceCore& core) : core_(core) {
-  const char* env = std::getenv("NX_VULKAN_PROFILE");
-  if (!env || std::string(env) != "1") return;
+  if (!settings()->profile) return;
   auto limits = core.physical().getProperties().limits;
   auto families = core.physical().getQueueFamilyProperties();
   uint32_t bits = core.queue_family() < families.size() ? families[core.queue_family()].timestampValidBits : 0;

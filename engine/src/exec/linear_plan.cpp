@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/env.hpp"
+#include "device/device_core.hpp"
 #include "nxv/error.hpp"
 
 namespace nxv {
@@ -72,12 +72,12 @@ uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t wg, uint32_
   uint64_t cap = std::min<uint64_t>(core.info().max_workgroup_count[0], 65535);
   // CPU drivers (lavapipe) pay per workgroup: a few workgroups looping over the elements beat
   // one per 256 elements (add of 1M f32: 1.8 ms with 32 against 10 ms uncapped, 2 cores).
-  if (core.info().type == "cpu") cap = std::min<uint64_t>(cap, 32);
+  if (core.profile().cpu_driver) cap = std::min<uint64_t>(cap, 32);
   if (max_workgroups) cap = std::min<uint64_t>(cap, max_workgroups);
   return uint32_t(std::max<uint64_t>(1, std::min(groups, cap)));
 }
 
-bool strided_runs(const DeviceCore& core) { return core.info().type == "cpu" && !env_is("NXV_EW_GPU_LOOPS", "1"); }
+bool strided_runs(const DeviceCore& core) { return cpu_paths(core.profile()); }
 
 void plan_linear(const Tensor& out, uint32_t out_slot, const std::vector<Tensor>& views,
                  const std::vector<uint32_t>& in_slots, bool dense, size_t max_rank,

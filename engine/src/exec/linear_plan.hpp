@@ -43,7 +43,7 @@ uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_s
 // Whether strided (not dense) launches on `core` take runs of consecutive elements per
 // invocation, their coordinates divided out once per run and then stepped: on CPU drivers,
 // where each division costs tens of cycles per lane (GPUs keep consecutive elements in
-// consecutive invocations, for coalesced access). NXV_EW_GPU_LOOPS=1 (read per call) gives
+// consecutive invocations, for coalesced access). Tuning's gpu_paths gives
 // CPU devices the GPU's loops. The elementwise kernel and the strided copy follow it.
 bool strided_runs(const DeviceCore& core);
 inline constexpr uint32_t kStridedRun = 16;

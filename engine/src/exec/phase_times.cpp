@@ -1,15 +1,11 @@
 #include "exec/phase_times.hpp"
 
-#include <cstdlib>
-#include <cstring>
+#include "common/settings.hpp"
 
 namespace nxv {
 
 bool phase_timing_on() {
-  static const bool on = [] {
-    const char* v = std::getenv("NXV_PHASE_TIMES");
-    return v && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = settings()->phase_times;
   return on;
 }
 

@@ -1,5 +1,5 @@
 // Where an eager op's host time goes, for diagnosis on machines without a profiler: with
-// NXV_PHASE_TIMES=1 the stream and run_op add the time of each phase to process-wide counters
+// NX_VULKAN_PHASE_TIMES=1 the stream and run_op add the time of each phase to process-wide counters
 // (nxv_bench prints them); otherwise each timer is one predictable branch.
 #pragma once
 #include <array>

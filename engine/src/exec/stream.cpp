@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/errors.hpp"
+#include "common/settings.hpp"
 #include "exec/phase_times.hpp"
 #include "kernels/kernel_cache.hpp"
 
@@ -19,7 +20,7 @@ const vk::MemoryBarrier2 kFullBarrier{
     .dstAccessMask = vk::AccessFlagBits2::eShaderRead | vk::AccessFlagBits2::eShaderWrite |
                      vk::AccessFlagBits2::eTransferRead | vk::AccessFlagBits2::eTransferWrite};
 
-// NX_VULKAN_BARRIER_ALL=1, for diagnosis: a full barrier before every use of a buffer, as if each
+// Settings::barrier_all, for diagnosis: a full barrier before every use of a buffer, as if each
 // had just been written (a race that the hazard tracking misses then goes away). Read when a
 // stream is created; process-wide.
 std::atomic<bool> barrier_all{false};
@@ -54,7 +55,6 @@ void Recorder::use(const std::shared_ptr<Buffer>& buffer, Access access) {
   batch.used.push_back(buffer);
 }
 
-void Recorder::keep(std::shared_ptr<const void> object) { stream_.open_->keep.push_back(std::move(object)); }
 
 uint64_t Recorder::params(const void* data, size_t bytes) {
   constexpr uint64_t kBlockBytes = 64 * 1024;
@@ -97,22 +97,13 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)), profi
     vk::SemaphoreTypeCreateInfo type{.semaphoreType = vk::SemaphoreType::eTimeline, .initialValue = 0};
     timeline_.emplace(core_->device(), vk::SemaphoreCreateInfo{.pNext = &type});
   });
-  if (const char* env = std::getenv("NX_VULKAN_FAIL_SUBMIT"); env && *env)
-    fail_at_ = std::strtoull(env, nullptr, 10);
-  const char* limit = std::getenv("NX_VULKAN_WAIT_LIMIT_S");
-  tracing_ = limit && std::strtoull(limit, nullptr, 10) > 0;
-  const char* all = std::getenv("NX_VULKAN_BARRIER_ALL");
-  barrier_all.store(all && std::string(all) == "1", std::memory_order_relaxed);
-  const char* env = std::getenv("NX_VULKAN_SUBMIT_THREAD");
-  threaded_ = env && std::string(env) == "1";
-  defer_ = std::chrono::microseconds(50);
-  if (const char* us = std::getenv("NX_VULKAN_SUBMIT_DEFER_US"); us && *us)
-    defer_ = std::chrono::microseconds(std::strtoull(us, nullptr, 10));
-  if (threaded_) {
-    submitter_ = std::thread([this] { submitter_loop(); });
-  } else if (defer_.count() > 0) {
-    deadline_thread_ = std::thread([this] { deadline_loop(); });
-  }
+  auto s = settings();
+  fail_at_ = s->fail_submit;
+  wait_limit_ns_ = s->wait_limit_s * 1'000'000'000ull;
+  tracing_ = wait_limit_ns_ > 0;
+  barrier_all.store(s->barrier_all, std::memory_order_relaxed);
+  defer_ = core_->profile().submit_defer;
+  if (defer_.count() > 0) deadline_thread_ = std::thread([this] { deadline_loop(); });
 }
 
 std::vector<KernelTime> Stream::kernel_profile() {
@@ -140,9 +131,7 @@ Stream::~Stream() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  wake_submitter_.notify_one();
   wake_deadline_.notify_one();
-  if (submitter_.joinable()) submitter_.join();
   if (deadline_thread_.joinable()) deadline_thread_.join();
   std::lock_guard lock(mutex_);
   in_flight_.clear();
@@ -191,7 +180,7 @@ void Stream::record(const std::function<void(Recorder&)>& fn) {
   // A batch is closed when it holds this many commands; without the thread, it is also
   // submitted when the device is idle and the batch is older than the deferral.
   constexpr uint32_t kMaxCommandsPerBatch = 64;
-  bool wake = false, wake_deadline = false;
+  bool wake_deadline = false;
   {
     std::optional<PhaseTimer> lock_time(std::in_place, Phase::StreamLock);
     Lock lock(mutex_);
@@ -214,36 +203,30 @@ void Stream::record(const std::function<void(Recorder&)>& fn) {
       // the device is dry decides a submission.
       if (first) {
         PhaseTimer t(Phase::Retire);
-        retire_locked(false);
+        retire_locked();
       }
     });
     bool full = open_->commands >= kMaxCommandsPerBatch;
-    if (!threaded_) {
-      bool due = full;
-      if (!full && open_->commands > 0) {
-        auto deadline = open_->opened_at + defer_;
-        bool old = defer_.count() == 0 || std::chrono::steady_clock::now() >= deadline;
-        if (old) translate_vk("retiring", [&] { retire_locked(false); });
-        if (old && in_flight_.empty()) {
-          due = true;
-        } else if (!deadline_ && defer_.count() > 0) {
-          // Also bounds how long a batch recorded behind busy work waits for the next op.
-          deadline_ = deadline;
-          wake_deadline = deadline_idle_;
-        }
+    bool due = full;
+    if (!full && open_->commands > 0) {
+      auto deadline = open_->opened_at + defer_;
+      bool old = defer_.count() == 0 || std::chrono::steady_clock::now() >= deadline;
+      if (old) translate_vk("retiring", [&] { retire_locked(); });
+      if (old && in_flight_.empty()) {
+        due = true;
+      } else if (!deadline_ && defer_.count() > 0) {
+        // Also bounds how long a batch recorded behind busy work waits for the next op.
+        deadline_ = deadline;
+        wake_deadline = deadline_idle_;
       }
-      if (due) {
-        // A failure shows as the loss of what the batch would have written, as on the thread.
-        translate_vk("submitting", [&] { close_locked(); });
-        submit_queued(lock);
-      }
-    } else {
-      if (full) translate_vk("submitting", [&] { close_locked(); });
-      wake = submitter_sleeping_ && (!queued_.empty() || (open_ && open_->commands > 0));
+    }
+    if (due) {
+      // A failure shows as the loss of what the batch would have written.
+      translate_vk("submitting", [&] { close_locked(); });
+      submit_queued(lock);
     }
   }
   if (wake_deadline) wake_deadline_.notify_one();
-  if (wake) wake_submitter_.notify_one();
 }
 
 void Stream::deadline_loop() {
@@ -353,16 +336,10 @@ std::optional<Error> Stream::submit_queued(Lock& lock) {
     abandon_locked(batch);
     if (!failure) failure.emplace(error_kind_for(static_cast<vk::Result>(r)), what);
   }
-  // Work recorded while another caller was submitting: the thread takes it.
-  if (submitter_sleeping_ && (!queued_.empty() || (open_ && open_->commands > 0))) wake_submitter_.notify_one();
   return failure;
 }
 
 bool Stream::hand_off_locked() {
-  if (threaded_) {
-    if (submitter_sleeping_) wake_submitter_.notify_one();
-    return true;
-  }
   if (!deadline_thread_.joinable()) return false;
   deadline_ = std::chrono::steady_clock::now();
   if (deadline_idle_) wake_deadline_.notify_one();
@@ -374,24 +351,6 @@ void Stream::submit_now(Lock& lock) {
   if (auto failure = submit_queued(lock)) throw *failure;
 }
 
-void Stream::submitter_loop() {
-  Lock lock(mutex_);
-  for (;;) {
-    submitter_sleeping_ = true;
-    wake_submitter_.wait(lock, [&] {
-      return stopping_ || (!submitting_ && (!queued_.empty() || (open_ && open_->commands > 0)));
-    });
-    submitter_sleeping_ = false;
-    if (stopping_) return;
-    try {
-      if (queued_.empty()) close_locked();
-      submit_queued(lock);  // a failure is reported through the buffers it lost
-    } catch (...) {
-      // Ending a command buffer failed (device lost): its waits report it.
-    }
-  }
-}
-
 // The batch never ran. Its timeline value is completed from the host, so that no wait for it
 // (or for a later value) can hang; what it would have written is marked lost, so that reading
 // it raises instead of returning data never computed.
@@ -400,7 +359,7 @@ void Stream::abandon_locked(Batch& batch) {
   try {
     // A host signal must stay below every pending signal: let earlier batches finish first.
     if (!in_flight_.empty()) wait_value(in_flight_.back().value, UINT64_MAX, true);
-    retire_locked(true);
+    retire_locked();
     if (completed_value() < batch.value) {
       vk::SemaphoreSignalInfo signal{.semaphore = **timeline_, .value = batch.value};
       core_->device().signalSemaphore(signal);
@@ -421,14 +380,13 @@ uint64_t Stream::completed_value() const {
   return v;
 }
 
-void Stream::retire_locked(bool) {
+void Stream::retire_locked() {
   if (in_flight_.empty()) return;
   uint64_t done = completed_value();
   while (!in_flight_.empty() && in_flight_.front().value <= done) {
     Batch b = std::move(in_flight_.front());
     in_flight_.pop_front();
     profiler_.collect(b.queries);
-    b.keep.clear();
     for (auto* list : {&b.used, &b.written}) {
       list->clear();
       if (free_lists_.size() < 8) free_lists_.push_back(std::move(*list));
@@ -441,8 +399,7 @@ void Stream::retire_locked(bool) {
 
 bool Stream::wait_value(uint64_t value, uint64_t timeout_ns, bool locked) {
   if (value == 0) return true;
-  const char* limit_s = std::getenv("NX_VULKAN_WAIT_LIMIT_S");
-  uint64_t limit_ns = limit_s && *limit_s ? std::strtoull(limit_s, nullptr, 10) * 1'000'000'000ull : 0;
+  uint64_t limit_ns = wait_limit_ns_;
   bool limited = limit_ns && timeout_ns > limit_ns;
   vk::Semaphore sem = **timeline_;
   vk::SemaphoreWaitInfo info{.semaphoreCount = 1, .pSemaphores = &sem, .pValues = &value};
@@ -510,7 +467,7 @@ bool Stream::wait_for_writes(const Buffer& buffer, uint64_t timeout_ns) {
   }
   if (!wait_value(value, timeout_ns)) return false;
   std::lock_guard lock(mutex_);
-  translate_vk("retiring", [&] { retire_locked(false); });
+  translate_vk("retiring", [&] { retire_locked(); });
   core_->check_not_lost();
   if (buffer.contents_lost) throw Error(ErrorKind::Driver, lost_message());
   return true;
@@ -530,7 +487,7 @@ void Stream::synchronize() {
   }
   wait_value(value);
   std::lock_guard lock(mutex_);
-  translate_vk("retiring", [&] { retire_locked(true); });
+  translate_vk("retiring", [&] { retire_locked(); });
   core_->check_not_lost();
 }
 

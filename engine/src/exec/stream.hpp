@@ -3,14 +3,11 @@
 // waits only for the batch that last wrote its buffer. Barriers are inserted only on real
 // hazards (a buffer read or written after a write, or written after a read, in the same batch).
 // The recording thread submits a batch when it holds 64 commands, or when the device has run
-// dry and the batch is older than the deferral (NX_VULKAN_SUBMIT_DEFER_US, 50 us by default):
+// dry and the batch is older than the deferral (DeviceProfile::submit_defer, 50 us by default):
 // a burst of tiny ops then shares one vkQueueSubmit2 instead of paying one every few ops, and
-// a timer thread submits a deferred batch that no later op or wait submits first. With
-// NX_VULKAN_SUBMIT_DEFER_US=0 a dry device gets each batch at once. With NX_VULKAN_SUBMIT_THREAD=1 a submitting thread of the stream's own hands
-// batches to the queue instead, so that recording never waits for vkQueueSubmit2 (for drivers
-// whose submissions are slow; on an H100 it measured slower than submitting in place). Either
-// way a caller about to wait submits its own batch, and a failed submission shows as the loss
-// of what it would have written.
+// a timer thread submits a deferred batch that no later op or wait submits first. With no
+// deferral a dry device gets each batch at once. A caller about to wait submits its own batch,
+// and a failed submission shows as the loss of what it would have written.
 // All methods are thread-safe: recording and batch hand-over are serialised by one mutex;
 // submission and waiting happen outside it.
 #pragma once
@@ -53,8 +50,6 @@ class Recorder {
   // Declares a use of `buffer` by the next command: inserts a barrier on a hazard and keeps the
   // buffer alive until the batch has finished on the GPU.
   void use(const std::shared_ptr<Buffer>& buffer, Access access);
-  // Keeps any object alive until the batch has finished.
-  void keep(std::shared_ptr<const void> object);
   // Counts one command (dispatch or copy) toward the batch size; ends the uses of that command.
   void count_command() {
     ++commands_;
@@ -126,7 +121,6 @@ class Stream {
   struct Batch {
     uint64_t value = 0;
     std::optional<vk::raii::CommandBuffer> cmd;
-    std::vector<std::shared_ptr<const void>> keep;
     std::vector<std::shared_ptr<Buffer>> used;          // by its commands (reclaim_dropped scans them)
     std::vector<std::shared_ptr<Buffer>> param_blocks;  // the last one is being filled
     std::vector<std::shared_ptr<Buffer>> written;       // lost if the submission fails
@@ -146,16 +140,15 @@ class Stream {
   std::optional<Error> submit_queued(Lock& lock);
   // close_locked, then submit_queued; throws a failure of this call's own submissions.
   void submit_now(Lock& lock);
-  // Leaves the queued batches to the stream's thread (submitter or deadline), if it has one.
+  // Leaves the queued batches to the stream's deadline thread, if it has one.
   bool hand_off_locked();
-  void submitter_loop();
   // Submits a deferred batch once its deadline has passed, if nothing else submitted it.
   void deadline_loop();
   void abandon_locked(Batch& batch);
   std::string lost_message() const;
-  void retire_locked(bool block_until_all);
+  void retire_locked();
   void barrier_locked();
-  // Whether `value` was reached within `timeout_ns`. With NX_VULKAN_WAIT_LIMIT_S=n, a wait
+  // Whether `value` was reached within `timeout_ns`. With a wait limit of n seconds (settings), a wait
   // longer than n seconds raises instead, naming the stream's state (a hang made visible);
   // `locked`: the caller holds the stream's mutex.
   bool wait_value(uint64_t value, uint64_t timeout_ns = UINT64_MAX, bool locked = false);
@@ -186,16 +179,13 @@ class Stream {
   vk::Result fail_with_ = vk::Result::eErrorOutOfDeviceMemory;
   uint64_t doomed_through_ = 0;  // batches up to this value were recorded before a failure
   std::string last_failure_;     // named when a lost buffer is read
-  std::condition_variable wake_submitter_;
-  bool submitter_sleeping_ = false;
   bool stopping_ = false;
-  bool threaded_ = false;
+  uint64_t wait_limit_ns_ = 0;  // 0: waits are unbounded
   std::chrono::nanoseconds defer_{0};  // how long a dry device may wait for more commands
   std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the deferred open batch
   std::condition_variable wake_deadline_;
   bool deadline_idle_ = false;  // the deadline thread waits for a deadline to be set
-  std::thread submitter_;  // started last, joined first
-  std::thread deadline_thread_;
+  std::thread deadline_thread_;  // started last, joined first
 };
 
 }  // namespace nxv

@@ -8,18 +8,14 @@
 #include <fstream>
 #include <random>
 
+#include "common/settings.hpp"
+
 namespace nxv {
 
 std::optional<std::filesystem::path> cache_directory() {
-  if (const char* dir = std::getenv("NX_VULKAN_CACHE_DIR"); dir && *dir) {
-    if (std::string_view(dir) == "off") return std::nullopt;
-    return std::filesystem::path(dir);
-  }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "nx_vulkan";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::filesystem::path(home) / ".cache" / "nx_vulkan";
-  return std::nullopt;
+  auto s = settings();
+  if (s->cache_dir.empty()) return std::nullopt;
+  return std::filesystem::path(s->cache_dir);
 }
 
 std::optional<std::vector<char>> read_file(const std::filesystem::path& path) {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <type_traits>
 #include <deque>
+#include <map>
+#include <mutex>
 
 #include <shaderc/shaderc.hpp>
 
@@ -20,6 +22,21 @@ const std::map<std::string, std::string>& embedded_kernel_sources();
 
 namespace {
 
+std::mutex g_added_mutex;
+std::map<std::string, std::string>& added_sources() {
+  static std::map<std::string, std::string> sources;
+  return sources;
+}
+
+// An engine source, else an added one; null where neither has `name`.
+const std::string* find_source(const std::string& name) {
+  const auto& sources = embedded_kernel_sources();
+  if (auto it = sources.find(name); it != sources.end()) return &it->second;
+  std::lock_guard lock(g_added_mutex);
+  auto it = added_sources().find(name);
+  return it == added_sources().end() ? nullptr : &it->second;  // entries are never erased
+}
+
 constexpr char kSpirvMagic[8] = {'N', 'X', 'V', 'S', 'P', 'V', '1', '\n'};
 
 std::string key_text(const KernelKey& key) {
@@ -31,6 +48,9 @@ std::string key_text(const KernelKey& key) {
   if (!key.generated.empty()) text += "--nxv_generated.glsl\n" + key.generated;
   for (const auto& [name, source] : embedded_kernel_sources())
     if (name.ends_with(".glsl") || name.ends_with(".h")) text += "--" + name + "\n" + source;
+  std::lock_guard lock(g_added_mutex);
+  for (const auto& [name, source] : added_sources())
+    if (name.ends_with(".h")) text += "--" + name + "\n" + source;
   return text;
 }
 
@@ -47,11 +67,10 @@ class EmbeddedIncluder : public shaderc::CompileOptions::IncluderInterface {
   shaderc_include_result* GetInclude(const char* requested, shaderc_include_type, const char*, size_t) override {
     auto* r = new Result;
     r->name = requested;
-    const auto& sources = embedded_kernel_sources();
-    auto it = sources.find(requested);
+    const std::string* source = find_source(r->name);
     bool generated = r->name == "nxv_generated.glsl";
-    bool found = generated || it != sources.end();
-    r->content = generated ? generated_ : found ? it->second : std::string("unknown include");
+    bool found = generated || source;
+    r->content = generated ? generated_ : found ? *source : std::string("unknown include");
     if (!found) r->name.clear();  // shaderc reports an empty name as "not found"
     r->result = {r->name.c_str(), r->name.size(), r->content.c_str(), r->content.size(), r};
     return &r->result;
@@ -65,17 +84,14 @@ class EmbeddedIncluder : public shaderc::CompileOptions::IncluderInterface {
 }  // namespace
 
 const std::string& kernel_template(const std::string& name) {
-  const auto& sources = embedded_kernel_sources();
-  auto it = sources.find(name);
-  if (it == sources.end()) throw Error(ErrorKind::InvalidArgument, "unknown kernel template: " + name);
-  return it->second;
+  const std::string* source = find_source(name);
+  if (!source) throw Error(ErrorKind::InvalidArgument, "unknown kernel template: " + name);
+  return *source;
 }
 
-std::vector<std::string> kernel_template_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, _] : embedded_kernel_sources())
-    if (!name.ends_with(".glsl")) names.push_back(name);
-  return names;
+void add_kernel_templates(const std::map<std::string, std::string>& sources) {
+  std::lock_guard lock(g_added_mutex);
+  for (const auto& [name, source] : sources) added_sources().emplace(name, source);
 }
 
 std::vector<uint32_t> compile_glsl(const KernelKey& key) {
@@ -190,12 +206,9 @@ KernelKey with_device_switches(const KernelKey& requested, const DeviceCore& cor
   key.defines.emplace_back("NXV_FC_DENORM64", fc.denorm_preserve64 ? "1" : "0");
   key.defines.emplace_back("NXV_FC_SZINP32", fc.signed_zero_inf_nan32 ? "1" : "0");
   key.defines.emplace_back("NXV_FC_SZINP64", fc.signed_zero_inf_nan64 ? "1" : "0");
-  // SPIR-V as glslang writes it, unoptimised, for CPU drivers (NXV_SPIRV_OPTIMIZE=1 optimises
-  // it there too, =0 nowhere); read per kernel. Defined only where set, so that the keys of
-  // the other devices' kernels stay as they were.
-  const char* opt = std::getenv("NXV_SPIRV_OPTIMIZE");
-  bool as_is = opt && *opt ? std::string(opt) == "0" : core.info().type == "cpu";
-  if (as_is) key.defines.emplace_back("NXV_SPIRV_AS_IS", "1");
+  // SPIR-V as glslang writes it, unoptimised, where the profile says so (CPU drivers). Defined
+  // only there, so that the keys of the other devices' kernels stay as they were.
+  if (!core.profile().spirv_optimize) key.defines.emplace_back("NXV_SPIRV_AS_IS", "1");
   return key;
 }
 

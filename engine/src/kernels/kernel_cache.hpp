@@ -7,6 +7,7 @@
 // pipeline layout with no descriptor sets.
 #pragma once
 #include <array>
+#include <map>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -101,7 +102,10 @@ class CompileFreeScope {
 
 // The GLSL source of a template; throws InvalidArgument for an unknown name.
 const std::string& kernel_template(const std::string& name);
-std::vector<std::string> kernel_template_names();
+
+// Templates from outside the engine (the probes that tests and benchmarks build, test/probes),
+// found by name after the engine's own; their headers may be #included.
+void add_kernel_templates(const std::map<std::string, std::string>& sources);
 
 // Compiles `key` to SPIR-V (no cache); throws Error(Driver) with shaderc's message.
 std::vector<uint32_t> compile_glsl(const KernelKey& key);

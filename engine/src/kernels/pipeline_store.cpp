@@ -42,13 +42,6 @@ std::optional<std::filesystem::path> store_path(const DeviceCore& core) {
   return *dir / file_name(core);
 }
 
-// How long pipeline creation must stay quiet before a save (NX_VULKAN_PIPELINE_SAVE_MS).
-std::chrono::milliseconds quiet_period() {
-  if (const char* env = std::getenv("NX_VULKAN_PIPELINE_SAVE_MS"); env && *env)
-    return std::chrono::milliseconds(std::strtoul(env, nullptr, 10));
-  return std::chrono::milliseconds(500);
-}
-
 }  // namespace
 
 PipelineStore::PipelineStore(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {
@@ -105,7 +98,7 @@ vk::raii::Pipeline PipelineStore::create(const vk::ComputePipelineCreateInfo& re
 }
 
 void PipelineStore::saver_loop(std::stop_token stop) {
-  const auto quiet = quiet_period();
+  const auto quiet = core_->profile().pipeline_save_quiet;
   std::unique_lock lock(wake_mutex_);
   uint64_t seen = 0;
   while (true) {

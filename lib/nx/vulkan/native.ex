@@ -125,10 +125,6 @@ defmodule Nx.Vulkan.Native do
     end
   end
 
-  @doc "Whether `op` runs natively (see check/5)."
-  def supported?(device, op, out, inputs, options \\ []),
-    do: check(device, op, out, inputs, options) == true
-
   @doc "The op's table entry when every type is one the engine stores, else `{:host, reason}`."
   def native_entry(op, out_type, inputs) do
     cond do

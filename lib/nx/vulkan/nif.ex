@@ -25,7 +25,6 @@ defmodule Nx.Vulkan.NIF do
   def copy(_ref, _device), do: nif_error()
   def op(_device, _op_id, _out_type, _out_shape, _refs, _options), do: nif_error()
   def op_table, do: nif_error()
-  def native_ops, do: nif_error()
   def check_op(_device, _op_id, _out_type, _out_shape, _input_specs, _options), do: nif_error()
   def program_compile(_device, _input_specs, _nodes, _outputs, _donations), do: nif_error()
   def program_run(_program, _refs), do: nif_error()

@@ -15,7 +15,7 @@
 //   branch of their own: a GPU runs both sides of a per-element choice, and these are rare. An
 //   infinite or NaN y, and results that overflow or vanish (|y log2 x| >= 256), are found
 //   after the usual case's arithmetic, by its exponent, and go to that branch too: one test
-//   fewer before it (pow f32 4% faster on an H200, bench/RESULTS.md stop 11).
+//   fewer before it (pow f32 4% faster on an H200, bench/RESULTS.md).
 // Tables instead of longer series, because on an H200 each double operation or conversion costs
 // several float ones (bench/RESULTS.md); in shared memory, because a constant array indexed per
 // element becomes per-thread local memory there (half the speed).

@@ -9,7 +9,7 @@
 // or with split-K to part[split * total + output offset] for dot_split_sum.comp.
 // Defines: the tile core's (BM, BN, BK, TM, TN, ACC, ZERO, MAC, A_K_UNIT: the A tile is read
 // along k, the input's channels being adjacent; B_N_UNIT; VEC4_SHARED, ACC4; A_VEC4: four
-// adjacent channels per load; B_VEC4, DBUF, WARP_X); NR (spatial
+// adjacent channels per load; B_VEC4, WARP_X); NR (spatial
 // axes); IDIL (an input dilation > 1); KALIGN; A_/B_/C_STORE and _ALIGN; LOAD_A(x), LOAD_B(x),
 // STORE_OUT(v); EPILOGUE (conv_epilogue.glsl: an elementwise chain where C is stored).
 // IM2COL: no product; A itself goes to C, row-major [group, m, k] (C of the input's type), for

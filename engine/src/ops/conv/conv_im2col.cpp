@@ -7,13 +7,12 @@
 #include <numeric>
 #include <optional>
 
-#include "common/env.hpp"
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "memory/copy.hpp"
 #include "ops/conv/conv_host.hpp"
 #include "ops/conv/conv_push.h"
 #include "ops/dot/dot_coopmat.hpp"
-#include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"
 
@@ -77,7 +76,7 @@ bool append_grouped_host_gemm(const LowerArgs& a, const ConvPlan& plan, const Co
 
 bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input,
                              const GemmOperand& kernel, const StoreEpilogue* epi) {
-  if (env_is("NXV_CONV_NO_IM2COL", "1")) return false;
+  if (tuning().conv.no_im2col) return false;
   const ConvGeometry& g = plan.geometry;
   const Tensor& t = a.inputs[0].tensor;
   const auto& attrs = a.attrs.as<ConvAttrs>();
@@ -94,11 +93,10 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
     return false;
   GemmShape shape{1, g.m(), g.group_filters, g.k()};
   GemmOperand a_mat{{0, 0}, t.type, {g.m() * g.k(), g.k(), 1}};
-  auto coopmat2 = coopmat2_gemm_tile(core, shape, a_mat, kernel, product_type);
   auto coopmat = coopmat_gemm_tile(core, shape, a_mat, kernel, product_type);
   // CPU drivers: A written out, then the system's BLAS (dot_host.hpp) multiplies it.
-  bool blas = !coopmat2 && !coopmat && !epi && host_gemm_candidate(a.device, product_type, shape, t.type, kernel.type);
-  if (!coopmat2 && !coopmat && !blas && !env_is("NXV_CONV_IM2COL", "1")) return false;
+  bool blas = !coopmat && !epi && host_gemm_candidate(a.device, product_type, shape, t.type, kernel.type);
+  if (!coopmat && !blas && !tuning().conv.im2col) return false;
 
   // CPU drivers: the host writes A from the input as it is (conv_host.hpp).
   std::optional<Tensor> host_a;
@@ -125,9 +123,9 @@ bool append_conv_im2col_gemm(const LowerArgs& a, const ConvPlan& plan, const Con
   }
   // The cooperative-matrix GEMM gathers A itself where it can: no temporary.
   // (Its workgroup must span whole rows of the A tile's 8-element chunks.)
-  bool implicit = coopmat && !coopmat2 && conv_gather16_vector(g, in) == 8 &&
+  bool implicit = coopmat && conv_gather16_vector(g, in) == 8 &&
                   (coopmat->subgroups() * coopmat->subgroup) % (coopmat->bk / 8) == 0 &&
-                  !env_is("NXV_CONV_NO_IMPLICIT", "1");
+                  !tuning().conv.no_implicit;
   if (!implicit && (epi || a_elements * dtype_size(t.type) > core.chunk_bytes())) return false;
   if (copy) {
     uint32_t slot = a.builder.bind(copy->buffer);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/tuning.hpp"
 #include "kernels/fast_division.hpp"
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
@@ -77,14 +78,14 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   // CPU drivers: dot's CPU tile (8 x 32, one row block) ran 8x64x28x28 * 64x64x3x3 at 1.3
   // GFLOP/s on lavapipe (2 busy cores); 32 x 64 with 4 x 4 per invocation at 2.4-4.7 (fewer
   // barriers per product), 64 x 64 with 8 x 8 at 3.5-5.9 but compiling 2.5x slower (each
-  // layout, type and rank is a compile). NXV_DOT_TILE still overrides.
-  bool forced = std::getenv("NXV_DOT_TILE") != nullptr;
+  // layout, type and rank is a compile). Tuning's dot.tile still overrides.
+  bool forced = tuning().dot.tile.has_value();
   if (gemm_cpu_paths(core) && !forced && glsl_type_bytes(acc) <= 8 && shape.m >= 32 && shape.n >= 16)
     tile = {32, 64, 16, 4, 4};
   // The A tile along k where the input's channels are adjacent (channels last), else along m.
   bool a_k_unit = input.strides[1] == 1 && g.ci > 1;
   // GPUs, the 8x8 register tile: subgroups as blocks of 4 x 8 invocations, as dot's; where the
-  // A tile is read along m, 64-row tiles with subgroups of 16 x 2 (bench/RESULTS.md, stop 30).
+  // A tile is read along m, 64-row tiles with subgroups of 16 x 2 (bench/RESULTS.md).
   uint32_t warp_x = 0;
   if (!gemm_cpu_paths(core) && tile.tm == 8 && tile.tn == 8) {
     warp_x = 4;
@@ -95,8 +96,7 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   GemmTileOpts o;
   o.a_k_unit = a_k_unit;
   o.b_n_unit = kernel.strides[2] == 1;
-  o.vec4_shared = gemm_vec4_shared(core, tile, acc);
-  o.dbuf = gemm_dbuf(core);
+  o.vec4_shared = gemm_vec4_shared(tile, acc);
   o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_x) : 0;
   // Four adjacent channels per load where every input stride and the offset are multiples of
   // four (a vector then never leaves one kernel position: ci % 4 == 0).
@@ -171,7 +171,7 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
 
 uint32_t conv_gather16_vector(const ConvGeometry& g, const ConvInput& input) {
   size_t bytes = dtype_size(input.type);
-  if (bytes == 0 || 16 % bytes != 0 || g.groups != 1 || std::getenv("NXV_CONV_GATHER_SCALAR")) return 0;
+  if (bytes == 0 || 16 % bytes != 0 || g.groups != 1 || tuning().conv.gather_scalar) return 0;
   int64_t v = int64_t(16 / bytes);
   bool strides_ok = input.strides[1] == 1 && std::all_of(input.strides.begin(), input.strides.end(),
                                                          [&](int64_t s) { return s == 1 || s % v == 0; });

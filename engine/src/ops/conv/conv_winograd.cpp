@@ -6,7 +6,7 @@
 #include <cstring>
 #include <optional>
 
-#include "common/env.hpp"
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
@@ -20,13 +20,10 @@ namespace {
 constexpr uint32_t kWorkgroupSize = 256;
 constexpr int64_t kMaxIndex = int64_t(1) << 31;
 // Device memory the transformed input and the products take at most, each (batch items in
-// chunks beyond it); NXV_CONV_WINOGRAD_BUDGET (bytes) overrides it (tests).
+// chunks beyond it); tuning's conv.winograd_budget (bytes) overrides it (tests).
 constexpr uint64_t kChunkBudget = uint64_t(256) << 20;
 
-uint64_t chunk_budget() {
-  const char* env = std::getenv("NXV_CONV_WINOGRAD_BUDGET");
-  return env ? std::strtoull(env, nullptr, 10) : kChunkBudget;
-}
+uint64_t chunk_budget() { return tuning().conv.winograd_budget.value_or(kChunkBudget); }
 // Below these the direct GEMM is as fast (64 channels and filters: even on an H100).
 constexpr int64_t kMinChannels = 64, kMinFilters = 64;
 
@@ -94,8 +91,8 @@ void launch_pass(DeviceImpl& impl, LaunchBuilder& builder, DType type, Pass pass
 }  // namespace
 
 bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input, const StoreEpilogue* epi) {
-  if (env_is("NX_VULKAN_CONV_WINOGRAD", "0")) return false;
-  bool forced = env_is("NX_VULKAN_CONV_WINOGRAD", "1");
+  if (tuning().conv.winograd == Toggle::Off) return false;
+  bool forced = tuning().conv.winograd == Toggle::On;
   const ConvGeometry& g = plan.geometry;
   const ConvAttrs& at = plan.attrs;
   const Tensor& kernel_tensor = a.inputs[1].tensor;

@@ -3,12 +3,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/env.hpp"
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/fast_division.hpp"
 #include "ops/dot/dot_coopmat.hpp"
-#include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/gemm_push.h"
 
 namespace nxv {
@@ -47,7 +46,7 @@ void append_split(DeviceImpl& impl, LaunchBuilder& builder, const GemmOperand& x
 
 bool append_gemm_bf16x3(const LowerArgs& a, DType out, const GemmShape& g, const GemmOperand& A,
                         const GemmOperand& B, BufferRef c, bool has_epilogue) {
-  if (!env_is("NX_VULKAN_DOT_F32", "bf16x3") || has_epilogue) return false;
+  if (!tuning().dot.bf16x3 || has_epilogue) return false;
   if (out != DType::F32 || A.type != DType::F32 || B.type != DType::F32 || g.m < 2 || g.n < 2 || g.k == 0) return false;
   DeviceImpl& impl = a.device.impl();
   const DeviceCore& core = *impl.core;
@@ -62,9 +61,8 @@ bool append_gemm_bf16x3(const LowerArgs& a, DType out, const GemmShape& g, const
   GemmShape shape{g.batch, g.m, g.n, int64_t(k3)};
   GemmOperand a_parts{{0, 0}, DType::BF16, {int64_t(uint64_t(g.m) * k3), int64_t(k3), 1}};
   GemmOperand b_parts{{0, 0}, DType::BF16, {int64_t(k3 * uint64_t(g.n)), g.n, 1}};
-  bool tensor_cores = coopmat2_gemm_tile(core, shape, a_parts, b_parts, out).has_value() ||
-                      coopmat_gemm_tile(core, shape, a_parts, b_parts, out).has_value();
-  if (!tensor_cores && !env_is("NXV_DOT_BF16X3_ANY", "1")) return false;
+  bool tensor_cores = coopmat_gemm_tile(core, shape, a_parts, b_parts, out).has_value();
+  if (!tensor_cores && !tuning().dot.bf16x3_any) return false;
   Tensor a_buffer = empty(a.device, DType::BF16, {g.batch, g.m, int64_t(k3)});
   Tensor b_buffer = empty(a.device, DType::BF16, {g.batch, int64_t(k3), g.n});
   a_parts.ref = {a.builder.bind(a_buffer.buffer), 0};

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "common/tuning.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "nxv/ops.hpp"
 #include "ops/dot/gemm_push.h"
@@ -73,8 +74,7 @@ std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmS
                                              const GemmOperand& b, DType out) {
   const DeviceInfo& info = core.info();
   const auto& ft = info.features;
-  const char* off = std::getenv("NXV_DOT_NO_COOPMAT");
-  if ((off && std::string(off) == "1") || gemm_cpu_paths(core) || info.type == "cpu" || !ft.cooperative_matrix)
+  if (tuning().dot.no_coopmat || gemm_cpu_paths(core) || core.profile().cpu_driver || !ft.cooperative_matrix)
     return std::nullopt;
   if (a.type != b.type) return std::nullopt;
   bool int8 = a.type == DType::S8 || a.type == DType::U8;
@@ -99,9 +99,10 @@ std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmS
   if (tiles(shape, 128, 128) >= 256) t.bm = 128, t.bn = 128, t.bk = bk, t.wm = 64, t.wn = 64;
   else t.bm = 64, t.bn = 64, t.bk = bk, t.wm = 32, t.wn = 32;
   uint32_t e = chunk_elements(a.type), elem = uint32_t(dtype_size(a.type));
-  if (const char* env = std::getenv("NXV_DOT_COOPMAT_TILE"); env && *env) {
+  if (const auto& forced = tuning().dot.coopmat_tile) {
     CoopmatTile f = t;
-    if (std::sscanf(env, "%u,%u,%u,%u,%u", &f.bm, &f.bn, &f.bk, &f.wm, &f.wn) == 5 && valid(f, e)) t = f;
+    f.bm = (*forced)[0], f.bn = (*forced)[1], f.bk = (*forced)[2], f.wm = (*forced)[3], f.wn = (*forced)[4];
+    if (valid(f, e)) t = f;
   }
   t.wm = std::max(t.wm, t.fm), t.wn = std::max(t.wn, t.fn), t.bk = std::max(t.bk, t.fk);
   uint32_t limit = info.max_shared_memory ? info.max_shared_memory : 16384;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/tuning.hpp"
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "nxv/ops.hpp"
@@ -17,11 +18,12 @@ namespace {
 
 constexpr uint16_t kGemmCpu = 6;  // the dot family's variant kind (dot_kernels.cpp 0-3, dot_coopmat*.cpp 4-5)
 
-std::optional<CpuGemmTile> tile_from_env() {
-  const char* env = std::getenv("NXV_DOT_CPU_TILE");
-  if (!env || !*env) return std::nullopt;
+std::optional<CpuGemmTile> tuned_tile() {
+  const auto& forced = tuning().dot.cpu_tile;
+  if (!forced) return std::nullopt;
   CpuGemmTile t;
-  if (std::sscanf(env, "%u,%u,%u", &t.tm, &t.tn, &t.wg) != 3 || !t.tm || !t.tn || t.tm > 32 || t.tn > 32 ||
+  t.tm = (*forced)[0], t.tn = (*forced)[1], t.wg = (*forced)[2];
+  if (!t.tm || !t.tn || t.tm > 32 || t.tn > 32 ||
       t.wg < 8 || t.wg > 256)
     return std::nullopt;
   return t;
@@ -53,9 +55,8 @@ uint32_t pow2_at_least(uint64_t x, uint32_t lo, uint32_t hi) {
 }  // namespace
 
 std::optional<CpuGemmTile> cpu_gemm_tile(const DeviceCore& core, const GemmShape& shape, DType out) {
-  const char* off = std::getenv("NXV_DOT_NO_CPU_GEMM");
-  if ((off && std::string(off) == "1") || !gemm_cpu_paths(core)) return std::nullopt;
-  if (auto forced = tile_from_env()) return forced;
+  if (tuning().dot.no_cpu_gemm || !gemm_cpu_paths(core)) return std::nullopt;
+  if (auto forced = tuned_tile()) return forced;
   // 16 x 2 was the fastest of 8-32 rows by 1-2 columns at 511^3 f32 on lavapipe (see
   // bench/RESULTS.md); half the rows per 8-byte accumulator, a quarter per 16-byte one.
   uint32_t acc_bytes = glsl_type_bytes(dot_acc_type(out));

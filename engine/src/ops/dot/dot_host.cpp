@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/host_workers.hpp"
 
@@ -59,10 +60,9 @@ const HostBlas* host_blas() {
 constexpr int64_t kMinMacs = int64_t(1) << 18;
 
 bool enabled(const GemmShape& g) {
-  const char* e = std::getenv("NX_VULKAN_HOST_BLAS");
-  std::string v = e ? e : "";
-  if (v == "0") return false;
-  return v == "1" || g.batch * g.m * g.n * g.k >= kMinMacs;
+  Toggle t = tuning().host_blas;
+  if (t == Toggle::Off) return false;
+  return t == Toggle::On || g.batch * g.m * g.n * g.k >= kMinMacs;
 }
 
 // Multiply-adds below which a part is not worth a thread (waking one costs about as long as
@@ -70,10 +70,9 @@ bool enabled(const GemmShape& g) {
 constexpr int64_t kMacsPerPart = int64_t(1) << 20;
 
 // The parts a product of `macs` multiply-adds is split into: at most the host's threads, or
-// NXV_HOST_THREADS (read per call; tests split products on any machine).
+// tuning's host_threads.
 size_t gemm_parts(int64_t macs) {
-  size_t threads = host_parallelism();
-  if (const char* e = std::getenv("NXV_HOST_THREADS"); e && *e) threads = std::max<size_t>(std::strtoul(e, nullptr, 10), 1);
+  size_t threads = tuning().host_threads ? size_t(tuning().host_threads) : host_parallelism();
   return size_t(std::clamp<int64_t>(macs / kMacsPerPart, 1, int64_t(threads)));
 }
 
@@ -122,7 +121,7 @@ std::byte* host_address(const Buffer& buffer, BufferRef ref) {
 
 bool host_gemm_candidate(Device& device, DType out, const GemmShape& g, DType a, DType b) {
   if ((out != DType::F32 && out != DType::F64) || a != out || b != out) return false;
-  return device.impl().core->info().type == "cpu" && enabled(g) && host_blas();
+  return device.impl().core->profile().cpu_driver && enabled(g) && host_blas();
 }
 
 bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const GemmShape& g, const GemmOperand& a,
@@ -138,6 +137,7 @@ bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const G
       !host_reachable(builder.buffer(b.ref.slot), b.ref, span_bytes(g.batch, g.k, g.n, b.strides, elem)) ||
       !host_reachable(builder.buffer(c.slot), c, uint64_t(g.batch * g.m * g.n) * elem))
     return false;
+  size_t parts = gemm_parts(g.batch * g.m * g.n * g.k);
   auto multiply = [=, la = *la, lb = *lb]<typename T>(std::span<const std::shared_ptr<Buffer>> buffers, auto gemm) {
     const T* pa = host_pointer<const T>(*buffers[a.ref.slot], a.ref);
     const T* pb = host_pointer<const T>(*buffers[b.ref.slot], b.ref);
@@ -149,7 +149,6 @@ bool append_host_gemm(Device& device, LaunchBuilder& builder, DType out, const G
            pa + i * a.strides[0] + m0 * a.strides[1], int(la.ld), pb + i * b.strides[0] + n0 * b.strides[2],
            int(lb.ld), T(0), pc + (i * g.m + m0) * g.n + n0, int(std::max<int64_t>(g.n, 1)));
     };
-    size_t parts = gemm_parts(g.batch * g.m * g.n * g.k);
     if (parts > 1 && g.batch >= int64_t(parts)) {
       run_host_parts(parts, [&](size_t p) {
         for (int64_t i = g.batch * int64_t(p) / int64_t(parts); i < g.batch * int64_t(p + 1) / int64_t(parts); ++i)

@@ -5,13 +5,12 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "common/env.hpp"
+#include "common/tuning.hpp"
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "nxv/ops.hpp"
 #include "exec/linear_plan.hpp"
 #include "ops/dot/dot_coopmat.hpp"
-#include "ops/dot/dot_coopmat2.hpp"
 #include "ops/dot/dot_cpu.hpp"
 #include "ops/dot/dot_epilogue.hpp"
 #include "ops/dot/gemm_push.h"
@@ -44,15 +43,15 @@ void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std:
 
 namespace {
 
-uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes, uint32_t stages) {
-  return stages * t.bk * (t.bm + t.bn + 8) * acc_bytes;
+uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) {
+  return t.bk * (t.bm + t.bn + 8) * acc_bytes;
 }
 
-std::optional<GemmTile> tile_from_env() {
-  const char* env = std::getenv("NXV_DOT_TILE");
-  if (!env || !*env) return std::nullopt;
-  GemmTile t;
-  if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) != 5 || !t.tm || !t.tn || !t.bk ||
+std::optional<GemmTile> tuned_tile() {
+  const auto& forced = tuning().dot.tile;
+  if (!forced) return std::nullopt;
+  GemmTile t{(*forced)[0], (*forced)[1], (*forced)[2], (*forced)[3], (*forced)[4]};
+  if (!t.tm || !t.tn || !t.bk ||
       t.bm % t.tm || t.bn % t.tn || t.tm > 16 || t.tn > 16 || t.bm > 1024 || t.bn > 1024 || t.bk > 16 ||
       t.invocations() > 1024)
     return std::nullopt;
@@ -87,37 +86,20 @@ bool vec4_loadable(DType type) {
 
 }  // namespace
 
-bool gemm_cpu_paths(const DeviceCore& core) {
-  const char* gpu = std::getenv("NXV_DOT_GPU_PATHS");
-  return core.info().type == "cpu" && !(gpu && std::string(gpu) == "1");
-}
+bool gemm_cpu_paths(const DeviceCore& core) { return cpu_paths(core.profile()); }
 
 uint32_t pack_gemm_tile(const GemmTile& t) {
   return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
 }
 
-bool gemm_vec4_shared(const DeviceCore& core, const GemmTile& tile, const std::string& acc) {
-  // 64-bit ones with NXV_DOT_VEC4_64=1 (tuning): f64 2048^3 ran at 9.4 TFLOP/s with it
-  // (stages on), 16.7 without.
-  uint32_t bytes = glsl_type_bytes(acc);
-  bool wide = bytes == 8 && !gemm_cpu_paths(core) && std::getenv("NXV_DOT_VEC4_64") != nullptr;
-  return (bytes == 4 || wide) && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
-         std::getenv("NXV_DOT_NO_VEC4") == nullptr;
-}
-
-bool gemm_dbuf(const DeviceCore& core) {
-  const char* env = std::getenv("NXV_DOT_DBUF");
-  return !gemm_cpu_paths(core) && env && std::string(env) == "1";
-}
-
-bool gemm_peel(const DeviceCore& core) {
-  const char* env = std::getenv("NXV_DOT_PEEL");
-  return !gemm_cpu_paths(core) && env && std::string(env) == "1";
+bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc) {
+  return glsl_type_bytes(acc) == 4 && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
+         !tuning().dot.no_vec4;
 }
 
 uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fallback) {
   uint32_t wx = fallback;
-  if (const char* env = std::getenv("NXV_DOT_WARP_X"); env && *env) wx = uint32_t(std::strtoul(env, nullptr, 10));
+  if (auto forced = tuning().dot.warp_x) wx = *forced;
   else if (gemm_cpu_paths(core)) return 0;
   uint32_t rx = tile.bn / tile.tn, ry = tile.bm / tile.tm;
   if (wx == 0 || wx > 32 || 32 % wx || tile.invocations() % 32 || rx % wx || ry % (32 / wx)) return 0;
@@ -125,8 +107,7 @@ uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fall
 }
 
 bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile) {
-  const char* env = std::getenv("NXV_DOT_ONE_TILE");
-  if (!env || std::string(env) != "1" || std::getenv("NXV_DOT_SPLITS") != nullptr) return false;
+  if (!tuning().dot.one_tile || tuning().dot.splits) return false;
   const auto& max_count = core.info().max_workgroup_count;
   // split_k gives at most 16 splits.
   return uint64_t((shape.n + tile.bn - 1) / tile.bn) <= max_count[0] &&
@@ -135,8 +116,8 @@ bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTil
 
 bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o,
                        const std::string& acc) {
-  // 32-bit accumulators: f64's tiles ran slower without the checks on an H100 (stop 32).
-  if (gemm_cpu_paths(core) || glsl_type_bytes(acc) != 4 || std::getenv("NXV_DOT_NO_INSIDE") != nullptr) return false;
+  // 32-bit accumulators: f64's tiles ran slower without the checks on an H100.
+  if (gemm_cpu_paths(core) || glsl_type_bytes(acc) != 4 || tuning().dot.no_inside) return false;
   uint64_t wg = tile.invocations();
   uint64_t a_items = uint64_t(tile.bm) * tile.bk / (o.a_vec4 ? 4 : 1);
   uint64_t b_items = uint64_t(tile.bn) * tile.bk / (o.b_vec4 ? 4 : 1);
@@ -146,7 +127,7 @@ bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const Gem
 
 bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int64_t, 3>& strides,
                        uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent) {
-  if (gemm_cpu_paths(core) || !vec4_loadable(type) || std::getenv("NXV_DOT_NO_GVEC4") != nullptr) return false;
+  if (gemm_cpu_paths(core) || !vec4_loadable(type) || tuning().dot.gvec4 == Toggle::Off) return false;
   int other = unit_axis == 1 ? 2 : 1;
   uint64_t offset = byte_offset / dtype_size(type);
   return strides[size_t(unit_axis)] == 1 && extent % 4 == 0 && tile_extent % 4 == 0 && strides[size_t(other)] % 4 == 0 &&
@@ -177,11 +158,9 @@ void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& 
   d.emplace_back("A_K_UNIT", o.a_k_unit ? "1" : "0");
   d.emplace_back("B_N_UNIT", o.b_n_unit ? "1" : "0");
   d.emplace_back("VEC4_SHARED", o.vec4_shared ? "1" : "0");
-  d.emplace_back("DBUF", o.dbuf ? "1" : "0");
   d.emplace_back("WARP_X", std::to_string(o.warp_x));
   d.emplace_back("ONE_TILE", o.one_tile ? "1" : "0");
   d.emplace_back("TILES_INSIDE", o.inside ? "1" : "0");
-  d.emplace_back("PEEL_LAST", o.peel ? "1" : "0");
   d.emplace_back("A_VEC4", o.a_vec4 ? "1" : "0");
   d.emplace_back("B_VEC4", o.b_vec4 ? "1" : "0");
   std::string acc4 = acc4_type(acc);
@@ -204,8 +183,7 @@ std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroup
   workgroups = std::max<uint64_t>(workgroups, 1);
   if (!gemm_cpu_paths(core) && workgroups < target && k >= 512)
     splits = std::min<uint64_t>({(target + workgroups - 1) / workgroups, k / 256, most});
-  if (const char* env = std::getenv("NXV_DOT_SPLITS"); env && *env)
-    splits = std::clamp<uint64_t>(std::strtoull(env, nullptr, 10), 1, std::max<uint64_t>(k, 1));
+  if (auto forced = tuning().dot.splits) splits = std::clamp<uint64_t>(*forced, 1, std::max<uint64_t>(k, 1));
   splits = std::clamp<uint64_t>(splits, 1, std::max<uint64_t>(core.info().max_workgroup_count[2] / 2, 1));
   // The partial sums are indexed in 32 bits.
   splits = std::min<uint64_t>(splits, std::max<uint64_t>(((uint64_t(1) << 31) - 1) / std::max<uint64_t>(outputs, 1), 1));
@@ -216,8 +194,7 @@ std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroup
 }
 
 bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DType a, DType b) {
-  if (shape.m < 2 || shape.n < 2 || std::getenv("NXV_DOT_SPLITS") || env_is("NX_VULKAN_DOT_F32", "bf16x3"))
-    return false;
+  if (shape.m < 2 || shape.n < 2 || tuning().dot.splits || tuning().dot.bf16x3) return false;
   if (gemm_cpu_paths(core)) return true;
   bool narrow = dtype_size(a) < 4 || dtype_size(b) < 4;  // the cooperative-matrix tiers' inputs
   return !narrow && !is_complex(out) && shape.k < 512;  // split-K needs k >= 512 (split_k)
@@ -231,7 +208,7 @@ BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits
 // gemm_rows.comp on CPU drivers, where B is read along n in aligned vectors of four.
 bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOperand& b, DType out) {
   std::string acc = dot_acc_type(out);
-  bool off = std::getenv("NXV_DOT_NO_ROWS") != nullptr;  // read per call: tests switch it
+  bool off = tuning().dot.no_rows;
   uint64_t offset = b.ref.byte_offset / dtype_size(b.type);
   return gemm_cpu_paths(core) && !off && !acc4_type(acc).empty() && !glsl_vec4_type(b.type).empty() &&
          b.type != DType::F8 && b.type != DType::F8E4M3FN && b.strides[2] == 1 && s.n >= 4 && s.n % 4 == 0 &&
@@ -247,25 +224,25 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
   // the columns need. 16 x 16 was the fastest on lavapipe at 512^3 on a quiet machine
   // (7.6-7.9 ms; 16 x 8: 8.9, 32 x 16: 8.3, 16 x 32: 7.8, 8 x 16: 11.7).
-  // NXV_DOT_ROWS="tm,tn4" overrides (tuning). A vector times a matrix (M == 1) is memory bound: 16 columns per invocation, so that
+  // Tuning's dot.rows=tm,tn4 overrides. A vector times a matrix (M == 1) is memory bound: 16 columns per invocation, so that
   // the 8 lanes llvmpipe runs together read 512 contiguous bytes of each row of B.
   uint32_t tm = uint32_t(std::min<int64_t>(shape.m >= 16 ? 16 : shape.m >= 8 ? 8 : shape.m >= 4 ? 4 : shape.m, 16));
   uint32_t tn4 = shape.n >= 16 || shape.m == 1 ? 4 : shape.n >= 8 ? 2 : 1;
-  if (const char* env = std::getenv("NXV_DOT_ROWS")) {
-    uint32_t x = 0, y = 0;
-    if (std::sscanf(env, "%u,%u", &x, &y) == 2 && x >= 1 && x <= 32 && y >= 1 && y <= 8) tm = x, tn4 = y;
+  if (const auto& rows = tuning().dot.rows) {
+    auto [x, y] = *rows;
+    if (x >= 1 && x <= 32 && y >= 1 && y <= 8) tm = x, tn4 = y;
   }
   uint64_t lanes = (uint64_t(shape.n) + 4 * tn4 - 1) / (4 * tn4);
   uint32_t wg = 8;
   while (wg < 64 && wg < lanes) wg *= 2;
-  // A read four-wide along k where its rows start 4-aligned (NXV_DOT_NO_VEC4 turns it off).
+  // A read four-wide along k where its rows start 4-aligned (tuning's dot.no_vec4 turns it off).
   uint64_t a_offset = a.ref.byte_offset / dtype_size(a.type);
   bool a_vec4 = a.strides[2] == 1 && a.strides[1] % 4 == 0 && a.strides[0] % 4 == 0 && a_offset % 4 == 0 &&
                 !glsl_vec4_type(a.type).empty() && a.type != DType::F8 && a.type != DType::F8E4M3FN &&
-                std::getenv("NXV_DOT_NO_VEC4") == nullptr;
-  // 32-bit operands read as 64-bit pairs (llvmpipe gathers per component; NXV_DOT_NO_WIDE
-  // turns it off).
-  bool wide = core.info().features.int64 && std::getenv("NXV_DOT_NO_WIDE") == nullptr;
+                !tuning().dot.no_vec4;
+  // 32-bit operands read as 64-bit pairs (llvmpipe gathers per component; dot.no_wide turns
+  // it off).
+  bool wide = core.info().features.int64 && !tuning().dot.no_wide;
   bool b_wide = wide && dtype_size(b.type) == 4, a_wide = a_vec4 && wide && dtype_size(a.type) == 4;
   // The four 32-bit values of a u64vec2 q, as the type's vector, then the accumulators'.
   auto unpack = [&](DType t) {
@@ -344,14 +321,14 @@ std::optional<DType> partials_type(const std::string& acc, DType out) {
 }  // namespace
 
 GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc) {
-  std::optional<GemmTile> forced = tile_from_env();  // read per call: tests switch it
+  std::optional<GemmTile> forced = tuned_tile();
   uint32_t acc_bytes = glsl_type_bytes(acc);
   GemmTile t;
   if (forced) {
     t = *forced;
   } else if (gemm_cpu_paths(core)) {
     // CPU drivers take gemm_rows.comp or gemm_cpu.comp; this serves them only with
-    // NXV_DOT_NO_CPU_GEMM=1 (N not a multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
+    // dot.no_cpu_gemm (N not a multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
     // read at the same address in all lanes; small unrolled loops keep its compile short.
     t = {8, 32, 8, 8, 1};
   } else {
@@ -369,8 +346,7 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
 
 GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_bytes) {
   uint32_t limit = core.info().max_shared_memory ? core.info().max_shared_memory : 16384;
-  uint32_t stages = gemm_dbuf(core) ? 2 : 1;
-  while (t.bk > 1 && shared_bytes(t, acc_bytes, stages) > limit) t.bk /= 2;
+  while (t.bk > 1 && shared_bytes(t, acc_bytes) > limit) t.bk /= 2;
   return t;
 }
 
@@ -394,51 +370,44 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // register-block kernel (any strides and sizes).
   if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c, epi);
   if (auto cpu = cpu_gemm_tile(core, shape, out)) return append_gemm_cpu(impl, builder, out, shape, a, b, c, *cpu, epi);
-  // The cooperative-matrix tiers store from matrix fragments and have no epilogue.
-  if (auto coop2 = epi ? std::nullopt : coopmat2_gemm_tile(core, shape, a, b, out))
-    return append_gemm_coopmat2(impl, builder, out, shape, a, b, c, *coop2);
+  // The cooperative-matrix tier stores from matrix fragments and has no epilogue.
   if (auto coop = epi ? std::nullopt : coopmat_gemm_tile(core, shape, a, b, out))
     return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   // GPUs, dot's 128x128 tile of 32-bit accumulators: 16 x 8 per invocation (128 of them) and
   // k steps of 8, in subgroups of 8 x 4 invocations; faster than conv's 8 x 8 here
-  // (bench/RESULTS.md, stop 31). NXV_DOT_TILE still overrides.
+  // (bench/RESULTS.md). Tuning's dot.tile still overrides.
   uint32_t warp_fallback = tile.tm == 8 && tile.tn == 8 ? 4 : 0;
-  if (!gemm_cpu_paths(core) && !tile_from_env() && tile.bm == 128 && tile.bn == 128 &&
+  if (!gemm_cpu_paths(core) && !tuned_tile() && tile.bm == 128 && tile.bn == 128 &&
       tile.bk == 16 && tile.tm == 8 && tile.tn == 8)
     tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
   // GPUs, f64 (64-bit accumulators, read from shared memory one by one): 64x128 tiles of 8 x 8
-  // per invocation where they fill the device, faster than 64x64 of 4 x 4 (stop 32).
-  if (!gemm_cpu_paths(core) && !tile_from_env() && acc == "double" && tile.bm == 64 && tile.bn == 64 &&
+  // per invocation where they fill the device, faster than 64x64 of 4 x 4.
+  if (!gemm_cpu_paths(core) && !tuned_tile() && acc == "double" && tile.bm == 64 && tile.bn == 64 &&
       tiles(shape, 64, 128) >= 128)
     tile = fit_shared_memory(core, {64, 128, 16, 8, 8}, 8);
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
-  o.vec4_shared = gemm_vec4_shared(core, tile, acc);
+  o.vec4_shared = gemm_vec4_shared(tile, acc);
   // Vector loads along each operand's unit axis where strides, offset and extents allow, where
   // every tile lies wholly inside (with edge checks they slowed dot down on an H100), or with
-  // NXV_DOT_GVEC4=1; NXV_DOT_NO_GVEC4 turns them off.
-  bool gvec4 = std::getenv("NXV_DOT_GVEC4") != nullptr || gemm_tiles_inside(core, shape, tile, o, acc);
+  // dot.gvec4=1; dot.gvec4=0 turns them off.
+  bool gvec4 = tuning().dot.gvec4 == Toggle::On || gemm_tiles_inside(core, shape, tile, o, acc);
   o.a_vec4 = !gvec4 ? false : o.a_k_unit ? gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 2, shape.k, tile.bk)
                         : gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 1, shape.m, tile.bm);
   o.b_vec4 = !gvec4 ? false : o.b_n_unit ? gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 2, shape.n, tile.bn)
                         : gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 1, shape.k, tile.bk);
-  o.dbuf = gemm_dbuf(core);
   // The 8x8 register tile in subgroups of 4 x 8 invocations (faster than row by row).
   o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_fallback) : 0;
   o.one_tile = gemm_one_tile(core, shape, tile);
   o.inside = gemm_tiles_inside(core, shape, tile, o, acc);
-  o.peel = gemm_peel(core);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
   variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (o.b_n_unit ? 2 : 0) | (o.vec4_shared ? 4 : 0));
   variant.tile = pack_gemm_tile(tile);
-  // NXV_DOT_NO_FC: the kernel without float controls (tuning only: Nx's -0.0, Inf and NaN
-  // are then up to the driver's compiler).
-  bool no_fc = std::getenv("NXV_DOT_NO_FC") != nullptr;
-  variant.switches = o.switches() | (no_fc ? 1u << 16 : 0u);
+  variant.switches = o.switches();
   const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
     KernelKey key;
     key.name = "gemm";
@@ -447,7 +416,6 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     add_gemm_common_defines(d, out, a.type, b.type, acc);
     add_gemm_tile_defines(d, tile, acc, o, a.type, b.type);
     add_gemm_operand_defines(d, a.type, b.type, acc);
-    if (no_fc) d.emplace_back("NXV_GEMM_NO_FC", "1");
     append_glsl_use_defines(d);
     return key;
   });
@@ -515,11 +483,10 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   uint32_t vw = vw4 ? 4 : 1;
   // Four-wide on GPUs: fewer outputs per workgroup (down to 16, 64 bytes of each row) and more
   // invocations along k where the outputs give fewer than 256 workgroups: the k-split then
-  // stays inside the workgroup rather than in a second pass (NXV_MATVEC_LX overrides).
+  // stays inside the workgroup rather than in a second pass (tuning's dot.matvec_lx overrides).
   uint64_t target = 512;
   if (vw4) {
-    const char* env = std::getenv("NXV_MATVEC_LX");
-    uint32_t forced = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : 0;
+    uint32_t forced = tuning().dot.matvec_lx.value_or(0);
     if (forced == 4 || forced == 8 || forced == 16 || forced == 32) lx = forced;
     else
       while (lx > 4 && (uint64_t(rows) + lx * 4 - 1) / (lx * 4) * batch < 256) lx /= 2;

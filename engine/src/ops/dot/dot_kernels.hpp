@@ -32,8 +32,8 @@ struct GemmTile {
   uint32_t invocations() const { return (bm / tm) * (bn / tn); }
 };
 
-// Whether kernels are shaped for a CPU driver (llvmpipe); NXV_DOT_GPU_PATHS=1 gives CPU
-// drivers the GPU choices (tests run those paths on lavapipe). Read per call.
+// Whether kernels are shaped for a CPU driver (llvmpipe); tuning's gpu_paths gives CPU
+// drivers the GPU choices (tests run those paths on lavapipe).
 bool gemm_cpu_paths(const DeviceCore& core);
 
 // The accumulator a dot into `out` runs in: f32 for the narrow floats, the output's compute
@@ -41,8 +41,8 @@ bool gemm_cpu_paths(const DeviceCore& core);
 std::string dot_acc_type(DType out);
 
 // The tile for `shape` on this device: large tiles where there are enough of them to fill
-// the device, smaller ones otherwise; within the shared-memory limit. NXV_DOT_TILE=
-// "bm,bn,bk,tm,tn" overrides it (tuning; bk, tm, tn up to 16).
+// the device, smaller ones otherwise; within the shared-memory limit. Tuning's
+// dot.tile=bm,bn,bk,tm,tn overrides it (bk, tm, tn up to 16).
 GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc);
 
 // `t` with its k step halved until its shared memory (acc_bytes per staged value) fits the device.
@@ -51,60 +51,49 @@ GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_byte
 // The tile in VariantKey::tile (bm, bn: 1..1024; tm, tn, bk: 1..16).
 uint32_t pack_gemm_tile(const GemmTile& tile);
 
-// Whether the tile core reads shared memory four-wide (32-bit accumulators, or 64-bit ones on
-// GPUs with NXV_DOT_VEC4_64=1; register tile in groups of four; NXV_DOT_NO_VEC4 turns it off).
-bool gemm_vec4_shared(const DeviceCore& core, const GemmTile& tile, const std::string& acc);
+// Whether the tile core reads shared memory four-wide (32-bit accumulators; register tile in
+// groups of four; tuning's dot.no_vec4 turns it off).
+bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc);
 
 // How the tile core (gemm_tile.glsl) reads and stages its operands.
 struct GemmTileOpts {
   bool a_k_unit = false, b_n_unit = false;  // the A tile is read along k, the B tile along n
   bool vec4_shared = false;                 // shared memory read four-wide
   bool a_vec4 = false, b_vec4 = false;      // the operand read in vectors of four along its unit axis
-  bool dbuf = false;                        // two shared-memory stages, one barrier per step
   uint32_t warp_x = 0;                      // 0, or invocation columns per subgroup of 32
   bool one_tile = false;                    // one tile per workgroup (dot: the grid covers them all)
   bool inside = false;                      // every tile and k step wholly inside: no edge checks
-  bool peel = false;                        // the k loop's last step peeled (no branch in the loop)
   uint32_t switches() const {               // for VariantKey::switches (a_k_unit etc. go in layout)
-    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (dbuf ? 4u : 0u) | (warp_x << 3) | (one_tile ? 1u << 9 : 0u) |
-           (inside ? 1u << 10 : 0u) | (peel ? 1u << 11 : 0u);
+    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (warp_x << 3) | (one_tile ? 1u << 9 : 0u) |
+           (inside ? 1u << 10 : 0u);
   }
 };
 
-// Two shared-memory stages on GPU paths with NXV_DOT_DBUF=1 (tuning: no faster on an H100);
-// the tile choice halves bk until both fit.
-bool gemm_dbuf(const DeviceCore& core);
-
-// The k loop's last step peeled, so that the loop's body loads the next tiles without a
-// branch, on GPU paths with NXV_DOT_PEEL=1 (tuning: an experiment on the driver compiler's
-// accumulator moves, not yet timed on a GPU).
-bool gemm_peel(const DeviceCore& core);
-
 // One output tile per workgroup, with no loops over tiles, batches and splits, where
-// NXV_DOT_ONE_TILE=1 and the grid's limits allow it.
+// tuning's dot.one_tile is set and the grid's limits allow it.
 bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile);
 
 // Whether every tile of `shape` and every k step lies wholly inside the matrices (and each
 // invocation loads the same number of items), so that the kernel reads and stores without
-// edge checks (GPU paths, 32-bit accumulators `acc`; NXV_DOT_NO_INSIDE turns it off). Splits
+// edge checks (GPU paths, 32-bit accumulators `acc`; tuning's dot.no_inside turns it off). Splits
 // of k are then multiples of tile.bk.
 bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o,
                        const std::string& acc);
 
-// Invocation columns per subgroup of 32 for `tile` on GPU paths: `fallback`, or NXV_DOT_WARP_X
+// Invocation columns per subgroup of 32 for `tile` on GPU paths: `fallback`, or dot.warp_x
 // (0: row by row); 0 where the tile does not divide into such blocks.
 uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fallback = 0);
 
 // Whether an operand of `type` with strides {batch, outer, inner} (the GEMM's order: A is
 // {batch, m, k}, B {batch, k, n}), read along `unit_axis` (1 or 2, whose stride is 1) in a
 // tile of `tile_extent` along it, can be loaded in aligned vectors of four that never straddle
-// an edge (`extent`: the operand's extent along that axis): GPU paths only, NXV_DOT_NO_GVEC4
+// an edge (`extent`: the operand's extent along that axis): GPU paths only, dot.gvec4=0
 // turns it off.
 bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int64_t, 3>& strides,
                        uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent);
 
 // The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4,
-// A_VEC4, B_VEC4 (with A_VEC, A_VALIGN, LOAD_A4 and likewise for B), DBUF, WARP_X.
+// A_VEC4, B_VEC4 (with A_VEC, A_VALIGN, LOAD_A4 and likewise for B), WARP_X.
 void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, const GemmTileOpts& opts,
                            DType a, DType b);
 // Workgroups of a GEMM-shaped kernel: n / bn by m / bm tiles, `z` batches (times splits),
@@ -118,7 +107,7 @@ void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& a
 void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc);
 
 // Split-K count for `workgroups` workgroups over `k`: about `target` workgroups in all on GPUs
-// where there are fewer, each split at least 256 long, at most `most`; NXV_DOT_SPLITS
+// where there are fewer, each split at least 256 long, at most `most`; tuning's dot.splits
 // overrides on any device (tests). The k per split is a multiple of `align`. Returns
 // {splits, k per split}.
 std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
@@ -134,7 +123,7 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
                       uint32_t splits, const DotEpilogue* epi = nullptr, std::optional<DType> partials = std::nullopt);
 
 // Whether the GEMM on this device is gemm_rows.comp (CPU drivers, B read along n in aligned
-// vectors of four; NXV_DOT_NO_ROWS turns it off). It then serves M == 1 too.
+// vectors of four; tuning's dot.no_rows turns it off). It then serves M == 1 too.
 bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const GemmOperand& b, DType out);
 
 // Launches a GEMM-shaped `kernel` (GemmPush parameters; workgroups of tile.bm x tile.bn

@@ -8,7 +8,7 @@
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
 // is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4;
-// A_VEC4, B_VEC4, DBUF, WARP_X (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl); ONE_TILE (the
+// A_VEC4, B_VEC4, WARP_X (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl); ONE_TILE (the
 // grid is exactly the tiles by the (batch, split) pairs: no loops over them); TILES_INSIDE
 // (every tile and k step lies wholly inside: no edge checks).
 #version 460
@@ -30,10 +30,7 @@
 
 layout(local_size_x_id = 0) in;
 
-// NXV_GEMM_NO_FC (tuning, NXV_DOT_NO_FC): without the float-control execution modes.
-#if !NXV_GEMM_NO_FC
 #include "nxv_float_controls.glsl"
-#endif
 #include "nxv_math.glsl"
 #include "gemm_push.h"
 

@@ -70,38 +70,6 @@ void gemm_tile_accumulate(TileCtx ctx, uint k_begin, uint k_end, uint t, uint tx
   B_REG rb[LB];
   // (Without edge checks an empty split must not read.)
   if (!INSIDE || k_begin < k_end) fetch_tiles(ctx, k_begin, k_end, t, ra, rb);
-#if DBUF
-  // Two stages: a step multiplies one while its successor's loads are stored into the other;
-  // the one barrier per step separates both the reads of a stage from its next writes and
-  // the writes from the reads.
-  if (k_begin < k_end) stash_tiles(t, 0u, ra, rb);
-  barrier();
-  uint stage = 0u;
-  for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
-    bool more = k0 + BK < k_end;
-    if (more) fetch_tiles(ctx, k0 + BK, k_end, t, ra, rb);
-    multiply_stage(stage, tx, ty, acc);
-    if (more) stash_tiles(t, stage ^ 1u, ra, rb);
-    barrier();
-    stage ^= 1u;
-  }
-#elif PEEL_LAST
-  // The last step peeled: the loop's body loads the next tiles unconditionally.
-  uint k0 = k_begin;
-  for (; k0 + BK < k_end; k0 += BK) {
-    stash_tiles(t, 0u, ra, rb);
-    barrier();
-    fetch_tiles(ctx, k0 + BK, k_end, t, ra, rb);
-    multiply_stage(0u, tx, ty, acc);
-    barrier();
-  }
-  if (k0 < k_end) {
-    stash_tiles(t, 0u, ra, rb);
-    barrier();
-    multiply_stage(0u, tx, ty, acc);
-    barrier();
-  }
-#else
   for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     stash_tiles(t, 0u, ra, rb);
     barrier();
@@ -110,7 +78,6 @@ void gemm_tile_accumulate(TileCtx ctx, uint k_begin, uint k_end, uint t, uint tx
     multiply_stage(0u, tx, ty, acc);
     barrier();
   }
-#endif
 }
 
 #endif

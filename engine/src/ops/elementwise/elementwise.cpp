@@ -8,7 +8,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
-#include "common/env.hpp"
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_uses.hpp"
@@ -123,7 +123,7 @@ class ElementwiseFamily final : public Family {
     }
     bool dense = all_dense(views);
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
-    static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
+    bool no_vec4 = tuning().no_vec4;
     // CPU drivers run a generated chain one element per trip at any size: four-wide, its
     // inlined steps made lavapipe's SGD update (w - 0.01 * g) three times slower.
     bool one_wide = dense && (elementwise_one_wide(a.device, a.op, a.out.type, shape_size(a.out.shape)) ||
@@ -320,9 +320,8 @@ bool broadcastable(const Shape& in, const Shape& out) {
 }
 
 bool elementwise_one_wide(Device& device, OpId op, DType out, int64_t elements) {
-  // Read per call (tests switch them); GPU devices never read them.
-  if (device.impl().core->info().type != "cpu" || env_is("NXV_EW_GPU_LOOPS", "1")) return false;
-  return env_is("NXV_EW_ONE_WIDE", "1") || short_expression(op, out) || elements <= kOneWideMaxElements;
+  if (!cpu_paths(device.impl().core->profile())) return false;
+  return tuning().one_wide || short_expression(op, out) || elements <= kOneWideMaxElements;
 }
 
 KernelKey elementwise_kernel_key(const ScalarExpr& s, DType out, const std::vector<DType>& in, bool linear, bool vec4,

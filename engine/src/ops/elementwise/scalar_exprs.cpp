@@ -89,7 +89,7 @@ bool computes_in_f64(OpId op, const EwDef& def, DType out, const std::vector<DTy
 // Kernels bound by arithmetic rather than memory run faster as fewer, longer-lived workgroups:
 // 16384 of 256 invocations instead of 65535 measured 1-5% faster for these f32 ops on an H200,
 // where memory-bound ones (multiply, negate, exp) lose 1-2% with that cap and sin/cos move
-// within the noise (bench/RESULTS.md, stop 11).
+// within the noise (bench/RESULTS.md).
 bool arithmetic_bound_f32(OpId op) {
   using enum OpId;
   for (OpId o : {pow, tan, sinh, tanh, asinh, erfc, erf_inv, cbrt})

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "ops/family.hpp"
@@ -99,20 +100,19 @@ class FftFamily final : public Family {
     uint32_t shared = a.device.impl().core->info().max_shared_memory;
     uint32_t max_pow2 = 1;
     while (uint64_t(max_pow2) * 2 * 16 <= std::min<uint32_t>(shared, 65536)) max_pow2 *= 2;
-    // NXV_FFT_SHARED_MAX (tests, tuning): a smaller power of two for the rows shared memory holds.
-    if (const char* cap = std::getenv("NXV_FFT_SHARED_MAX"); cap && *cap)
-      max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(uint32_t(std::strtoul(cap, nullptr, 10)))));
+    // Tuning's fft.shared_max (tests): a smaller power of two for the rows shared memory holds.
+    const FftTuning& tuned = tuning().fft;
+    if (tuned.shared_max) max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(*tuned.shared_max)));
     uint64_t n = uint64_t(at.length);
-    bool pow2 = n >= 2 && (n & (n - 1)) == 0 && !std::getenv("NXV_FFT_DFT");
-    bool global = pow2 && (n > max_pow2 || std::getenv("NXV_FFT_GLOBAL"));
+    bool pow2 = n >= 2 && (n & (n - 1)) == 0 && !tuned.dft;
+    bool global = pow2 && (n > max_pow2 || tuned.global);
     bool radix2 = pow2 && !global;
-    // Other lengths from kBluesteinMin (any with NXV_FFT_BLUESTEIN=1): Bluestein's algorithm
+    // Other lengths from kBluesteinMin (any with fft.bluestein): Bluestein's algorithm
     // through power-of-two transforms of m >= 2n - 1, where its work buffer fits one chunk.
     const auto& core = *a.device.impl().core;
     uint64_t rows = total / n, m = std::bit_ceil(2 * n - 1), work_entries = (2 * rows + 1) * m;
-    const char* force_bluestein = std::getenv("NXV_FFT_BLUESTEIN");
-    bool bluestein = !pow2 && n >= 3 && !std::getenv("NXV_FFT_DFT") && core.info().features.int64 &&
-                     (n >= kBluesteinMin || (force_bluestein && std::string(force_bluestein) == "1")) &&
+    bool bluestein = !pow2 && n >= 3 && !tuned.dft && core.info().features.int64 &&
+                     (n >= kBluesteinMin || tuned.bluestein) &&
                      work_entries < (uint64_t(1) << 32) && work_entries * 16 <= core.chunk_bytes();
     // pass: 0-2 of fft_global.comp, 3 fft_pow2.comp, 4 dft.comp, 5 fft_pow2.comp by blocks,
     // 6-8 fft_bluestein.comp's passes 0, 2 and 3.

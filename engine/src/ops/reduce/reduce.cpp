@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_types.hpp"
@@ -282,9 +283,9 @@ class ReduceFamily final : public Family {
       geometry = ReduceGeometry{kept, red, 1, red, 1, 0};
     }
     const DeviceCore& core = *impl.core;
-    uint64_t target = core.info().type == "cpu" ? 8192 : (1u << 19);
+    uint64_t target = core.profile().cpu_driver ? 8192 : (1u << 19);
     std::vector<ReducePass> passes = plan_reduce_passes(*geometry, target);
-    static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
+    bool no_vec4 = tuning().no_vec4;
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;
     std::optional<CombinerCode> combiner;
     if (a.op == OpId::reduce)

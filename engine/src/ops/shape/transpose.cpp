@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/glsl_words.hpp"
@@ -52,7 +53,7 @@ bool within_one_chunk(const Tensor& t) {
 
 // Elements per global load and store of the tiled kernel: 4 where the element is at most 4
 // bytes and every row start on both sides falls on a 4-element boundary, else 1. `requested`
-// (NXV_TRANSPOSE_VEC) overrides the 4; 1 turns vectors off.
+// (tuning's transpose.vec) overrides the 4; 1 turns vectors off.
 uint32_t vector_width(const Tensor& view, const Tensor& out, const std::vector<Axis>& axes,
                       const Axis& p, const Axis& l, uint32_t requested) {
   uint32_t vec = requested ? requested : 4;
@@ -135,23 +136,19 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
   features.add_type(view.type);
   features.check(*device.impl().core, "transpose");
   size_t bytes = dtype_size(view.type);
-  static const auto env = [](const char* name) {
-    const char* e = std::getenv(name);
-    return e ? uint32_t(std::atoi(e)) : 0u;
-  };
-  static const uint32_t tile_env = env("NXV_TRANSPOSE_TILE"), rows_env = env("NXV_TRANSPOSE_ROWS"),
-                        vec_env = env("NXV_TRANSPOSE_VEC");
+  const TransposeTuning& tuned = tuning().transpose;
+  uint32_t tuned_tile = tuned.tile, tuned_rows = tuned.rows, tuned_vec = tuned.vec;
   const Axis& p = *fastest;
   const Axis& l = axes.back();
-  uint32_t vec = vector_width(view, out, axes, p, l, vec_env);
-  // CPU drivers take 4 x 4 register blocks; NXV_TRANSPOSE_BLOCKS (read per call: tests) 1
-  // takes them on any device, 2 the tiles.
-  bool cpu = device.impl().core->info().type == "cpu";
-  uint32_t blocks = env("NXV_TRANSPOSE_BLOCKS");
+  uint32_t vec = vector_width(view, out, axes, p, l, tuned_vec);
+  // CPU drivers take 4 x 4 register blocks; tuning's transpose.blocks 1 takes them on any
+  // device, 2 the tiles (tests).
+  bool cpu = device.impl().core->profile().cpu_driver;
+  uint32_t blocks = tuned.blocks;
   if (vec == 4 && (blocks == 1 || (cpu && blocks != 2)))
     return append_transpose_blocks(device, builder, view, view_slot, out, out_slot, axes, p, l);
-  uint32_t tile = tile_env ? tile_env : vec > 1 ? kVectorTile : NXV_TRANSPOSE_TILE;
-  uint32_t rows = rows_env ? rows_env : vec > 1 ? kVectorRows : 8;
+  uint32_t tile = tuned_tile ? tuned_tile : vec > 1 ? kVectorTile : NXV_TRANSPOSE_TILE;
+  uint32_t rows = tuned_rows ? tuned_rows : vec > 1 ? kVectorRows : 8;
   // The vector kernel's lane layout: warps of 8 vectors by 4 rows tiling the tile's width.
   if (vec > 1 && (tile % (8 * vec) != 0 || rows % 4 != 0 || tile % rows != 0)) vec = 1;
   VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::transpose)};

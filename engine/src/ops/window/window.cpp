@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "kernels/fast_division.hpp"
@@ -196,8 +197,8 @@ class WindowFamily final : public Family {
       if (pen.window > 1 && pen.stride == 1 && pen.dilation == 1 && pen.out >= 4) vh = 4;
     }
     // Four-wide stores where the result's rows hold a multiple of 4 (every run whole and
-    // 4-aligned); NX_VULKAN_NO_VEC4 turns them off, as it does the other families' vectors.
-    static const bool no_vec4 = std::getenv("NX_VULKAN_NO_VEC4") != nullptr;
+    // 4-aligned); tuning's no_vec4 turns them off, as it does the other families' vectors.
+    bool no_vec4 = tuning().no_vec4;
     bool vec_store = vh > 1 && last.out % 4 == 0 && !glsl_vec4_type(in.type).empty() && dtype_size(in.type) >= 4 &&
                      !no_vec4;
     // Windows that tile the tensor exactly: one invocation per window.
