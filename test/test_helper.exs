@@ -3,9 +3,11 @@
 Nx.global_default_backend(Nx.Vulkan.Backend)
 Application.put_env(:nx, :add_backend_on_inspect, false)
 
-# NX_VULKAN_HOST_FALLBACK=allow|warn|raise picks the host-fallback setting for the run
-# (default :allow here: the suite counts fallbacks instead of warning about each op once).
-fallback = System.get_env("NX_VULKAN_HOST_FALLBACK", "allow") |> String.to_existing_atom()
+# Host fallbacks are refused (:raise): a comparison with Nx.BinaryBackend must never compare it
+# with itself. A test that needs the fallback opts in with `@tag fallback: :allow`, handled by
+# Nx.Vulkan.Case (test/nx_vulkan/support/case.ex). NX_VULKAN_HOST_FALLBACK=allow|warn|raise
+# picks another setting for the whole run.
+fallback = System.get_env("NX_VULKAN_HOST_FALLBACK", "raise") |> String.to_existing_atom()
 Application.put_env(:nx_vulkan, :host_fallback, fallback)
 
 # A device wait that never ends raises, naming the stream's batches, instead of hanging the run

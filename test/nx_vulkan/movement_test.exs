@@ -2,7 +2,7 @@ defmodule Nx.Vulkan.MovementTest do
   # Dynamic slice/put_slice (start indices as tensors, read and clamped on the device) and
   # Nx.top_k (the TopK block) against Nx.BinaryBackend, with host fallback refused. Not async:
   # one test asserts that the device's host-wait counter does not move.
-  use ExUnit.Case, async: false
+  use Nx.Vulkan.Case, async: false
   import Nx.Defn
 
   alias Nx.Vulkan.Test.Compare
@@ -12,7 +12,6 @@ defmodule Nx.Vulkan.MovementTest do
                     [f: 16, bf: 16, f: 32, f: 64, f: 8, f8_e4m3fn: 8]
 
   setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
     :rand.seed(:exsss, {7, 8, 9})
     :ok
   end

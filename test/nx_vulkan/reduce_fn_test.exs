@@ -5,10 +5,9 @@ defmodule Nx.Vulkan.ReduceFnTest do
   # not depend on the order of the fold (wrap-around arithmetic, bitwise ops, max, a + b + 1),
   # and floats within 1e-5 relative; window_reduce folds each window in Nx's order, so any
   # function matches there.
-  use ExUnit.Case, async: true
+  use Nx.Vulkan.Case, async: true
 
   setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
     :rand.seed(:exsss, {7, 8, 9})
     :ok
   end

@@ -2,7 +2,7 @@ defmodule Nx.Vulkan.ValidationTest do
   # With NX_VULKAN_VALIDATION=1 the Khronos validation layer watches every Vulkan call; this
   # module (run after the async ones) asserts that nothing was reported so far. Without it the
   # test would check nothing: test_helper.exs excludes the :validation tag then.
-  use ExUnit.Case, async: false
+  use Nx.Vulkan.Case, async: false
 
   @moduletag :validation
 
