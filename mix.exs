@@ -165,7 +165,10 @@ defmodule NxVulkan.MixProject do
     ]
   end
 
-  defp elixirc_paths(:test), do: ["lib", "test/nx_vulkan/support"]
+  # tools/fixtures: the conformance-fixture generator (`mix nx_vulkan.fixtures`), a developer
+  # tool compiled in :dev and :test only and not in the package.
+  defp elixirc_paths(:test), do: ["lib", "tools/fixtures", "test/nx_vulkan/support"]
+  defp elixirc_paths(:dev), do: ["lib", "tools/fixtures"]
   defp elixirc_paths(_), do: ["lib"]
 
   # Hex is the normal source. NX_PATH (the `nx` folder of an elixir-nx/nx checkout) switches to
@@ -193,6 +196,7 @@ defmodule NxVulkan.MixProject do
     [
       licenses: ["Apache-2.0"],
       links: %{"GitHub" => @source_url},
+      # The backend only: the fixture generator (tools/fixtures) and the tests stay out.
       files: ~w(lib nif engine CMakeLists.txt mix.exs README.md LICENSE)
     ]
   end

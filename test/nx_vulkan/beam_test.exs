@@ -1,12 +1,7 @@
 defmodule Nx.Vulkan.BeamTest do
   # BEAM-level robustness: racing processes, tensor churn, processes killed mid-op, use after
   # deallocation, a 2 GiB transfer. Not async: memory statistics must not see other tests.
-  use ExUnit.Case, async: false
-
-  setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    :ok
-  end
+  use Nx.Vulkan.Case, async: false
 
   # Collects garbage everywhere until device memory stops shrinking (resource destructors run
   # when the last reference goes; recorded work may still hold buffers for a moment).

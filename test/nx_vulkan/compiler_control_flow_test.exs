@@ -2,7 +2,7 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
   # Nx.Vulkan.Compiler on control flow and host code: loops unrolled, run a trip or a block of
   # trips per program, or through the Evaluator; conds as selects; hooks, runtime_call and
   # refused ops as host steps. Each against the Evaluator on Nx.Vulkan.Backend, bit for bit.
-  use ExUnit.Case, async: false
+  use Nx.Vulkan.Case, async: false
 
   import Nx.Defn
   import Nx.Vulkan.Test.CompilerHelpers

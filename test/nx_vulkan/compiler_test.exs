@@ -4,7 +4,7 @@ defmodule Nx.Vulkan.CompilerTest do
   # and fused epilogues keep each op's rounding), its cache (traces counted), captured
   # tensors, donation, options and errors. Loops, conds and host steps:
   # compiler_control_flow_test.exs.
-  use ExUnit.Case, async: false
+  use Nx.Vulkan.Case, async: false
 
   import Nx.Defn
   import Nx.Vulkan.Test.CompilerHelpers
@@ -444,7 +444,7 @@ end
 defmodule Nx.Vulkan.CompilerDoctestTest do
   # Nx's doctests with Nx.Vulkan.Compiler as the defn compiler (functions Nx implements with
   # defn, such as those of Nx.LinAlg, run through it), as EXLA runs them through EXLA.
-  use ExUnit.Case, async: true
+  use Nx.Vulkan.Case, async: true
 
   setup do
     Nx.default_backend(Nx.Vulkan.Backend)
@@ -458,7 +458,7 @@ defmodule Nx.Vulkan.CompilerDoctestTest do
 end
 
 defmodule Nx.Vulkan.CompilerLinAlgDoctestTest do
-  use ExUnit.Case, async: true
+  use Nx.Vulkan.Case, async: true
 
   setup do
     Nx.default_backend(Nx.Vulkan.Backend)

@@ -2,12 +2,7 @@ defmodule Nx.Vulkan.DoctestTest do
   # Nx's own doctests on Nx.Vulkan.Backend (set as the global default in test_helper.exs),
   # as EXLA and Torchx run them. Exclusions are only for documented rounding differences;
   # each one says why, and there are never more than EXLA's.
-  use ExUnit.Case, async: true
-
-  setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    :ok
-  end
+  use Nx.Vulkan.Case, async: true
 
   # Documented rounding differences only: Nx.Vulkan.Test.Doctests says why for each.
   @rounding_error_doctests Nx.Vulkan.Test.Doctests.nx_rounding_exclusions()
@@ -16,12 +11,7 @@ defmodule Nx.Vulkan.DoctestTest do
 end
 
 defmodule Nx.Vulkan.LinAlgDoctestTest do
-  use ExUnit.Case, async: true
-
-  setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    :ok
-  end
+  use Nx.Vulkan.Case, async: true
 
   # Documented rounding differences only: Nx.Vulkan.Test.Doctests says why for each.
   @rounding_error_doctests Nx.Vulkan.Test.Doctests.linalg_rounding_exclusions()

@@ -3,7 +3,7 @@ defmodule Nx.Vulkan.OpArgs do
   # The one encoding of an Nx.Backend callback's arguments as an engine op:
   # `{op, inputs, options}`, tensors as `inputs` in argument order and every other argument
   # as a named option. The backend (Nx.Vulkan.Backend), the fixture generator
-  # (mix nx_vulkan.fixtures) and the Nx.Defn compiler all use it, so that the engine, the
+  # (mix nx_vulkan.fixtures, in tools/fixtures) and the Nx.Defn compiler all use it, so that the engine, the
   # conformance fixtures and the NIF see the same options under the same names.
 
   @kw_last [:gather, :conv, :all, :any, :sum, :product, :reduce_max, :reduce_min] ++

@@ -1,37 +1,18 @@
-defmodule Nx.Vulkan.MovementTest do
-  # Dynamic slice/put_slice (start indices as tensors, read and clamped on the device) and
-  # Nx.top_k (the TopK block) against Nx.BinaryBackend, with host fallback refused. Not async:
-  # one test asserts that the device's host-wait counter does not move.
-  use ExUnit.Case, async: false
+defmodule Nx.Vulkan.Ops.ShapeTest do
+  # The shape family (engine/src/ops/shape): dynamic slice/put_slice (start indices as
+  # tensors, read and clamped on the device) against Nx.BinaryBackend, with host fallback
+  # refused. Not async: one test asserts that the device's host-wait counter does not move.
+  use Nx.Vulkan.Case, async: false
   import Nx.Defn
+  import Nx.Vulkan.Test.OpsHelpers
 
   alias Nx.Vulkan.Test.Compare
 
   @index_types [u: 8, u: 16, u: 32, u: 64, s: 8, s: 16, s: 32, s: 64]
-  @sortable_types [u: 8, u: 16, u: 32, u: 64, s: 8, s: 16, s: 32, s: 64] ++
-                    [f: 16, bf: 16, f: 32, f: 64, f: 8, f8_e4m3fn: 8]
 
   setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
     :rand.seed(:exsss, {7, 8, 9})
     :ok
-  end
-
-  defp native(fun), do: Nx.Vulkan.with_host_fallback(:raise, fun)
-  # Nx makes integer starts next to tensor ones into tensors on the default backend.
-  defp ref(fun), do: Nx.with_default_backend(Nx.BinaryBackend, fun)
-  defp to_host(t), do: Nx.backend_copy(t, Nx.BinaryBackend)
-
-  defp random({kind, bits} = type, shape) do
-    n = Tuple.product(shape)
-
-    data =
-      if kind in [:f, :bf] and bits > 8,
-        do: Compare.random_binary(type, n),
-        else: :rand.bytes(div(n * bits, 8))
-
-    {Nx.from_binary(data, type) |> Nx.reshape(shape),
-     Nx.from_binary(data, type, backend: Nx.BinaryBackend) |> Nx.reshape(shape)}
   end
 
   # A start index of `type` holding `value` (wrapped into the type as Nx wraps it), on each backend.
@@ -58,7 +39,7 @@ defmodule Nx.Vulkan.MovementTest do
 
   describe "dynamic slice" do
     test "every index type, in-range, out-of-range and negative starts" do
-      {t, h} = random({:f, 32}, {6, 7})
+      {t, h} = random_pair({:f, 32}, {6, 7})
 
       native(fn ->
         for type <- @index_types, a <- starts_for(type), b <- [0, 4, -3] do
@@ -73,7 +54,7 @@ defmodule Nx.Vulkan.MovementTest do
     end
 
     test "u64 and s64 starts beyond 32 bits" do
-      {t, h} = random({:s, 16}, {5, 9})
+      {t, h} = random_pair({:s, 16}, {5, 9})
 
       native(fn ->
         for {value, type} <- [
@@ -96,7 +77,7 @@ defmodule Nx.Vulkan.MovementTest do
 
     test "strides, every element size, non-contiguous inputs and mixed static starts" do
       for type <- [u: 8, s: 16, f: 32, f: 64, c: 64, c: 128] do
-        {t, h} = random(type, {4, 6, 5})
+        {t, h} = random_pair(type, {4, 6, 5})
         t = Nx.transpose(t, axes: [2, 0, 1])
         h = Nx.transpose(h, axes: [2, 0, 1])
 
@@ -114,8 +95,8 @@ defmodule Nx.Vulkan.MovementTest do
 
     test "put_slice with tensor starts" do
       for type <- [u: 8, bf: 16, f: 32, s: 64, c: 64] do
-        {t, h} = random(type, {5, 6})
-        {u, hu} = random(type, {2, 3})
+        {t, h} = random_pair(type, {5, 6})
+        {u, hu} = random_pair(type, {2, 3})
         u = Nx.transpose(Nx.reshape(u, {3, 2}))
         hu = Nx.transpose(Nx.reshape(hu, {3, 2}))
 
@@ -134,8 +115,8 @@ defmodule Nx.Vulkan.MovementTest do
     end
 
     test "put_slice converts the slice's type" do
-      {t, h} = random({:f, 32}, {4, 4})
-      {u, hu} = random({:s, 8}, {2, 2})
+      {t, h} = random_pair({:f, 32}, {4, 4})
+      {u, hu} = random_pair({:s, 8}, {2, 2})
       {v, hv} = index(3, {:u, 16})
 
       native(fn ->
@@ -145,7 +126,7 @@ defmodule Nx.Vulkan.MovementTest do
     end
 
     test "inside a Nx.Defn while loop" do
-      {t, h} = random({:f, 32}, {10, 3})
+      {t, h} = random_pair({:f, 32}, {10, 3})
       jit = Nx.Defn.jit(&rows_loop/1, compiler: Nx.Defn.Evaluator)
       got = native(fn -> jit.(t) end)
       want = Nx.with_default_backend(Nx.BinaryBackend, fn -> jit.(h) end)
@@ -153,7 +134,7 @@ defmodule Nx.Vulkan.MovementTest do
     end
 
     test "records without waiting for the start index" do
-      {t, h} = random({:f, 32}, {8, 8})
+      {t, h} = random_pair({:f, 32}, {8, 8})
       # A start computed on the device: reading it on the host would wait for the GPU.
       i = Nx.add(Nx.tensor(1, type: :s32), Nx.tensor(2, type: :s32))
       before = Nx.Vulkan.stream_statistics()
@@ -167,43 +148,6 @@ defmodule Nx.Vulkan.MovementTest do
       assert Nx.to_binary(s) == Nx.to_binary(ref(fn -> Nx.slice(h, [3, 2], [3, 4]) end))
       want_p = ref(fn -> Nx.put_slice(h, [2, 3], Nx.iota({2, 2}, type: :f32)) end)
       assert Nx.to_binary(p) == Nx.to_binary(want_p)
-    end
-  end
-
-  describe "top_k" do
-    test "every sortable type, k from 1 to the axis size, NaN and ties" do
-      for type <- @sortable_types,
-          {shape, ks} <- [{{3, 17}, [1, 5, 17]}, {{2, 2, 64}, [1, 8, 64]}, {{9}, [9]}] do
-        {t, h} = random(type, shape)
-
-        for k <- ks do
-          {values, indices} = native(fn -> Nx.top_k(t, k: k) end)
-          {want_v, want_i} = Nx.top_k(h, k: k)
-          assert indices.type == {:s, 32}
-
-          assert Nx.to_binary(indices) == Nx.to_binary(want_i),
-                 "#{inspect(type)} #{inspect(shape)} k=#{k}"
-
-          assert :ok == Compare.compare(type, Nx.to_binary(want_v), Nx.to_binary(values), 0),
-                 "#{inspect(type)} #{inspect(shape)} k=#{k}"
-        end
-      end
-    end
-
-    test "ties keep the lower index first and -0.0 equals 0.0" do
-      t = Nx.tensor([[0.0, -0.0, 1.0, 1.0, :nan, 0.0, :neg_infinity, :nan]])
-      {values, indices} = native(fn -> Nx.top_k(t, k: 8) end)
-      {want_v, want_i} = Nx.top_k(to_host(t), k: 8)
-      assert Nx.to_binary(indices) == Nx.to_binary(want_i)
-      assert Nx.to_binary(values) == Nx.to_binary(want_v)
-    end
-
-    test "rows longer than the shared-memory sort run through the block's default, natively" do
-      {t, h} = random({:f, 32}, {2, 3000})
-      {values, indices} = native(fn -> Nx.top_k(t, k: 4) end)
-      {want_v, want_i} = Nx.top_k(h, k: 4)
-      assert Nx.to_binary(indices) == Nx.to_binary(want_i)
-      assert Nx.to_binary(values) == Nx.to_binary(want_v)
     end
   end
 end

@@ -1,54 +1,16 @@
-defmodule Nx.Vulkan.ReduceFnTest do
-  # reduce/5 and window_reduce/6 with Elixir functions, traced into the kernel's combiner
-  # (Nx.Vulkan.Combiner), with host fallback refused, against Nx.BinaryBackend. The engine
-  # folds reduce in a tree, so integers are compared exactly for functions whose result does
-  # not depend on the order of the fold (wrap-around arithmetic, bitwise ops, max, a + b + 1),
-  # and floats within 1e-5 relative; window_reduce folds each window in Nx's order, so any
-  # function matches there.
-  use ExUnit.Case, async: true
+defmodule Nx.Vulkan.Ops.ReduceTest do
+  # The reduce family (engine/src/ops/reduce): reduce/5 with Elixir functions, traced into the
+  # kernel's combiner (Nx.Vulkan.Combiner), with host fallback refused, against
+  # Nx.BinaryBackend. The engine folds reduce in a tree, so integers are compared exactly for
+  # functions whose result does not depend on the order of the fold (wrap-around arithmetic,
+  # bitwise ops, max, a + b + 1), and floats within 1e-5 relative. Also: functions the
+  # combiner cannot trace (for reduce and window_reduce) and the cache of traces.
+  use Nx.Vulkan.Case, async: true
+  import Nx.Vulkan.Test.CombinerHelpers
 
   setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
     :rand.seed(:exsss, {7, 8, 9})
     :ok
-  end
-
-  defp random(type, shape) do
-    n = Tuple.product(shape)
-
-    values =
-      case type do
-        {:f, _} -> for _ <- 1..max(n, 1), do: :rand.uniform() * 4 - 2
-        {:u, _} -> for _ <- 1..max(n, 1), do: :rand.uniform(60)
-        {:s, _} -> for _ <- 1..max(n, 1), do: :rand.uniform(61) - 31
-      end
-
-    values
-    |> Enum.take(n)
-    |> Nx.tensor(type: type, backend: Nx.BinaryBackend)
-    |> Nx.reshape(shape)
-  end
-
-  defp on_device(t), do: Nx.backend_copy(t, Nx.Vulkan.Backend)
-
-  # Nx.BinaryBackend's result: numbers inside the function become host tensors too.
-  defp on_host(fun), do: Nx.with_default_backend(Nx.BinaryBackend, fun)
-
-  defp assert_same(expected, actual, tolerance \\ nil) do
-    assert actual.type == expected.type
-    assert actual.shape == expected.shape
-
-    if tolerance do
-      e = Nx.to_flat_list(expected)
-      a = Nx.to_flat_list(Nx.backend_transfer(actual, Nx.BinaryBackend))
-
-      Enum.zip(e, a)
-      |> Enum.each(fn {x, y} ->
-        assert abs(x - y) <= tolerance * max(1.0, abs(x)), "#{inspect(x)} vs #{inspect(y)}"
-      end)
-    else
-      assert Nx.to_binary(actual) == Nx.to_binary(expected)
-    end
   end
 
   defp functions do
@@ -119,43 +81,6 @@ defmodule Nx.Vulkan.ReduceFnTest do
       expected = on_host(fn -> Nx.reduce(host, 0.5, [axes: [1]], &Nx.add/2) end)
       actual = Nx.reduce(on_device(host), 0.5, [axes: [1]], &Nx.add/2)
       assert_same(expected, actual, 1.0e-6)
-    end)
-  end
-
-  test "window_reduce folds in Nx's order: any integer function matches" do
-    Nx.Vulkan.with_host_fallback(:raise, fn ->
-      funs = [
-        fn a, b -> Nx.add(Nx.multiply(a, b), 1) end,
-        &Nx.subtract/2,
-        &Nx.max/2,
-        fn a, b -> Nx.bitwise_xor(Nx.left_shift(a, 1), b) end
-      ]
-
-      cases = [
-        {{2, 9, 11}, {1, 3, 3}, [padding: :same]},
-        {{5, 13}, {2, 3}, [strides: [2, 1], window_dilations: [2, 2], padding: [{1, 0}, {0, 2}]]},
-        {{3, 8, 6}, {1, 2, 2}, [strides: [1, 2, 2]]},
-        {{40}, {7}, [padding: [{3, 3}], strides: 3]}
-      ]
-
-      # Nx.BinaryBackend calls the function on numbers (s32 results): s32 tensors only.
-      for fun <- funs, {shape, window, opts} <- cases do
-        type = {:s, 32}
-        host = random(type, shape)
-        expected = on_host(fn -> Nx.window_reduce(host, 2, window, opts, fun) end)
-        actual = Nx.window_reduce(on_device(host), 2, window, opts, fun)
-        assert_same(expected, actual)
-      end
-    end)
-  end
-
-  test "window_reduce on floats within tolerance" do
-    Nx.Vulkan.with_host_fallback(:raise, fn ->
-      host = random({:f, 32}, {2, 10, 12})
-      fun = fn a, b -> Nx.add(a, Nx.multiply(b, 0.5)) end
-      expected = on_host(fn -> Nx.window_reduce(host, 0.0, {1, 3, 3}, [padding: :same], fun) end)
-      actual = Nx.window_reduce(on_device(host), 0.0, {1, 3, 3}, [padding: :same], fun)
-      assert_same(expected, actual, 1.0e-5)
     end)
   end
 
