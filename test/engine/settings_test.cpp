@@ -138,3 +138,32 @@ TEST(DeviceProfile, DefaultsFollowTheDriverAndSettingsOverrideThem) {
 
 }  // namespace
 }  // namespace nxv::test
+
+namespace nxv::test {
+namespace {
+
+// Every test belongs to one CTest label (test/engine/CMakeLists.txt's NXV_TEST_LABELS), so
+// that `ctest -L <family>` finds it.
+TEST(TestLabels, EverySuiteHasALabel) {
+  std::string filters = NXV_LABELLED_SUITES;
+  std::vector<std::string> patterns;
+  for (size_t i = 0; i < filters.size();) {
+    size_t end = filters.find(':', i);
+    if (end == std::string::npos) end = filters.size();
+    if (end > i) patterns.push_back(filters.substr(i, end - i));
+    i = end + 1;
+  }
+  auto* unit = testing::UnitTest::GetInstance();
+  for (int i = 0; i < unit->total_test_suite_count(); ++i) {
+    std::string suite = unit->GetTestSuite(i)->name();
+    bool found = false;
+    for (const auto& p : patterns) {
+      std::string prefix = p.substr(0, p.size() - 1);  // "Dot." of "Dot.*", "Conformance/" of "Conformance/*"
+      found |= (suite + ".").starts_with(prefix) || (suite + "/").starts_with(prefix);
+    }
+    EXPECT_TRUE(found) << suite << " is in no CTest label";
+  }
+}
+
+}  // namespace
+}  // namespace nxv::test
