@@ -4,6 +4,7 @@
 #include <limits>
 #include <thread>
 
+#include "device/device_impl.hpp"
 #include "test_util.hpp"
 
 using namespace nxv;
@@ -39,8 +40,10 @@ INSTANTIATE_TEST_SUITE_P(Elementwise, AddSizes,
 TEST(Elementwise, BinaryOpsOnF32MatchHostIncludingSpecialValues) {
   auto dev = shared_device();
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> a = {1.5f, -2.f, 0.f, -0.f, inf, -inf, nan, 3.f, 1e-40f, 7.f};
-  std::vector<float> b = {2.f, 0.f, -0.f, 0.f, inf, 2.f, 1.f, nan, 1e-40f, -7.f};
+  std::vector<float> a = {1.5f, -2.f, 0.f, -0.f, inf, -inf, nan, 3.f, 7.f, 1e-40f};
+  std::vector<float> b = {2.f, 0.f, -0.f, 0.f, inf, 2.f, 1.f, nan, -7.f, 1e-40f};
+  // Subnormals only where the device keeps them (NVIDIA flushes f32 subnormals: README, Known limits).
+  if (!dev->impl().core->float_controls().denorm_preserve32) a.pop_back(), b.pop_back();
   int64_t n = int64_t(a.size());
   auto ta = upload(*dev, DType::F32, {n}, a), tb = upload(*dev, DType::F32, {n}, b);
   auto check = [&](const char* op, auto ref) {

@@ -9,8 +9,8 @@ defmodule Nx.Vulkan.Ops.ConvTest do
   end
 
   describe "conv" do
-    # Host fallback refused: a silent fallback would compare Nx.BinaryBackend with itself.
-    # Nx.BinaryBackend's conv against ours, host fallback refused.
+    # Nx.BinaryBackend's conv against ours, host fallback refused: a silent fallback would
+    # compare Nx.BinaryBackend with itself.
     defp assert_conv_matches_binary(x, k, opts) do
       expected = Nx.with_default_backend(Nx.BinaryBackend, fn -> Nx.conv(x, k, opts) end)
 
