@@ -5,9 +5,9 @@
 #include <new>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "big_stack.hpp"
 #include "devices.hpp"
 #include "guard.hpp"
 #include "nifs.hpp"
@@ -71,22 +71,6 @@ nxv::OpId op_id(ErlNifEnv* env, ERL_NIF_TERM term) {
   int64_t id = get_int64(env, term, "op id");
   if (id < 0 || size_t(id) >= nxv::op_table().size()) invalid("unknown op id " + std::to_string(id));
   return nxv::OpId(id);
-}
-
-// Runs `body` on a thread with the default stack: kernel compiles recurse deeply in glslang,
-// deeper than a dirty scheduler's stack allows.
-template <typename F>
-void on_big_stack(F&& body) {
-  std::exception_ptr error;
-  std::thread worker([&] {
-    try {
-      body();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  });
-  worker.join();
-  if (error) std::rethrow_exception(error);
 }
 
 ProgramResource& get_program(ErlNifEnv* env, ERL_NIF_TERM term) {

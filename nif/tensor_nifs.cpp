@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
-#include <thread>
 #include <string>
 #include <vector>
 
+#include "big_stack.hpp"
 #include "devices.hpp"
 #include "guard.hpp"
 #include "nifs.hpp"
@@ -174,20 +174,9 @@ ERL_NIF_TERM run_op_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_blo
     inputs.push_back(std::move(input.tensor));
   }
   if (may_block) {
-    // Compiling a large kernel recurses deeply in glslang: a dirty scheduler's stack (320 KiB
-    // by default) overflows on dot's templates, so the engine runs on a thread with the
-    // default stack; terms stay on this one.
+    // Compiling may recurse deeper than this dirty scheduler's stack allows; terms stay here.
     std::optional<nxv::Tensor> result;
-    std::exception_ptr error;
-    std::thread worker([&] {
-      try {
-        result = nxv::run_op(*device, op, out, inputs, attrs);
-      } catch (...) {
-        error = std::current_exception();
-      }
-    });
-    worker.join();
-    if (error) std::rethrow_exception(error);
+    on_big_stack([&] { result = nxv::run_op(*device, op, out, inputs, attrs); });
     return make_ok(env, make_tensor_term(env, std::move(*result), index));
   }
   std::optional<nxv::Tensor> result = nxv::run_op_if_compiled(*device, op, out, inputs, attrs);
