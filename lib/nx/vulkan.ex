@@ -106,7 +106,14 @@ defmodule Nx.Vulkan do
   one are gone and raise `:device_lost` when used.
   """
   def reopen_device(index \\ nil) do
-    index |> device_index() |> NIF.reopen_device() |> Error.unwrap!()
+    index = device_index(index)
+    result = index |> NIF.reopen_device() |> Error.unwrap!()
+    # The shared constants of the lost device are gone with it.
+    Nx.Vulkan.Tables.with_tables(fn ->
+      :ets.match_delete(Nx.Vulkan.Tables.constants(), {{index, :_, :_, :_}, :_})
+    end)
+
+    result
   end
 
   @doc "Waits until all the work recorded so far on the device has finished."

@@ -25,19 +25,22 @@ defmodule Nx.Vulkan.Tables do
   @moduledoc false
   # Owns the package's ETS tables: host-fallback counters and warnings, the cache of the
   # engine's answers to "is this op native for these types on this device?", and the traced
-  # functions of reduce/5 and window_reduce/6 (Nx.Vulkan.Combiner), and the compiled defn
-  # functions and programs of Nx.Vulkan.Compiler.
+  # functions of reduce/5 and window_reduce/6 (Nx.Vulkan.Combiner), the compiled defn
+  # functions and programs of Nx.Vulkan.Compiler, and the small constants on each device
+  # (Nx.Vulkan.Backend.constant/3).
   use GenServer
 
   @fallbacks :nx_vulkan_fallbacks
   @support :nx_vulkan_support
   @combiners :nx_vulkan_combiners
   @compiled :nx_vulkan_compiled
+  @constants :nx_vulkan_constants
 
   def fallbacks, do: @fallbacks
   def support, do: @support
   def combiners, do: @combiners
   def compiled, do: @compiled
+  def constants, do: @constants
 
   def start_link(_), do: GenServer.start_link(__MODULE__, [], name: __MODULE__)
 
@@ -77,6 +80,7 @@ defmodule Nx.Vulkan.Tables do
     :ets.new(@support, [:named_table, :public, :set, read_concurrency: true])
     :ets.new(@combiners, [:named_table, :public, :set, read_concurrency: true])
     :ets.new(@compiled, [:named_table, :public, :set, read_concurrency: true])
+    :ets.new(@constants, [:named_table, :public, :set, read_concurrency: true])
     {:ok, nil}
   end
 end

@@ -26,7 +26,9 @@ defmodule Nx.Vulkan.Backend do
 
   @behaviour Nx.Backend
   @enforce_keys [:ref, :device]
-  defstruct [:ref, :device]
+  # `constant`: the tensor is a cached constant (constant/3) that other callers share:
+  # deallocating it does nothing, and a compiled function given it to donate gets a copy.
+  defstruct [:ref, :device, constant: false]
 
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
@@ -74,17 +76,55 @@ defmodule Nx.Vulkan.Backend do
   # A constant is data, not computation: scalars (every number in `Nx.add(t, 1)`) are encoded
   # on the host and uploaded like `from_binary/3`, which is not a host fallback. Larger
   # constants are filled on the device when the engine has "constant".
+  #
+  # Nx.Defn.Evaluator asks for every constant of a defn on every call, and scalar code lives
+  # on such constants: a small one is made once per device and shared (it is immutable:
+  # `constant: true`). The key holds the number as a term, so 0.0 and -0.0 stay apart.
+  @cached_constant_elements 16
+  @cached_constants_max 4096
+
   @impl true
   def constant(%T{shape: shape} = out, number, backend_options) do
     device = device_from_opts(backend_options)
 
     # A scalar is uploaded (one op fewer), except into a program: there it is a node that the
     # engine folds into the kernels reading it.
-    with true <- shape != {} or Recorder.active?(),
-         {:ok, tensor} <- native(:constant, device, out, [], value: number_option(number)) do
-      tensor
-    else
-      _ -> upload_constant(out, number, device)
+    cond do
+      Recorder.active?() or Nx.size(shape) > @cached_constant_elements ->
+        with {:ok, tensor} <- native(:constant, device, out, [], value: number_option(number)) do
+          tensor
+        else
+          _ -> upload_constant(out, number, device)
+        end
+
+      true ->
+        cached_constant(out, number, device)
+    end
+  end
+
+  defp cached_constant(%T{type: type, shape: shape} = out, number, device) do
+    key = {device, type, shape, number}
+    table = Nx.Vulkan.Tables.constants()
+
+    case Nx.Vulkan.Tables.with_tables(fn -> :ets.lookup(table, key) end) do
+      [{_, data}] ->
+        %{out | data: data}
+
+      [] ->
+        %T{data: data} =
+          if shape == {} do
+            upload_constant(out, number, device)
+          else
+            case native(:constant, device, out, [], value: number_option(number)) do
+              {:ok, tensor} -> tensor
+              _ -> upload_constant(out, number, device)
+            end
+          end
+
+        data = %{data | constant: true}
+        if :ets.info(table, :size) >= @cached_constants_max, do: :ets.delete_all_objects(table)
+        :ets.insert(table, {key, data})
+        %{out | data: data}
     end
   end
 
@@ -172,13 +212,14 @@ defmodule Nx.Vulkan.Backend do
       try do
         backend_copy(tensor, backend, opts)
       after
-        NIF.deallocate(ref)
+        unless tensor.data.constant, do: NIF.deallocate(ref)
       end
     end
   end
 
   @impl true
   def backend_deallocate(%T{data: %B{ref: ref}}) when placeholder?(ref), do: :ok
+  def backend_deallocate(%T{data: %B{constant: true}}), do: :ok
 
   def backend_deallocate(%T{data: %B{ref: ref}}) do
     case NIF.deallocate(ref) do

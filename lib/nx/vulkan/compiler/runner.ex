@@ -83,8 +83,17 @@ defmodule Nx.Vulkan.Compiler.Runner do
 
   defp params(p, args) do
     args = List.to_tuple(args)
-    Enum.map(p.params, &input_ref(elem(args, &1).(), p.device))
+
+    p.params
+    |> Enum.with_index()
+    |> Enum.map(fn {param, i} -> param_ref(elem(args, param).(), i in p.donated, p.device) end)
   end
+
+  # A shared constant is never given up: the program gets a copy to write over.
+  defp param_ref(%T{data: %B{constant: true, ref: ref}}, true = _donated, device),
+    do: ref |> NIF.copy(device) |> Error.unwrap!()
+
+  defp param_ref(tensor, _donated, device), do: input_ref(tensor, device)
 
   # A donated argument is given up: its buffer may now hold an output.
   defp give_up_donated(p, params, outputs) do
