@@ -18,9 +18,11 @@ defmodule Nx.Vulkan do
     * `config :nx_vulkan, add_backend_on_inspect: boolean` - whether inspected tensors show
       the backend and device (default: the `:nx` setting of the same name, else `true`).
 
-  Environment variables read by the engine: `NX_VULKAN_DEVICE` (default device, by index or
-  name), `NX_VULKAN_DISABLE` (capabilities to turn off: `f64,int64,f16,bf16,coopmat,subgroup`),
-  `NX_VULKAN_HEAP_LIMIT` and `NX_VULKAN_VALIDATION=1` (validation layers).
+  Environment variables read by the engine (once, when the first device opens; the README's
+  Settings section lists them all): `NX_VULKAN_DEVICE` (default device, by index or name),
+  `NX_VULKAN_DISABLE` (capabilities to turn off: `f64,int64,f16,bf16,coopmat,subgroup`),
+  `NX_VULKAN_HEAP_LIMIT`, `NX_VULKAN_VALIDATION=1` (validation layers) and
+  `NX_VULKAN_TUNING` (kernel choices, for benchmarks).
   """
 
   alias Nx.Vulkan.{Error, Fallback, Native, NIF}
