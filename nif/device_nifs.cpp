@@ -134,14 +134,15 @@ ERL_NIF_TERM device_info_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   });
 }
 
-// memory_statistics(index) -> {:ok, %{bytes_in_use, peak_bytes, buffers}}
+// memory_statistics(index) -> {:ok, %{bytes_in_use, peak_bytes, buffers, cached_bytes}}
 ERL_NIF_TERM memory_statistics_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     auto device = device_at(get_int64(env, argv[0], "device"));
     nxv::MemoryStats stats = device->memory_stats();
     nlohmann::json json = {{"bytes_in_use", stats.bytes_in_use},
                            {"peak_bytes", stats.peak_bytes},
-                           {"buffers", stats.buffers}};
+                           {"buffers", stats.buffers},
+                           {"cached_bytes", stats.cached_bytes}};
     return make_ok(env, json_to_term(env, json));
   });
 }
@@ -150,6 +151,14 @@ ERL_NIF_TERM memory_statistics_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[
 ERL_NIF_TERM reset_peak_memory_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     device_at(get_int64(env, argv[0], "device"))->reset_peak_memory();
+    return atoms.ok;
+  });
+}
+
+// clear_buffer_cache(index) -> :ok
+ERL_NIF_TERM clear_buffer_cache_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    device_at(get_int64(env, argv[0], "device"))->clear_buffer_cache();
     return atoms.ok;
   });
 }

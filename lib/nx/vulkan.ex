@@ -19,7 +19,8 @@ defmodule Nx.Vulkan do
       the backend and device (default: the `:nx` setting of the same name, else `true`).
 
   Environment variables read by the engine (once, when the first device opens; the README's
-  Settings section lists them all): `NX_VULKAN_DEVICE` (default device, by index or name),
+  Settings section lists them all): `NX_VULKAN_DEVICE` (default device, by index, name or UUID
+  prefix),
   `NX_VULKAN_DISABLE` (capabilities to turn off: `f64,int64,f16,bf16,coopmat,subgroup`),
   `NX_VULKAN_HEAP_LIMIT`, `NX_VULKAN_VALIDATION=1` (validation layers) and
   `NX_VULKAN_TUNING` (kernel choices, for benchmarks).
@@ -48,7 +49,8 @@ defmodule Nx.Vulkan do
   end
 
   @doc """
-  Device memory statistics: `%{bytes_in_use: n, peak_bytes: n, buffers: n}`.
+  Device memory statistics: `%{bytes_in_use: n, peak_bytes: n, buffers: n, cached_bytes: n}`
+  (`cached_bytes`: memory of dropped tensors kept for reuse, see `clear_cache/1`).
 
   Buffers are freed when their last tensor is garbage collected (or deallocated with
   `Nx.backend_deallocate/1`) and no recorded work still needs them.
@@ -60,6 +62,15 @@ defmodule Nx.Vulkan do
   @doc "Resets the peak of `memory_statistics/1` to the memory in use now."
   def reset_peak_memory(index \\ nil) do
     index |> device_index() |> NIF.reset_peak_memory() |> Error.unwrap!()
+  end
+
+  @doc """
+  Frees the device memory of dropped tensors that the device keeps for reuse (`:cached_bytes`
+  of `memory_statistics/1`; its size is `NX_VULKAN_BUFFER_CACHE_BYTES`), giving it back to the
+  driver, for other processes or libraries on the same GPU.
+  """
+  def clear_cache(index \\ nil) do
+    index |> device_index() |> NIF.clear_buffer_cache() |> Error.unwrap!()
   end
 
   @doc """

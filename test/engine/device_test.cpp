@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <vector>
+
 #include "nxv/device.hpp"
 #include "nxv/error.hpp"
+#include "nxv/tensor.hpp"
 
 TEST(Device, ListsAtLeastOneDeviceWithItsFacts) {
   auto devices = nxv::list_devices();
@@ -23,6 +27,42 @@ TEST(Device, OpensDefaultAndByIndexAndByName) {
   EXPECT_EQ(b->info().name, devices[0].name);
   EXPECT_EQ(c->info().name, devices[0].name);
   EXPECT_FALSE(a->info().name.empty());
+}
+
+// A UUID prefix (dashes and case ignored) picks the device whose UUID starts with it; one
+// that matches none is then tried as a name, and fails naming the selector.
+TEST(Device, OpensByUuidPrefix) {
+  auto devices = nxv::list_devices();
+  const std::string& uuid = devices.back().uuid;
+  ASSERT_EQ(uuid.size(), 32u);
+  std::string dashed = uuid.substr(0, 8) + "-" + uuid.substr(8, 4);
+  for (char& c : dashed) c = char(std::toupper(static_cast<unsigned char>(c)));
+  auto d = nxv::Device::open({.selector = dashed});
+  EXPECT_EQ(d->info().uuid, uuid);
+  EXPECT_EQ(d->info().index, devices.back().index);
+  std::string other = uuid.substr(0, 7) + (uuid[7] == '0' ? "1" : "0");
+  bool taken = false;
+  for (const auto& info : devices) taken |= info.uuid.starts_with(other);
+  if (!taken) EXPECT_THROW(nxv::Device::open({.selector = other}), nxv::Error);
+}
+
+// Freed memory kept for reuse goes back to the driver on request.
+TEST(Device, ClearingTheBufferCacheFreesWhatItKept) {
+  auto dev = nxv::Device::open();
+  {
+    std::vector<float> data(1 << 16, 1.f);
+    auto t = nxv::from_host(*dev, nxv::DType::F32, {1 << 16}, data.data(), data.size() * sizeof(float));
+  }
+  dev->synchronize();
+  nxv::MemoryStats kept = dev->memory_stats();
+  EXPECT_GT(kept.cached_bytes, 0u);
+  dev->clear_buffer_cache();
+  nxv::MemoryStats cleared = dev->memory_stats();
+  EXPECT_EQ(cleared.cached_bytes, 0u);
+  EXPECT_EQ(cleared.bytes_in_use, kept.bytes_in_use);  // what tensors hold stays
+  std::vector<float> again(1 << 16, 2.f);
+  auto t = nxv::from_host(*dev, nxv::DType::F32, {1 << 16}, again.data(), again.size() * sizeof(float));
+  EXPECT_EQ(nxv::to_host(*dev, t).size(), again.size() * sizeof(float));
 }
 
 TEST(Device, BadSelectorIsAClearError) {

@@ -3,6 +3,8 @@ defmodule Nx.Vulkan.ErrorsTest do
   # devices and memory statistics.
   use Nx.Vulkan.Case, async: true
 
+  import Bitwise
+
   describe "errors and API" do
     test "every Nx.Backend callback is implemented" do
       callbacks = Nx.Backend.behaviour_info(:callbacks)
@@ -32,6 +34,17 @@ defmodule Nx.Vulkan.ErrorsTest do
       assert %{bytes_in_use: _, peak_bytes: _, buffers: _} = stats
       assert :ok == Nx.Vulkan.reset_peak_memory()
       assert is_list(Nx.Vulkan.native_ops())
+      assert byte_size(first.uuid) == 32
+    end
+
+    test "clear_cache gives the memory of dropped tensors back" do
+      t = Nx.iota({1 <<< 16}, type: :f32)
+      Nx.backend_deallocate(t)
+      Nx.Vulkan.synchronize()
+      assert Nx.Vulkan.memory_statistics().cached_bytes > 0
+      assert :ok == Nx.Vulkan.clear_cache()
+      assert Nx.Vulkan.memory_statistics().cached_bytes == 0
+      assert Nx.to_flat_list(Nx.iota({4}, type: :f32)) == [0.0, 1.0, 2.0, 3.0]
     end
   end
 end

@@ -162,6 +162,8 @@ class Device {
   bool has(Capability c) const;
   MemoryStats memory_stats() const;
   void reset_peak_memory();
+  // Frees the memory of dropped tensors kept for reuse (MemoryStats::cached_bytes).
+  void clear_buffer_cache();
   KernelCacheStats kernel_cache_stats() const;
   StreamStatistics stream_stats() const;
   // With NX_VULKAN_PROFILE=1 when the device opened: the GPU time per kernel of the work

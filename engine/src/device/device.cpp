@@ -31,6 +31,20 @@ size_t choose_device(const std::vector<DeviceInfo>& infos, const std::string& se
     return index;
   }
   if (!selector.empty()) {
+    // A UUID prefix (8 hex digits or more, dashes ignored) names one physical device across
+    // reboots and driver updates, where indices may move.
+    std::string hex = lower(selector);
+    std::erase(hex, '-');
+    bool uuid_like = hex.size() >= 8 && std::all_of(hex.begin(), hex.end(), [](unsigned char c) { return std::isxdigit(c); });
+    if (uuid_like) {
+      std::vector<size_t> found;
+      for (size_t i = 0; i < infos.size(); ++i)
+        if (infos[i].uuid.starts_with(hex)) found.push_back(i);
+      if (found.size() == 1) return found[0];
+      if (found.size() > 1)
+        throw Error(ErrorKind::InvalidArgument, "UUID prefix '" + selector + "' matches " + std::to_string(found.size()) +
+                                                    " devices; give more of it");
+    }
     for (size_t i = 0; i < infos.size(); ++i)
       if (lower(infos[i].name).find(lower(selector)) != std::string::npos) return i;
     std::string names;
@@ -121,6 +135,7 @@ void Device::fail_submission(uint64_t n, bool lose_device) {
 
 bool Device::lost() const { return impl_->core->lost(); }
 void Device::reset_peak_memory() { impl_->core->reset_peak(); }
+void Device::clear_buffer_cache() { impl_->core->buffer_cache().clear(); }
 void Device::synchronize() { impl_->stream.synchronize(); }
 
 std::shared_ptr<Buffer> DeviceImpl::allocate(uint64_t bytes, BufferKind kind, bool stream_ordered) {
