@@ -37,6 +37,21 @@ defmodule Nx.Vulkan.ErrorsTest do
       assert byte_size(first.uuid) == 32
     end
 
+    test "the :device option takes a UUID prefix or part of a name" do
+      [first | _] = Nx.Vulkan.devices()
+      dashed = String.slice(first.uuid, 0, 8) <> "-" <> String.slice(first.uuid, 8, 4)
+
+      for selector <- [String.upcase(dashed), String.slice(first.name, 0, 4)] do
+        t = Nx.tensor([1.0, 2.0], backend: {Nx.Vulkan.Backend, device: selector})
+        assert t.data.device == first.index
+        assert Nx.to_flat_list(t) == [1.0, 2.0]
+      end
+
+      assert_raise ArgumentError, ~r/no Vulkan device matches "no such gpu"/, fn ->
+        Nx.tensor([1.0], backend: {Nx.Vulkan.Backend, device: "no such gpu"})
+      end
+    end
+
     test "clear_cache gives the memory of dropped tensors back" do
       t = Nx.iota({1 <<< 16}, type: :f32)
       Nx.backend_deallocate(t)

@@ -53,10 +53,13 @@ defmodule Nx.Vulkan.Backend do
       index when is_integer(index) and index >= 0 ->
         opts
 
+      selector when is_binary(selector) ->
+        Keyword.put(opts, :device, Native.device_index_for(selector))
+
       other ->
         raise ArgumentError,
-              "the :device option of Nx.Vulkan.Backend must be a device index, got: " <>
-                inspect(other)
+              "the :device option of Nx.Vulkan.Backend must be a device index, part of a " <>
+                "device's name or a prefix of its UUID, got: " <> inspect(other)
     end
   end
 

@@ -39,6 +39,52 @@ defmodule Nx.Vulkan.Native do
     {{:u, 8}, {div(Nx.size(shape) * bits + 7, 8)}}
   end
 
+  @doc """
+  The index of the device `selector` names, as NX_VULKAN_DEVICE does: a prefix of its UUID (8
+  hex digits or more, dashes and case ignored), else part of its name. Remembered per selector.
+  """
+  def device_index_for(selector) when is_binary(selector) do
+    key = {__MODULE__, :selector, selector}
+
+    case :persistent_term.get(key, nil) do
+      nil ->
+        index = resolve_selector(selector, Error.unwrap!(NIF.devices()))
+        :persistent_term.put(key, index)
+        index
+
+      index ->
+        index
+    end
+  end
+
+  defp resolve_selector(selector, devices) do
+    hex = selector |> String.downcase() |> String.replace("-", "")
+    by_uuid = byte_size(hex) >= 8 and hex =~ ~r/^[0-9a-f]+$/
+    matches = if by_uuid, do: Enum.filter(devices, &String.starts_with?(&1.uuid, hex)), else: []
+    name = String.downcase(selector)
+
+    case matches do
+      [device] ->
+        device.index
+
+      [_ | _] ->
+        raise ArgumentError,
+              "UUID prefix #{inspect(selector)} matches several devices; give more of it"
+
+      [] ->
+        case Enum.find(devices, &String.contains?(String.downcase(&1.name), name)) do
+          nil ->
+            names = Enum.map_join(devices, ", ", &"#{&1.index}: #{&1.name} (#{&1.uuid})")
+
+            raise ArgumentError,
+                  "no Vulkan device matches #{inspect(selector)}; devices: #{names}"
+
+          device ->
+            device.index
+        end
+    end
+  end
+
   @doc "The index of the default device (NX_VULKAN_DEVICE aware), opened on first use."
   def default_device do
     case :persistent_term.get({__MODULE__, :default_device}, nil) do
