@@ -90,6 +90,7 @@ Settings Settings::from_environment() {
   s.stream_reuse = switch_("NX_VULKAN_STREAM_REUSE");
   s.pipeline_save_ms = number("NX_VULKAN_PIPELINE_SAVE_MS");
   s.spirv_optimize = switch_("NX_VULKAN_SPIRV_OPTIMIZE");
+  s.wait_spin_us = number("NX_VULKAN_WAIT_SPIN_US");
   return s;
 }
 
@@ -118,8 +119,17 @@ std::vector<SettingInfo> settings_read() {
       {"NX_VULKAN_STREAM_REUSE", "device"},
       {"NX_VULKAN_PIPELINE_SAVE_MS", "device"},
       {"NX_VULKAN_SPIRV_OPTIMIZE", "device"},
+      {"NX_VULKAN_WAIT_SPIN_US", "device"},
       {"NX_VULKAN_HOST_THREADS", "user"},
   };
+}
+
+ScopedDriverEnvironment::ScopedDriverEnvironment() {
+  if (!std::getenv("LP_NUM_THREADS")) set_lavapipe_threads_ = setenv("LP_NUM_THREADS", "0", 0) == 0;
+}
+
+ScopedDriverEnvironment::~ScopedDriverEnvironment() {
+  if (set_lavapipe_threads_) unsetenv("LP_NUM_THREADS");
 }
 
 bool crash_trace_requested() {

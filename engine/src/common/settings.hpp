@@ -39,6 +39,7 @@ struct Settings {
   std::optional<bool> stream_reuse;            // NX_VULKAN_STREAM_REUSE
   std::optional<uint64_t> pipeline_save_ms;    // NX_VULKAN_PIPELINE_SAVE_MS
   std::optional<bool> spirv_optimize;          // NX_VULKAN_SPIRV_OPTIMIZE
+  std::optional<uint64_t> wait_spin_us;        // NX_VULKAN_WAIT_SPIN_US
 
   // Parses the environment now (no caching).
   static Settings from_environment();
@@ -50,6 +51,21 @@ std::shared_ptr<const Settings> settings();
 // Counts the settings installed so far (ScopedSettings), so that what derives from them
 // (the process's tuning) follows.
 uint64_t settings_generation();
+
+// Sets the environment a Vulkan driver reads when its instance opens, for as long as it lives,
+// and leaves what the user set alone: LP_NUM_THREADS=0, so that lavapipe runs each dispatch in
+// its queue thread instead of handing it to its worker threads and back (that hand-over costs
+// more than a small dispatch's work; see the README's settings).
+class ScopedDriverEnvironment {
+ public:
+  ScopedDriverEnvironment();
+  ~ScopedDriverEnvironment();
+  ScopedDriverEnvironment(const ScopedDriverEnvironment&) = delete;
+  ScopedDriverEnvironment& operator=(const ScopedDriverEnvironment&) = delete;
+
+ private:
+  bool set_lavapipe_threads_ = false;
+};
 
 // Tests: replaces the process's settings while it lives (devices opened meanwhile see them).
 class ScopedSettings {

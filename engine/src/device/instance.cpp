@@ -105,7 +105,12 @@ Instance::Instance() {
     for (const char* e : extensions)
       if (std::strcmp(e, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME) == 0)
         info.flags |= vk::InstanceCreateFlagBits::eEnumeratePortabilityKHR;
-    instance_.emplace(context_, info);
+    {
+      // Drivers read their environment when they first enumerate their devices.
+      ScopedDriverEnvironment driver_environment;
+      instance_.emplace(context_, info);
+      (void)instance_->enumeratePhysicalDevices();
+    }
 
     if (validation_) {
       vk::DebugUtilsMessengerCreateInfoEXT m{

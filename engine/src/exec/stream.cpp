@@ -103,6 +103,7 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)), profi
   tracing_ = wait_limit_ns_ > 0;
   barrier_all.store(s->barrier_all, std::memory_order_relaxed);
   defer_ = core_->profile().submit_defer;
+  wait_spin_ = core_->profile().wait_spin;
   if (defer_.count() > 0) deadline_thread_ = std::thread([this] { deadline_loop(); });
 }
 
@@ -399,6 +400,12 @@ void Stream::retire_locked() {
 
 bool Stream::wait_value(uint64_t value, uint64_t timeout_ns, bool locked) {
   if (value == 0) return true;
+  if (wait_spin_.count() > 0) {
+    auto until = std::chrono::steady_clock::now() + wait_spin_;
+    do {
+      if (completed_value() >= value) return true;
+    } while (std::chrono::steady_clock::now() < until);
+  }
   uint64_t limit_ns = wait_limit_ns_;
   bool limited = limit_ns && timeout_ns > limit_ns;
   vk::Semaphore sem = **timeline_;

@@ -181,6 +181,7 @@ class Stream {
   std::string last_failure_;     // named when a lost buffer is read
   bool stopping_ = false;
   uint64_t wait_limit_ns_ = 0;  // 0: waits are unbounded
+  std::chrono::microseconds wait_spin_{0};
   std::chrono::nanoseconds defer_{0};  // how long a dry device may wait for more commands
   std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the deferred open batch
   std::condition_variable wake_deadline_;
