@@ -9,6 +9,7 @@
 #include "graph/fold.hpp"
 #include "graph/level_schedule.hpp"
 #include "graph/permutation_folding.hpp"
+#include "graph/simplify.hpp"
 #include "ops/family.hpp"
 
 namespace nxv {
@@ -96,7 +97,8 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
   if (example_inputs.size() != given.input_count())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
   // Constants go into the chains that read them before a product takes its consumers' chain.
-  const Graph chained = fuse_chains(device, constants_per_reader(fold_permutations(device, without_duplicates(given))));
+  const Graph chained =
+      fuse_chains(device, constants_per_reader(fold_permutations(device, without_duplicates(simplified(given)))));
   const Graph graph = without_dead_nodes(fuse_epilogues(device, fuse_chains(device, fuse_shared_chains(device, chained))));
   LaunchBuilder builder;
   GraphExecutable g;

@@ -62,6 +62,13 @@ class Family {
   // Roles in compiled graphs. The passes in engine/src/graph read these and name no family;
   // whatever a role rewrites must keep the bits of the ops run one by one.
 
+  // Simplification: the node's result from cheaper nodes with the same bits, appended to `out`
+  // (`inputs`: the node's inputs as values of `out`; `graph` holds the node and the producers
+  // of its inputs). Returns the value holding the result, or nullopt having appended nothing.
+  virtual std::optional<uint32_t> append_simplified(const GraphNode&, const Graph& /*graph*/,
+                                                    std::span<const uint32_t> /*inputs*/, Graph& /*out*/) const {
+    return std::nullopt;
+  }
   // Pointwise: the node's work as elementwise steps (none for a view such as bitcast; a
   // constant is a chain constant). Appends them to `chain`, the node's inputs read as
   // `operand_of`, and returns the operand that holds the node's result; nullopt where a step

@@ -270,6 +270,12 @@ class ShapeFamily final : public Family {
         if (!a.dynamic_axes.empty()) return std::nullopt;
         // Nx's lengths are extents in the input; the view takes counts (the output's shape).
         return slice_view(in[0], clamped_starts(a.starts, in[0].shape, a.lengths), out.shape, a.steps);
+      case OpId::pad:
+        // No padding: the input itself.
+        if (in[0].type != out.type || in[0].shape != out.shape) return std::nullopt;
+        for (const PadAxis& p : a.padding)
+          if (p.low || p.high || p.interior) return std::nullopt;
+        return in[0];
       case OpId::transpose: {
         Tensor v = transpose_view(in[0], a.axes);
         if (v.is_contiguous()) return v;
@@ -278,6 +284,51 @@ class ShapeFamily final : public Family {
       default:
         return std::nullopt;
     }
+  }
+
+  // slice and put_slice whose tensor starts are constants (grad's put_slice, an index
+  // computed from literals) take them as static starts: a slice becomes a view. put_slice into
+  // a tensor that a constant fills (grad's put_slice into zeros) is a pad of the slice with
+  // that constant: one kernel instead of a fill and a copy, the same values converted the same
+  // way.
+  std::optional<uint32_t> append_simplified(const GraphNode& n, const Graph& graph, std::span<const uint32_t> inputs,
+                                            Graph& out) const override {
+    if ((n.op != OpId::put_slice && n.op != OpId::slice) || n.attrs.empty()) return std::nullopt;
+    const size_t data_inputs = n.op == OpId::put_slice ? 2 : 1;
+    ShapeAttrs a = attrs_of(n.attrs);
+    if (n.inputs.size() != data_inputs + a.dynamic_axes.size()) return std::nullopt;
+    auto producer = [&](uint32_t v) -> const GraphNode* {
+      return v < graph.input_count() ? nullptr : &graph.nodes()[v - graph.input_count()];
+    };
+    for (size_t i = 0; i < a.dynamic_axes.size(); ++i) {
+      const GraphNode* start = producer(n.inputs[data_inputs + i]);
+      if (!start || start->op != OpId::constant || start->attrs.empty()) return std::nullopt;
+      const AttrNumber& v = attrs_of(start->attrs).value;
+      size_t axis = size_t(a.dynamic_axes[i]);
+      if (axis >= a.starts.size()) return std::nullopt;
+      if (v.kind == AttrNumber::Kind::Int) a.starts[axis] = v.i;
+      else if (v.kind == AttrNumber::Kind::UInt) a.starts[axis] = int64_t(std::min<uint64_t>(v.u, INT64_MAX));
+      else return std::nullopt;
+    }
+    const GraphNode* fill = producer(n.inputs[0]);
+    bool into_fill = n.op == OpId::put_slice && fill && fill->op == OpId::constant && !fill->attrs.empty() &&
+                     n.out.shape.size() <= kMaxGatherRank;
+    if (a.dynamic_axes.empty() && !into_fill) return std::nullopt;
+    a.dynamic_axes.clear();
+    std::vector<uint32_t> data(inputs.begin(), inputs.begin() + data_inputs);
+    if (!into_fill) return out.add(n.op, n.out, std::move(data), Attrs::of(std::move(a)));
+    const Shape& slice = graph.value(n.inputs[1]).shape;
+    if (a.starts.size() != n.out.shape.size() || slice.size() != n.out.shape.size()) return std::nullopt;
+    ShapeAttrs pad;
+    for (size_t d = 0; d < slice.size(); ++d) {
+      if (slice[d] > n.out.shape[d]) return std::nullopt;
+      int64_t low = std::clamp<int64_t>(a.starts[d], 0, n.out.shape[d] - slice[d]);
+      pad.padding.push_back({low, n.out.shape[d] - slice[d] - low, 0});
+    }
+    uint32_t value = out.add(OpId::constant, OutSpec{fill->out.type, {}}, {}, fill->attrs);
+    // Converted as put_slice converts its tensor (a value known when the program compiles).
+    if (fill->out.type != n.out.type) value = out.add(OpId::as_type, OutSpec{n.out.type, {}}, {value});
+    return out.add(OpId::pad, n.out, {data[1], value}, Attrs::of(std::move(pad)));
   }
 
   // A constant is pointwise: a chain constant of its type where the host converts its value

@@ -1,0 +1,100 @@
+// Simplification (graph/simplify.hpp): put_slice into a tensor a constant fills is one pad of
+// the slice with that constant, slices and put_slices at constant tensor starts take them as
+// static starts, and a pad without padding is its input; each with the bits of the ops run
+// one by one, starts clamped as Nx clamps them.
+#include "graph/graph.hpp"
+#include "ops/shape/shape_attrs.hpp"
+#include "op_case_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+Attrs constant_attrs(AttrNumber value) {
+  ShapeAttrs a;
+  a.value = value;
+  return Attrs::of(a);
+}
+
+AttrNumber integer(int64_t i) { return AttrNumber{.kind = AttrNumber::Kind::Int, .i = i}; }
+AttrNumber real(double v) { return AttrNumber{.kind = AttrNumber::Kind::Float, .re = v}; }
+
+// put_slice of `slice` into a `fill_type` tensor of `value`, the starts given as constant
+// scalars (Nx's grad of a slice): as a program, and op by op.
+void expect_put_slice_into_fill(DType fill_type, DType slice_type, const Shape& out_shape, const Shape& slice_shape,
+                                std::vector<int64_t> starts, AttrNumber value) {
+  SCOPED_TRACE("rank " + std::to_string(out_shape.size()) + ", slice of " + std::to_string(shape_size(slice_shape)));
+  auto dev = shared_device();
+  const size_t rank = out_shape.size();
+  ShapeAttrs put;
+  put.starts.assign(rank, 0);
+  for (size_t d = 0; d < rank; ++d) put.dynamic_axes.push_back(int64_t(d));
+
+  Graph g;
+  uint32_t slice = g.input(slice_type, slice_shape);
+  uint32_t fill = g.add(OpId::constant, {fill_type, out_shape}, {}, constant_attrs(value));
+  std::vector<uint32_t> inputs{fill, slice};
+  for (int64_t s : starts) inputs.push_back(g.add(OpId::constant, {DType::S32, {}}, {}, constant_attrs(integer(s))));
+  // The result has the slice's type (Nx merges the two; here the slice's is the wider).
+  g.output(g.add(OpId::put_slice, {slice_type, out_shape}, inputs, Attrs::of(put)));
+  auto program = compile_program(*dev, g);
+  EXPECT_EQ(program->stats().launches, 1u) << "one pad";
+
+  std::mt19937 rng(7);
+  Tensor x = random_tensor(*dev, slice_type, slice_shape, rng);
+  Tensor got = program->run(*dev, {x})[0];
+  std::vector<Tensor> eager{run_op(*dev, OpId::constant, {fill_type, out_shape}, {}, constant_attrs(value)), x};
+  for (int64_t s : starts) eager.push_back(scalar(*dev, DType::S32, double(s)));
+  Tensor want = run_op(*dev, OpId::put_slice, {slice_type, out_shape}, eager, Attrs::of(put));
+  expect_same_bits(*dev, want, got);
+}
+
+}  // namespace
+
+TEST(Simplify, PutSliceIntoAConstantIsOnePadWithTheEagerBits) {
+  // Eight Schools' gradient: f64 slices into f32 zeros of its parameter vector.
+  expect_put_slice_into_fill(DType::F32, DType::F64, {10}, {8}, {2}, real(0.0));
+  expect_put_slice_into_fill(DType::F32, DType::F64, {10}, {1}, {0}, real(0.0));
+  // Starts past the end and below zero clamp; a fill that is not zero; integers; rank 3.
+  expect_put_slice_into_fill(DType::F64, DType::F64, {10}, {8}, {5}, real(-1.5));
+  expect_put_slice_into_fill(DType::F32, DType::F64, {10}, {3}, {4}, real(0.1));  // 0.1f, widened
+  expect_put_slice_into_fill(DType::S32, DType::S32, {7, 9}, {3, 4}, {-2, 6}, integer(-7));
+  expect_put_slice_into_fill(DType::F32, DType::F32, {3, 17, 5}, {2, 16, 5}, {1, 0, 0}, real(2.0));
+}
+
+TEST(Simplify, SlicesAtConstantStartsAreViewsWithTheEagerBits) {
+  auto dev = shared_device();
+  ShapeAttrs slice;
+  slice.starts = {0, 1};
+  slice.lengths = {2, 3};
+  slice.steps = {1, 1};
+  slice.dynamic_axes = {0};
+  Graph g;
+  uint32_t x = g.input(DType::F32, {6, 5});
+  uint32_t start = g.add(OpId::constant, {DType::S64, {}}, {}, constant_attrs(integer(9)));  // clamps to 4
+  uint32_t s = g.add(OpId::slice, {DType::F32, {2, 3}}, {x, start}, Attrs::of(slice));
+  g.output(g.add(OpId::negate, {DType::F32, {2, 3}}, {s}));
+  auto program = compile_program(*dev, g);
+  EXPECT_EQ(program->stats().launches, 1u) << "the negate alone, reading the slice in place";
+
+  std::mt19937 rng(3);
+  Tensor input = random_tensor(*dev, DType::F32, {6, 5}, rng);
+  Tensor got = program->run(*dev, {input})[0];
+  Tensor sliced = run_op(*dev, OpId::slice, {DType::F32, {2, 3}}, {input, scalar(*dev, DType::S64, 9)}, Attrs::of(slice));
+  expect_same_bits(*dev, run_op(*dev, OpId::negate, {DType::F32, {2, 3}}, {sliced}, {}), got);
+}
+
+TEST(Simplify, APadWithoutPaddingIsItsInput) {
+  auto dev = shared_device();
+  std::mt19937 rng(5);
+  Tensor x = random_tensor(*dev, DType::F64, {4, 3}, rng);
+  ShapeAttrs none;
+  none.padding.assign(2, PadAxis{});
+  Tensor same = run_op(*dev, OpId::pad, {DType::F64, {4, 3}}, {x, scalar(*dev, DType::F64, 0)}, Attrs::of(none));
+  EXPECT_EQ(same.buffer, x.buffer);
+  // Converting pads still convert.
+  Tensor converted = run_op(*dev, OpId::pad, {DType::F32, {4, 3}}, {x, scalar(*dev, DType::F32, 0)}, Attrs::of(none));
+  EXPECT_NE(converted.buffer, x.buffer);
+  expect_same_bits(*dev, run_op(*dev, OpId::as_type, {DType::F32, {4, 3}}, {x}, {}), converted);
+}
