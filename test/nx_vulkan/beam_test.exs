@@ -23,6 +23,16 @@ defmodule Nx.Vulkan.BeamTest do
     Nx.Vulkan.memory_statistics()
   end
 
+  test "clear_cache gives the memory of dropped tensors back" do
+    t = Nx.iota({65_536}, type: :f32)
+    Nx.backend_deallocate(t)
+    Nx.Vulkan.synchronize()
+    assert Nx.Vulkan.memory_statistics().cached_bytes > 0
+    assert :ok == Nx.Vulkan.clear_cache()
+    assert Nx.Vulkan.memory_statistics().cached_bytes == 0
+    assert Nx.to_flat_list(Nx.iota({4}, type: :f32)) == [0.0, 1.0, 2.0, 3.0]
+  end
+
   test "100 processes racing ops on shared and private tensors" do
     shared = Nx.iota({64}, type: :f32)
     expected_shared = Nx.to_binary(shared)

@@ -77,6 +77,11 @@ uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t wg, uint32_
   return uint32_t(std::max<uint64_t>(1, std::min(groups, cap)));
 }
 
+uint32_t linear_workgroup_size(const DeviceCore& core, uint64_t invocations, uint32_t preferred) {
+  return cpu_paths(core.profile()) && invocations <= kSmallWorkgroup && preferred > kSmallWorkgroup ? kSmallWorkgroup
+                                                                                                     : preferred;
+}
+
 bool strided_runs(const DeviceCore& core) { return cpu_paths(core.profile()); }
 
 void plan_linear(const Tensor& out, uint32_t out_slot, const std::vector<Tensor>& views,

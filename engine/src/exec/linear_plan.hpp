@@ -40,6 +40,13 @@ void plan_linear(const Tensor& out, uint32_t out_slot, const std::vector<Tensor>
 // that is not 0 (a kernel's own cap, Kernel::max_workgroups).
 uint32_t workgroups_for(const DeviceCore& core, uint64_t n, uint32_t workgroup_size, uint32_t max_workgroups = 0);
 
+// The workgroup size for a launch of at most `invocations` whose kernel runs at any size (no
+// shared memory, grid-stride loops): `preferred`, except on CPU drivers where the launch fits a
+// small group. llvmpipe runs a workgroup as a loop over its invocations, a pass per vector of
+// lanes, and a pass with no lane active costs about as much as a tiny op's whole work.
+uint32_t linear_workgroup_size(const DeviceCore& core, uint64_t invocations, uint32_t preferred);
+inline constexpr uint32_t kSmallWorkgroup = 16;
+
 // Whether strided (not dense) launches on `core` take runs of consecutive elements per
 // invocation, their coordinates divided out once per run and then stepped: on CPU drivers,
 // where each division costs tens of cycles per lane (GPUs keep consecutive elements in

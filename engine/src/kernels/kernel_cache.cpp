@@ -137,6 +137,7 @@ size_t VariantKeyHash::operator()(const VariantKey& k) const noexcept {
   mix(k.layout);
   mix(k.tile);
   mix(k.switches);
+  mix(k.workgroup);
   return size_t(h);
 }
 

@@ -61,6 +61,7 @@ struct VariantKey {
   uint8_t layout = 0;
   uint32_t tile = 0;
   uint32_t switches = 0;
+  uint32_t workgroup = 0;  // a launch-sized workgroup (linear_workgroup_size); 0: the template's
 
   bool operator==(const VariantKey&) const = default;
 };

@@ -16,14 +16,15 @@ namespace {
 constexpr uint32_t kWorkgroupSize = 256;
 
 
-const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strided) {
+const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strided, uint64_t elements) {
   size_t bytes = dtype_size(type);
   bool runs = !dense && strided_runs(*device.impl().core);
   VariantKey variant{.family = kLayerMemory, .op = 0};
   variant.layout = uint8_t((out_strided ? 2 : dense ? 1 : 0) | (runs ? 4 : 0));
   variant.tile = uint32_t(bytes);
+  variant.workgroup = linear_workgroup_size(*device.impl().core, elements, kWorkgroupSize);
   return device.impl().kernels.get(variant, [&] {
-    KernelKey key{.name = "strided_copy", .workgroup_size = kWorkgroupSize};
+    KernelKey key{.name = "strided_copy", .workgroup_size = variant.workgroup};
     key.defines = {{"ELEM", glsl_word_type(bytes)},
                    {"ELEM_BYTES", std::to_string(bytes)},
                    {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
@@ -82,7 +83,7 @@ void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32
   std::vector<Tensor> views{t};
   bool dense = all_dense(views);
   auto& impl = device.impl();
-  const Kernel& kernel = copy_kernel(device, t.type, dense, false);
+  const Kernel& kernel = copy_kernel(device, t.type, dense, false, uint64_t(out.size()));
   plan_linear(out, out_slot, views, {in_slot}, dense, NXV_COPY_MAX_RANK, [&](const PlannedRange& p) {
     CopyPush push{};
     push.n = p.n, push.rank = p.rank, push.start = p.start;
@@ -91,7 +92,7 @@ void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32
     // launch whose input is laid out like the output reads element i.
     if (!dense && (p.dense & 1u)) push.stride[0] = 1;
     push.dense = dense || (p.dense & 1u) ? 1u : 0u;
-    std::array<uint32_t, 3> grid{workgroups_for(*impl.core, p.n, kWorkgroupSize), 1, 1};
+    std::array<uint32_t, 3> grid{workgroups_for(*impl.core, p.n, kernel.workgroup_size), 1, 1};
     Launch& l = builder.launch(kernel, grid, push,
                                {{offsetof(CopyPush, out_addr), p.out}, {offsetof(CopyPush, in_addr), p.in[0]}});
     builder.use(l, in_slot, Access::Read);
@@ -132,7 +133,7 @@ void append_copy_between(Device& device, LaunchBuilder& builder, const Tensor& s
   uint64_t block = 1;
   for (size_t d = outer; d < rank; ++d) block *= uint64_t(shape[d]);
   if (block >= (uint64_t(1) << 32)) throw Error(ErrorKind::Unsupported, "a strided copy over 2^32 elements per block");
-  const Kernel& kernel = copy_kernel(device, src.type, false, true);
+  const Kernel& kernel = copy_kernel(device, src.type, false, true, block);
   uint64_t e = dtype_size(src.type);
   std::vector<int64_t> index(outer, 0);
   for (uint64_t b = 0, blocks = uint64_t(dst.size()) / block; b < blocks; ++b) {
@@ -145,7 +146,7 @@ void append_copy_between(Device& device, LaunchBuilder& builder, const Tensor& s
       push.stride[d - outer] = uint32_t(in_stride[d]);
       push.out_stride[d - outer] = uint32_t(out_stride[d]);
     }
-    std::array<uint32_t, 3> grid{workgroups_for(*device.impl().core, block, kWorkgroupSize), 1, 1};
+    std::array<uint32_t, 3> grid{workgroups_for(*device.impl().core, block, kernel.workgroup_size), 1, 1};
     Launch& l = builder.launch(kernel, grid, push,
                                {{offsetof(CopyPush, out_addr), {dst_slot, uint64_t(out_base) * e}},
                                 {offsetof(CopyPush, in_addr), {src_slot, uint64_t(in_base) * e}}});

@@ -136,13 +136,15 @@ class ElementwiseFamily final : public Family {
       if (!scalar && v.offset % 4 != 0) vec4 = false;
     }
     bool has_f64 = a.device.has(kCapFloat64);
+    const uint64_t elements = uint64_t(shape_size(a.out.shape));
     if (a.op == OpId::elementwise_chain && views.size() > 3) return lower_wide(a, views, slots, types);
     if (a.op == OpId::elementwise_chain) {
       // Generated code has no typed variant: the cache keys it by its source.
       std::string generated;
       ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, has_f64, generated);
-      const Kernel& kernel =
-          a.device.impl().kernels.get(elementwise_kernel_key(s, a.out.type, types, dense, vec4, one_wide || runs, std::move(generated)));
+      KernelKey key = elementwise_kernel_key(s, a.out.type, types, dense, vec4, one_wide || runs, std::move(generated));
+      key.workgroup_size = linear_workgroup_size(*a.device.impl().core, elements, key.workgroup_size);
+      const Kernel& kernel = a.device.impl().kernels.get(key);
       emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
       return;
     }
@@ -152,9 +154,12 @@ class ElementwiseFamily final : public Family {
     variant.type_count = uint8_t(types.size() + 1);
     variant.layout = vec4 ? kDenseVec4 : one_wide ? kDenseOneWide : dense ? kDense : runs ? kStridedRuns : kStrided;
     variant.switches = has_f64 ? 1 : 0;
+    variant.workgroup = linear_workgroup_size(*a.device.impl().core, elements, kWorkgroupSize);
     const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      return elementwise_kernel_key(scalar_expr(a.op, a.out.type, types, has_f64), a.out.type, types, dense, vec4,
-                                    one_wide || runs);
+      KernelKey key = elementwise_kernel_key(scalar_expr(a.op, a.out.type, types, has_f64), a.out.type, types, dense,
+                                             vec4, one_wide || runs);
+      key.workgroup_size = variant.workgroup;
+      return key;
     });
     emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
   }
@@ -221,9 +226,11 @@ class ElementwiseFamily final : public Family {
                   const std::vector<DType>& types) const {
     std::string generated;
     ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, a.device.has(kCapFloat64), generated);
-    const Kernel& kernel = a.device.impl().kernels.get(wide_kernel_key(s, a.out.type, types, std::move(generated)));
-    ElementwiseWidePush push{};
     uint64_t n = uint64_t(shape_size(a.out.shape));
+    KernelKey key = wide_kernel_key(s, a.out.type, types, std::move(generated));
+    key.workgroup_size = linear_workgroup_size(*a.device.impl().core, n, key.workgroup_size);
+    const Kernel& kernel = a.device.impl().kernels.get(key);
+    ElementwiseWidePush push{};
     push.n = uint32_t(n);
     std::vector<AddressPatch> patches{
         {offsetof(ElementwiseWidePush, out_addr), {a.output_slot, uint64_t(a.output.offset) * dtype_size(a.out.type)}}};

@@ -59,11 +59,11 @@ std::string shuffle_xor(const std::string& acc) {
   return "subgroupShuffleXor(v, m)";
 }
 
-KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, PassKind pass,
-                            const CombinerCode* combiner = nullptr) {
+KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, uint32_t wg,
+                            PassKind pass, const CombinerCode* combiner = nullptr) {
   KernelKey key;
   key.name = "reduce";
-  key.workgroup_size = kWorkgroupSize;
+  key.workgroup_size = wg;
   std::string acc = combiner ? combiner->acc : acc_type(op, out, in);
   auto& d = key.defines;
   if (combiner) {
@@ -74,7 +74,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   } else {
     fold_features({in, out}, acc).add_defines(d);
   }
-  d.emplace_back("WG", std::to_string(kWorkgroupSize));
+  d.emplace_back("WG", std::to_string(wg));
   d.emplace_back("TPR", std::to_string(tpr));
   d.emplace_back("ACC", acc);
   bool arg_op = is_arg(op);
@@ -318,13 +318,18 @@ class ReduceFamily final : public Family {
       variant.type_count = 2;
       variant.layout = uint8_t((kind.from_partials ? 1 : 0) | (kind.final ? 2 : 0));
       variant.tile = pass.threads_per_row;
+      // One invocation per row shares nothing across the group: a few rows take a small one.
+      const uint64_t invocations = pass.rows() * pass.threads_per_row;
+      const uint32_t wg =
+          pass.threads_per_row == 1 ? linear_workgroup_size(core, invocations, kWorkgroupSize) : kWorkgroupSize;
+      variant.workgroup = wg;
       variant.switches = (arg && arg->tie_high ? 1u : 0u) | (kind.vec4 ? 2u : 0u) | (kind.subgroup ? 4u : 0u);
       // A combiner's generated code has no typed variant: the cache keys it by its source.
       const Kernel& kernel =
-          combiner ? impl.kernels.get(reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, kind,
-                                                        &*combiner))
+          combiner ? impl.kernels.get(reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, wg,
+                                                        kind, &*combiner))
                    : impl.kernels.get(variant, [&] {
-                       return reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, kind);
+                       return reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, wg, kind);
                      });
       ReducePush push{};
       push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
@@ -343,7 +348,7 @@ class ReduceFamily final : public Family {
       if (init)
         patches.push_back({offsetof(ReducePush, aux_addr),
                            BufferRef{init->slot, uint64_t(init->tensor.offset) * dtype_size(init->tensor.type)}});
-      std::array<uint32_t, 3> grid{workgroups_for(core, pass.rows() * pass.threads_per_row, kWorkgroupSize), 1, 1};
+      std::array<uint32_t, 3> grid{workgroups_for(core, invocations, wg), 1, 1};
       Launch& l = a.builder.launch(kernel, grid, push, std::move(patches));
       a.builder.use(l, from.slot, Access::Read);
       if (arg && kind.from_partials) a.builder.use(l, source_slot, Access::Read);

@@ -33,14 +33,15 @@ void check_one_chunk(const Tensor& t) {
     throw Error(ErrorKind::Unsupported, "slice: a view spanning more than one device buffer chunk or 2^32 elements");
 }
 
-const Kernel& kernel_for(Device& device, size_t bytes) {
+const Kernel& kernel_for(Device& device, size_t bytes, uint64_t elements) {
   VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::slice)};
   variant.tile = uint32_t(bytes);
+  variant.workgroup = linear_workgroup_size(*device.impl().core, elements, kWorkgroupSize);
   return device.impl().kernels.get(variant, [&] {
     return KernelKey{"dynamic_slice",
                      {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
                       {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
-                     kWorkgroupSize};
+                     variant.workgroup};
   });
 }
 
@@ -106,14 +107,14 @@ void lower_dynamic_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
     s.params.start_stride[d] = uint32_t(in.strides[d]);
   }
   size_t bytes = dtype_size(out.type);
-  const Kernel& kernel = kernel_for(a.device, bytes);
   uint64_t e = bytes, total = uint64_t(out.size());
+  const Kernel& kernel = kernel_for(a.device, bytes, total);
   for (uint64_t at = 0; at < total;) {  // one launch per output chunk
     uint64_t len = std::min<uint64_t>(total - at, out.buffer->bytes_left_in_chunk(at * e) / e);
     len = std::min<uint64_t>(len, kMaxDispatchElements);
     DynamicSlicePush push{};
     push.n = uint32_t(len), push.start = uint32_t(at);
-    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, len, kWorkgroupSize), 1, 1};
+    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, len, kernel.workgroup_size), 1, 1};
     // (A chunked source is reached through the parameter block's table; in_addr is unused.)
     uint64_t in_at = s.params.chunk_shift ? 0 : uint64_t(in.offset) * e;
     Launch& l = a.builder.launch(kernel, grid, push,
@@ -151,8 +152,9 @@ void lower_dynamic_put_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
   uint64_t e = bytes, total = uint64_t(update.tensor.size());
   DynamicSlicePush push{};
   push.n = uint32_t(total);
-  std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, total, kWorkgroupSize), 1, 1};
-  Launch& l = a.builder.launch(kernel_for(a.device, bytes), grid, push,
+  const Kernel& kernel = kernel_for(a.device, bytes, total);
+  std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, total, kernel.workgroup_size), 1, 1};
+  Launch& l = a.builder.launch(kernel, grid, push,
                                {{offsetof(DynamicSlicePush, out_addr), {a.output_slot, s.params.chunk_shift ? 0 : uint64_t(out.offset) * e}},
                                 {offsetof(DynamicSlicePush, in_addr), {update.slot, uint64_t(update.tensor.offset) * e}}});
   a.builder.params(l, s.params, offsetof(DynamicSlicePush, params_addr), s.patches);

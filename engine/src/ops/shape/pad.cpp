@@ -31,8 +31,9 @@ void emit_gather(const LowerArgs& a, const BoundTensor& in, const BoundTensor& v
   VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::pad)};
   variant.tile = uint32_t(bytes);
   variant.layout = runs ? 1 : 0;
+  variant.workgroup = linear_workgroup_size(*a.device.impl().core, uint64_t(out.size()), kWorkgroupSize);
   const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-    KernelKey key{.name = "pad", .workgroup_size = kWorkgroupSize};
+    KernelKey key{.name = "pad", .workgroup_size = variant.workgroup};
     key.defines = {{"ELEM", glsl_word_type(bytes)},
                    {"ELEM_BYTES", std::to_string(bytes)},
                    {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}};
@@ -60,7 +61,7 @@ void emit_gather(const LowerArgs& a, const BoundTensor& in, const BoundTensor& v
     len = std::min<uint64_t>(len, kMaxDispatchElements);
     PadPush push{};
     push.n = uint32_t(len), push.start = uint32_t(s);
-    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, len, kWorkgroupSize), 1, 1};
+    std::array<uint32_t, 3> grid{workgroups_for(*a.device.impl().core, len, kernel.workgroup_size), 1, 1};
     Launch& l = a.builder.launch(kernel, grid, push,
                                  {{offsetof(PadPush, out_addr), {a.output_slot, s * e}},
                                   {offsetof(PadPush, in_addr), in_ref},
