@@ -1,5 +1,6 @@
 // Settings, the device profile and the tuning: one place reads the environment, the README
 // documents what it reads, and tests steer kernels per call.
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -37,6 +38,27 @@ TEST(Settings, TheReadmeDocumentsEveryNameTheEngineReadsAndNoOther) {
   for (const auto& name : read) EXPECT_TRUE(documented.count(name)) << name << " is read but not documented";
   for (const auto& name : documented) EXPECT_TRUE(read.count(name)) << name << " is documented but never read";
   EXPECT_GE(read.size(), 20u);
+}
+
+TEST(Settings, TheDriverEnvironmentLastsWhileInstancesOpenAndLeavesTheUsersAlone) {
+  // The test runs before or after devices opened: the variable is unset or the user's between.
+  std::string before = std::getenv("LP_NUM_THREADS") ? std::getenv("LP_NUM_THREADS") : "(unset)";
+  {
+    ScopedDriverEnvironment driver;
+    ASSERT_NE(std::getenv("LP_NUM_THREADS"), nullptr);
+    if (before == "(unset)") EXPECT_STREQ(std::getenv("LP_NUM_THREADS"), "0");
+    else EXPECT_EQ(std::getenv("LP_NUM_THREADS"), before);
+  }
+  std::string after = std::getenv("LP_NUM_THREADS") ? std::getenv("LP_NUM_THREADS") : "(unset)";
+  EXPECT_EQ(after, before);
+  setenv("LP_NUM_THREADS", "3", 1);
+  {
+    ScopedDriverEnvironment driver;
+    EXPECT_STREQ(std::getenv("LP_NUM_THREADS"), "3");
+  }
+  EXPECT_STREQ(std::getenv("LP_NUM_THREADS"), "3");
+  if (before == "(unset)") unsetenv("LP_NUM_THREADS");
+  else setenv("LP_NUM_THREADS", before.c_str(), 1);
 }
 
 TEST(Tuning, EntriesParseIntoTheirFieldsAndAnEmptyValueRestoresTheDefault) {
