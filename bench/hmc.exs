@@ -80,6 +80,7 @@ for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler,ch
   end
 
   for _ <- 1..3, do: call.()
+  if backend == Nx.Vulkan.Backend, do: Nx.Vulkan.kernel_profile()
   {us, q_end} = :timer.tc(fn -> Enum.reduce(1..n, nil, fn _, _ -> call.() end) end)
   first = q_end |> Nx.from_binary(:f64) |> Nx.to_flat_list() |> hd()
 
@@ -87,4 +88,18 @@ for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler,ch
     "#{name}: #{Float.round(us / n, 1)} us per trajectory, " <>
       "#{Float.round(us / n / 32, 2)} us per step (q[0] after: #{Float.round(first, 9)})"
   )
+
+  # NX_VULKAN_PROFILE=1: GPU time per kernel and trajectory, from timestamps (which add a little).
+  profile = if backend == Nx.Vulkan.Backend, do: Nx.Vulkan.kernel_profile(), else: []
+
+  if profile != [] do
+    busy = Enum.sum(Enum.map(profile, &elem(&1, 2))) / n
+    IO.puts("  GPU busy #{Float.round(busy, 1)} us per trajectory; kernels (us, dispatches):")
+
+    for {kernel, count, us} <- Enum.take(profile, 10) do
+      IO.puts(
+        "    #{Float.round(us / n, 1)}  #{Float.round(count / n, 1)}x  #{String.slice(kernel, 0, 110)}"
+      )
+    end
+  end
 end
