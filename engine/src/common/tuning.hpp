@@ -60,6 +60,7 @@ struct Tuning {
   uint32_t host_threads = 0;     // host_threads (NX_VULKAN_HOST_THREADS): most threads a BLAS product
                                  // is split over; 0: one per CPU the process may run on
   bool one_wide = false;         // ew.one_wide: CPU drivers' dense elementwise one element a trip
+  Toggle ew_host = Toggle::Auto;  // ew.host=0/1: CPU drivers' arithmetic chains on the host
   bool no_vec4 = false;          // no_vec4: no four-wide loads in elementwise, reduce and window kernels
   DotTuning dot;
   ConvTuning conv;

@@ -11,6 +11,7 @@
 #include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
+#include "ops/elementwise/elementwise_host.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
 #include "ops/elementwise/elementwise.hpp"
@@ -121,6 +122,7 @@ class ElementwiseFamily final : public Family {
       slots.push_back(in.slot);
       types.push_back(in.tensor.type);
     }
+    if (append_host_elementwise(a, views, slots)) return;
     bool dense = all_dense(views);
     // Four-wide loads and stores where every dense operand starts 4-element aligned.
     bool no_vec4 = tuning().no_vec4;

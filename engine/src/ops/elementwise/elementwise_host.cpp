@@ -1,0 +1,160 @@
+#include "ops/elementwise/elementwise_host.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "common/tuning.hpp"
+#include "device/device_impl.hpp"
+#include "exec/host_workers.hpp"
+#include "ops/dot/dot_host.hpp"
+
+namespace nxv {
+namespace {
+
+constexpr int64_t kMinElements = int64_t(1) << 16;
+constexpr int64_t kElementsPerPart = int64_t(1) << 17;
+constexpr size_t kBlock = 512;
+
+bool host_op(OpId op) {
+  using enum OpId;
+  return op == add || op == subtract || op == multiply || op == divide || op == negate;
+}
+
+// Where a step reads an operand within the current block: `p[j * stride]`.
+template <typename T>
+struct Source {
+  const T* p;
+  size_t stride;  // 1, or 0 for one element
+};
+
+template <typename T, bool X, bool Y, typename F>
+void binary_loop(size_t n, const T* x, const T* y, T* out, F f) {
+  for (size_t j = 0; j < n; ++j) out[j] = f(x[X ? j : 0], y[Y ? j : 0]);
+}
+
+template <typename T, typename F>
+void binary(size_t n, Source<T> x, Source<T> y, T* out, F f) {
+  if (x.stride && y.stride) binary_loop<T, true, true>(n, x.p, y.p, out, f);
+  else if (x.stride) binary_loop<T, true, false>(n, x.p, y.p, out, f);
+  else if (y.stride) binary_loop<T, false, true>(n, x.p, y.p, out, f);
+  else binary_loop<T, false, false>(n, x.p, y.p, out, f);
+}
+
+template <typename T>
+void apply(OpId op, size_t n, const std::vector<Source<T>>& in, T* out) {
+  switch (op) {
+    case OpId::add: return binary(n, in[0], in[1], out, [](T a, T b) { return a + b; });
+    case OpId::subtract: return binary(n, in[0], in[1], out, [](T a, T b) { return a - b; });
+    case OpId::multiply: return binary(n, in[0], in[1], out, [](T a, T b) { return a * b; });
+    case OpId::divide: return binary(n, in[0], in[1], out, [](T a, T b) { return a / b; });
+    case OpId::negate:
+      if (in[0].stride) for (size_t j = 0; j < n; ++j) out[j] = -in[0].p[j];
+      else std::fill(out, out + n, -in[0].p[0]);
+      return;
+    default: return;  // host_op() admits no other
+  }
+}
+
+template <typename T>
+struct Run {
+  ElementwiseChain chain;
+  std::vector<BufferRef> inputs;
+  std::vector<bool> single;  // an input of one element, broadcast
+  BufferRef out;
+  int64_t n = 0;
+
+  void operator()(std::span<const std::shared_ptr<Buffer>> buffers) const {
+    std::vector<const T*> in;
+    for (const auto& r : inputs) in.push_back(reinterpret_cast<const T*>(host_address(*buffers[r.slot], r)));
+    T* o = reinterpret_cast<T*>(host_address(*buffers[out.slot], out));
+    std::vector<T> constants;
+    for (const auto& c : chain.constants)
+      constants.push_back(c.value.kind == AttrNumber::Kind::Float ? T(c.value.re)
+                          : c.value.kind == AttrNumber::Kind::Int ? T(c.value.i)
+                                                                  : T(c.value.u));
+    size_t parts = size_t(std::clamp<int64_t>(n / kElementsPerPart, 1, int64_t(host_parallelism())));
+    run_host_parts(parts, [&](size_t part) {
+      std::vector<std::array<T, kBlock>> steps(chain.steps.size());
+      std::vector<Source<T>> operands;
+      int64_t lo = n * int64_t(part) / int64_t(parts), hi = n * int64_t(part + 1) / int64_t(parts);
+      for (int64_t i0 = lo; i0 < hi; i0 += int64_t(kBlock)) {
+        size_t len = size_t(std::min<int64_t>(int64_t(kBlock), hi - i0));
+        for (size_t s = 0; s < chain.steps.size(); ++s) {
+          const ChainStep& step = chain.steps[s];
+          operands.clear();
+          for (const ChainOperand& x : step.operands) {
+            if (x.from == ChainOperand::From::Input)
+              operands.push_back(single[x.index] ? Source<T>{in[x.index], 0} : Source<T>{in[x.index] + i0, 1});
+            else if (x.from == ChainOperand::From::Constant)
+              operands.push_back({&constants[x.index], 0});
+            else
+              operands.push_back({steps[x.index].data(), 1});
+          }
+          T* dst = s + 1 == chain.steps.size() ? o + i0 : steps[s].data();
+          apply<T>(step.op, len, operands, dst);
+        }
+      }
+    });
+  }
+};
+
+// The op as a chain of host arithmetic on `type`, or nullopt.
+std::optional<ElementwiseChain> host_chain(const LowerArgs& a, size_t inputs) {
+  ElementwiseChain chain;
+  if (a.op == OpId::elementwise_chain) {
+    chain = a.attrs.as<ElementwiseChain>();
+  } else {
+    ChainStep step{a.op, a.out.type, {}};
+    for (uint32_t i = 0; i < inputs; ++i) step.operands.push_back({ChainOperand::From::Input, i});
+    chain.steps.push_back(std::move(step));
+  }
+  for (const auto& c : chain.constants) {
+    if (c.type != a.out.type || !chain_constant_literal(c.type, c.value)) return std::nullopt;
+    if (c.value.kind == AttrNumber::Kind::Complex) return std::nullopt;
+  }
+  for (const auto& step : chain.steps) {
+    if (!host_op(step.op) || step.out != a.out.type) return std::nullopt;
+    for (const auto& o : step.operands)
+      if (o.from == ChainOperand::From::Input && o.index >= inputs) return std::nullopt;
+  }
+  return chain;
+}
+
+}  // namespace
+
+bool append_host_elementwise(const LowerArgs& a, const std::vector<Tensor>& views, const std::vector<uint32_t>& slots) {
+#if !defined(__x86_64__)
+  return false;
+#endif
+  Toggle t = tuning().ew_host;
+  int64_t n = shape_size(a.out.shape);
+  if (t == Toggle::Off || !cpu_paths(a.device.impl().core->profile())) return false;
+  if (n == 0 || (t == Toggle::Auto && n < kMinElements)) return false;
+  if (a.out.type != DType::F32 && a.out.type != DType::F64) return false;
+  if (!a.output.is_contiguous()) return false;
+  auto chain = host_chain(a, views.size());
+  if (!chain) return false;
+  const uint64_t e = dtype_size(a.out.type);
+  if (!host_reachable(a.builder.buffer(a.output_slot), {a.output_slot, uint64_t(a.output.offset) * e}, uint64_t(n) * e))
+    return false;
+  std::vector<BufferRef> refs;
+  std::vector<bool> single;
+  for (size_t k = 0; k < views.size(); ++k) {
+    const Tensor& v = views[k];
+    bool one = v.size() == 1 || std::all_of(v.strides.begin(), v.strides.end(), [](int64_t s) { return s == 0; });
+    if (v.type != a.out.type || (!one && !v.is_contiguous())) return false;
+    BufferRef r{slots[k], uint64_t(v.offset) * e};
+    if (!host_reachable(a.builder.buffer(slots[k]), r, one ? e : uint64_t(n) * e)) return false;
+    refs.push_back(r);
+    single.push_back(one);
+  }
+  BufferRef out{a.output_slot, uint64_t(a.output.offset) * e};
+  Launch& l = a.out.type == DType::F32
+                  ? a.builder.host_step(Run<float>{*chain, refs, single, out, n})
+                  : a.builder.host_step(Run<double>{*chain, refs, single, out, n});
+  for (uint32_t s : slots) a.builder.use(l, s, Access::Read);
+  a.builder.use(l, a.output_slot, Access::Write);
+  return true;
+}
+
+}  // namespace nxv

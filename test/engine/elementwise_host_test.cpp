@@ -1,0 +1,114 @@
+// Elementwise arithmetic on CPU drivers through the host (ops/elementwise/elementwise_host.hpp):
+// the same bits as the kernels, subnormals, infinities and NaN included, for single ops, fused
+// chains with constants and broadcast operands, on f32 and f64; taken as a host step.
+#include <cstring>
+
+#include "device/device_impl.hpp"
+#include "graph/graph.hpp"
+#include "op_case_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+// Half the values arbitrary bit patterns (NaN, infinities and subnormals among them), half
+// ordinary numbers and tiny ones whose products and differences are subnormal.
+Tensor raw_tensor(Device& d, DType t, int64_t n, std::mt19937& rng) {
+  size_t size = dtype_size(t);
+  std::vector<std::byte> bytes(size_t(n) * size);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  for (int64_t i = 0; i < n; ++i) {
+    std::byte* p = bytes.data() + size_t(i) * size;
+    if (i % 2) {
+      uint64_t v = uint64_t(rng()) << 32 | rng();
+      std::memcpy(p, &v, size);
+    } else {
+      double tiny = t == DType::F32 ? 1e-38 : 1e-307;
+      store_real(t, i % 4 == 0 ? real(rng) : real(rng) * tiny, p);
+    }
+  }
+  return from_host(d, t, {n}, bytes.data(), bytes.size());
+}
+
+bool on_cpu_driver(Device& d) { return d.impl().core->profile().cpu_driver; }
+
+}  // namespace
+
+TEST(ElementwiseHost, ArithmeticHasTheKernelsBits) {
+  auto dev = shared_device();
+  if (!on_cpu_driver(*dev)) GTEST_SKIP() << "the host path is for CPU drivers";
+  std::mt19937 rng(sample_seed());
+  for (DType t : {DType::F32, DType::F64}) {
+    const int64_t n = 70001;  // not a multiple of the host's blocks or the kernels' groups
+    Tensor x = raw_tensor(*dev, t, n, rng), y = raw_tensor(*dev, t, n, rng);
+    Tensor one = scalar(*dev, t, -0.75);
+    for (OpId op : {OpId::add, OpId::subtract, OpId::multiply, OpId::divide, OpId::negate}) {
+      SCOPED_TRACE(std::string(op_info(op).name) + (t == DType::F32 ? " f32" : " f64"));
+      std::vector<Tensor> in = op == OpId::negate ? std::vector<Tensor>{x} : std::vector<Tensor>{x, y};
+      std::vector<Tensor> broadcast = op == OpId::negate ? std::vector<Tensor>{one} : std::vector<Tensor>{one, y};
+      for (const auto& inputs : {in, broadcast}) {
+        Tensor kernel, host;
+        {
+          ScopedTuning off("ew.host", "0");
+          kernel = run_op(*dev, op, {t, {n}}, inputs, {});
+        }
+        {
+          ScopedTuning on("ew.host", "1");
+          host = run_op(*dev, op, {t, {n}}, inputs, {});
+        }
+        expect_same_bits(*dev, kernel, host);
+      }
+    }
+  }
+}
+
+TEST(ElementwiseHost, ChainsWithConstantsHaveTheKernelsBitsAsAHostStep) {
+  auto dev = shared_device();
+  if (!on_cpu_driver(*dev)) GTEST_SKIP() << "the host path is for CPU drivers";
+  std::mt19937 rng(sample_seed());
+  for (DType t : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(t == DType::F32 ? "f32" : "f64");
+    const int64_t n = 1 << 17;
+    // SGD's update: w - 0.01 * g, then divided by a broadcast scalar and negated.
+    ElementwiseChain chain;
+    chain.constants.push_back({t, AttrNumber{.kind = AttrNumber::Kind::Float, .re = 0.01}});
+    chain.steps.push_back(step(OpId::multiply, t, {{ChainOperand::From::Constant, 0}, in(1)}));
+    chain.steps.push_back(step(OpId::subtract, t, {in(0), st(0)}));
+    chain.steps.push_back(step(OpId::divide, t, {st(1), in(2)}));
+    chain.steps.push_back(step(OpId::negate, t, {st(2)}));
+    Graph g;
+    uint32_t w = g.input(t, {n}), grad = g.input(t, {n}), s = g.input(t, {});
+    g.output(g.add(OpId::elementwise_chain, {t, {n}}, {w, grad, s}, Attrs::of(chain)));
+    Tensor tw = raw_tensor(*dev, t, n, rng), tg = raw_tensor(*dev, t, n, rng), ts = scalar(*dev, t, 3.0);
+    Tensor kernel, host;
+    {
+      ScopedTuning off("ew.host", "0");
+      auto p = compile_program(*dev, g);
+      EXPECT_TRUE(p->runs_without_blocking({tw, tg, ts}));
+      kernel = p->run(*dev, {tw, tg, ts})[0];
+    }
+    {
+      ScopedTuning on("ew.host", "1");
+      auto p = compile_program(*dev, g);
+      EXPECT_FALSE(p->runs_without_blocking({tw, tg, ts})) << "a host step";
+      host = p->run(*dev, {tw, tg, ts})[0];
+    }
+    expect_same_bits(*dev, kernel, host);
+  }
+}
+
+TEST(ElementwiseHost, OtherOpsTypesAndLayoutsStayOnTheDevice) {
+  auto dev = shared_device();
+  std::mt19937 rng(3);
+  ScopedTuning on("ew.host", "1");
+  // exp is not exactly rounded; s32 is not a float; a transposed operand is not dense.
+  Graph g;
+  uint32_t x = g.input(DType::F32, {300, 300});
+  uint32_t i = g.input(DType::S32, {1000});
+  g.output(g.add(OpId::exp, {DType::F32, {300, 300}}, {x}));
+  g.output(g.add(OpId::add, {DType::S32, {1000}}, {i, i}));
+  auto p = compile_program(*dev, g);
+  Tensor tx = random_tensor(*dev, DType::F32, {300, 300}, rng), ti = random_tensor(*dev, DType::S32, {1000}, rng);
+  EXPECT_TRUE(p->runs_without_blocking({tx, ti}));
+}
