@@ -63,6 +63,36 @@ TEST(ElementwiseHost, ArithmeticHasTheKernelsBits) {
   }
 }
 
+TEST(ElementwiseHost, RowsPlusABiasHaveTheKernelsBits) {
+  auto dev = shared_device();
+  if (!on_cpu_driver(*dev)) GTEST_SKIP() << "the host path is for CPU drivers";
+  std::mt19937 rng(sample_seed());
+  for (DType t : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(t == DType::F32 ? "f32" : "f64");
+    // A bias whose period (1000 and 700 elements) straddles the host's blocks of 512.
+    for (Shape rows : {Shape{70, 1000}, Shape{3, 110, 700}}) {
+      Shape bias_shape{rows.back()};
+      Tensor x = raw_tensor(*dev, t, shape_size(rows), rng), b = raw_tensor(*dev, t, rows.back(), rng);
+      x.shape = rows;
+      x.strides = row_major_strides(rows);
+      for (OpId op : {OpId::add, OpId::subtract})
+        for (bool bias_first : {false, true}) {
+          std::vector<Tensor> in = bias_first ? std::vector<Tensor>{b, x} : std::vector<Tensor>{x, b};
+          Tensor kernel, host;
+          {
+            ScopedTuning off("ew.host", "0");
+            kernel = run_op(*dev, op, {t, rows}, in, {});
+          }
+          {
+            ScopedTuning on("ew.host", "1");
+            host = run_op(*dev, op, {t, rows}, in, {});
+          }
+          expect_same_bits(*dev, kernel, host);
+        }
+    }
+  }
+}
+
 TEST(ElementwiseHost, ChainsWithConstantsHaveTheKernelsBitsAsAHostStep) {
   auto dev = shared_device();
   if (!on_cpu_driver(*dev)) GTEST_SKIP() << "the host path is for CPU drivers";

@@ -59,7 +59,9 @@ template <typename T>
 struct Run {
   ElementwiseChain chain;
   std::vector<BufferRef> inputs;
-  std::vector<bool> single;  // an input of one element, broadcast
+  // Each input's period: element i reads element i % period (1: one element broadcast; n:
+  // dense like the output; between: a dense tensor repeated along leading axes, a bias).
+  std::vector<int64_t> period;
   BufferRef out;
   int64_t n = 0;
 
@@ -74,17 +76,31 @@ struct Run {
                                                                   : T(c.value.u));
     size_t parts = size_t(std::clamp<int64_t>(n / kElementsPerPart, 1, int64_t(host_parallelism())));
     run_host_parts(parts, [&](size_t part) {
-      std::vector<std::array<T, kBlock>> steps(chain.steps.size());
-      std::vector<Source<T>> operands;
+      std::vector<std::array<T, kBlock>> steps(chain.steps.size()), repeated(inputs.size());
+      std::vector<Source<T>> operands, sources(inputs.size());
       int64_t lo = n * int64_t(part) / int64_t(parts), hi = n * int64_t(part + 1) / int64_t(parts);
       for (int64_t i0 = lo; i0 < hi; i0 += int64_t(kBlock)) {
         size_t len = size_t(std::min<int64_t>(int64_t(kBlock), hi - i0));
+        for (size_t k = 0; k < inputs.size(); ++k) {
+          const int64_t p = period[k];
+          if (p == 1 || p == n) {
+            sources[k] = p == 1 ? Source<T>{in[k], 0} : Source<T>{in[k] + i0, 1};
+            continue;
+          }
+          for (size_t j = 0; j < len;) {  // the block's elements in runs up to the period's end
+            int64_t at = (i0 + int64_t(j)) % p;
+            size_t run = size_t(std::min<int64_t>(int64_t(len - j), p - at));
+            std::copy(in[k] + at, in[k] + at + run, repeated[k].data() + j);
+            j += run;
+          }
+          sources[k] = {repeated[k].data(), 1};
+        }
         for (size_t s = 0; s < chain.steps.size(); ++s) {
           const ChainStep& step = chain.steps[s];
           operands.clear();
           for (const ChainOperand& x : step.operands) {
             if (x.from == ChainOperand::From::Input)
-              operands.push_back(single[x.index] ? Source<T>{in[x.index], 0} : Source<T>{in[x.index] + i0, 1});
+              operands.push_back(sources[x.index]);
             else if (x.from == ChainOperand::From::Constant)
               operands.push_back({&constants[x.index], 0});
             else
@@ -97,6 +113,16 @@ struct Run {
     });
   }
 };
+
+// How a view of the output's shape repeats its elements: its period (above), or 0 where it is
+// not a dense tensor repeated along leading axes.
+int64_t period_of(const Tensor& v) {
+  size_t d = v.shape.size();
+  int64_t period = 1;
+  while (d > 0 && (v.shape[d - 1] == 1 || v.strides[d - 1] == period)) period *= v.shape[--d];
+  while (d > 0 && (v.shape[d - 1] == 1 || v.strides[d - 1] == 0)) --d;
+  return d == 0 ? period : 0;
+}
 
 // The op as a chain of host arithmetic on `type`, or nullopt.
 std::optional<ElementwiseChain> host_chain(const LowerArgs& a, size_t inputs) {
@@ -138,20 +164,20 @@ bool append_host_elementwise(const LowerArgs& a, const std::vector<Tensor>& view
   if (!host_reachable(a.builder.buffer(a.output_slot), {a.output_slot, uint64_t(a.output.offset) * e}, uint64_t(n) * e))
     return false;
   std::vector<BufferRef> refs;
-  std::vector<bool> single;
+  std::vector<int64_t> periods;
   for (size_t k = 0; k < views.size(); ++k) {
     const Tensor& v = views[k];
-    bool one = v.size() == 1 || std::all_of(v.strides.begin(), v.strides.end(), [](int64_t s) { return s == 0; });
-    if (v.type != a.out.type || (!one && !v.is_contiguous())) return false;
+    int64_t p = period_of(v);
+    if (v.type != a.out.type || p == 0) return false;
     BufferRef r{slots[k], uint64_t(v.offset) * e};
-    if (!host_reachable(a.builder.buffer(slots[k]), r, one ? e : uint64_t(n) * e)) return false;
+    if (!host_reachable(a.builder.buffer(slots[k]), r, uint64_t(p) * e)) return false;
     refs.push_back(r);
-    single.push_back(one);
+    periods.push_back(p);
   }
   BufferRef out{a.output_slot, uint64_t(a.output.offset) * e};
   Launch& l = a.out.type == DType::F32
-                  ? a.builder.host_step(Run<float>{*chain, refs, single, out, n})
-                  : a.builder.host_step(Run<double>{*chain, refs, single, out, n});
+                  ? a.builder.host_step(Run<float>{*chain, refs, periods, out, n})
+                  : a.builder.host_step(Run<double>{*chain, refs, periods, out, n});
   for (uint32_t s : slots) a.builder.use(l, s, Access::Read);
   a.builder.use(l, a.output_slot, Access::Write);
   return true;
