@@ -13,7 +13,7 @@ DeviceProfile DeviceProfile::of(const DeviceInfo& info, const Settings& s) {
   if (s.submit_defer_us) p.submit_defer = std::chrono::microseconds(*s.submit_defer_us);
   p.stream_reuse = s.stream_reuse.value_or(true);
   p.spirv_optimize = s.spirv_optimize.value_or(!p.cpu_driver);
-  p.wait_spin = std::chrono::microseconds(s.wait_spin_us.value_or(p.cpu_driver ? 100 : 50));
+  p.wait_spin = std::chrono::microseconds(s.wait_spin_us.value_or(p.cpu_driver ? 100 : 0));
   if (s.pipeline_save_ms) p.pipeline_save_quiet = std::chrono::milliseconds(*s.pipeline_save_ms);
   return p;
 }

@@ -26,8 +26,8 @@ struct DeviceProfile {
   // shaderc optimises SPIR-V (CPU drivers optimise it themselves with LLVM: spirv-opt was
   // most of shaderc's time there).
   bool spirv_optimize = true;
-  // How long a wait for the device polls before it sleeps: small work ends in microseconds, and
-  // waking a sleeping thread costs tens of them (CPU drivers) or several (GPUs).
+  // How long a wait for the device polls before it sleeps: on CPU drivers small work ends in
+  // microseconds, and waking a sleeping thread costs tens of them.
   std::chrono::microseconds wait_spin{0};
   // Quiet time after the last pipeline creation before the pipeline cache is saved.
   std::chrono::milliseconds pipeline_save_quiet{500};
