@@ -33,6 +33,20 @@ Tensor raw_tensor(Device& d, DType t, int64_t n, std::mt19937& rng) {
 
 bool on_cpu_driver(Device& d) { return d.impl().core->profile().cpu_driver; }
 
+// The op through the kernels and through the host: the same bits.
+void expect_host_has_kernel_bits(Device& d, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs) {
+  Tensor kernel, host;
+  {
+    ScopedTuning off("ew.host", "0");
+    kernel = run_op(d, op, out, inputs, {});
+  }
+  {
+    ScopedTuning on("ew.host", "1");
+    host = run_op(d, op, out, inputs, {});
+  }
+  expect_same_bits(d, kernel, host);
+}
+
 }  // namespace
 
 TEST(ElementwiseHost, ArithmeticHasTheKernelsBits) {
@@ -47,18 +61,7 @@ TEST(ElementwiseHost, ArithmeticHasTheKernelsBits) {
       SCOPED_TRACE(std::string(op_info(op).name) + (t == DType::F32 ? " f32" : " f64"));
       std::vector<Tensor> in = op == OpId::negate ? std::vector<Tensor>{x} : std::vector<Tensor>{x, y};
       std::vector<Tensor> broadcast = op == OpId::negate ? std::vector<Tensor>{one} : std::vector<Tensor>{one, y};
-      for (const auto& inputs : {in, broadcast}) {
-        Tensor kernel, host;
-        {
-          ScopedTuning off("ew.host", "0");
-          kernel = run_op(*dev, op, {t, {n}}, inputs, {});
-        }
-        {
-          ScopedTuning on("ew.host", "1");
-          host = run_op(*dev, op, {t, {n}}, inputs, {});
-        }
-        expect_same_bits(*dev, kernel, host);
-      }
+      for (const auto& inputs : {in, broadcast}) expect_host_has_kernel_bits(*dev, op, {t, {n}}, inputs);
     }
   }
 }
@@ -71,24 +74,12 @@ TEST(ElementwiseHost, RowsPlusABiasHaveTheKernelsBits) {
     SCOPED_TRACE(t == DType::F32 ? "f32" : "f64");
     // A bias whose period (1000 and 700 elements) straddles the host's blocks of 512.
     for (Shape rows : {Shape{70, 1000}, Shape{3, 110, 700}}) {
-      Shape bias_shape{rows.back()};
       Tensor x = raw_tensor(*dev, t, shape_size(rows), rng), b = raw_tensor(*dev, t, rows.back(), rng);
       x.shape = rows;
       x.strides = row_major_strides(rows);
       for (OpId op : {OpId::add, OpId::subtract})
-        for (bool bias_first : {false, true}) {
-          std::vector<Tensor> in = bias_first ? std::vector<Tensor>{b, x} : std::vector<Tensor>{x, b};
-          Tensor kernel, host;
-          {
-            ScopedTuning off("ew.host", "0");
-            kernel = run_op(*dev, op, {t, rows}, in, {});
-          }
-          {
-            ScopedTuning on("ew.host", "1");
-            host = run_op(*dev, op, {t, rows}, in, {});
-          }
-          expect_same_bits(*dev, kernel, host);
-        }
+        for (bool bias_first : {false, true})
+          expect_host_has_kernel_bits(*dev, op, {t, rows}, bias_first ? std::vector<Tensor>{b, x} : std::vector<Tensor>{x, b});
     }
   }
 }
