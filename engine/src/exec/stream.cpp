@@ -400,8 +400,10 @@ void Stream::retire_locked() {
 
 bool Stream::wait_value(uint64_t value, uint64_t timeout_ns, bool locked) {
   if (value == 0) return true;
-  if (wait_spin_.count() > 0) {
-    auto until = std::chrono::steady_clock::now() + wait_spin_;
+  // Polling never outlasts the caller's timeout (a brief wait on a scheduler that must not block).
+  auto spin = std::min<std::chrono::nanoseconds>(wait_spin_, std::chrono::nanoseconds(std::min<uint64_t>(timeout_ns, INT64_MAX)));
+  if (spin.count() > 0) {
+    auto until = std::chrono::steady_clock::now() + spin;
     do {
       if (completed_value() >= value) return true;
     } while (std::chrono::steady_clock::now() < until);
