@@ -82,6 +82,51 @@ void BM_DotBF16_8192_BF16Out(benchmark::State& s) { run_dot(s, DType::BF16, DTyp
 void BM_DotS8_8192(benchmark::State& s) { run_dot(s, DType::S8, DType::S32, 8192, 8192, 8192); }
 void BM_DotS8_4096(benchmark::State& s) { run_dot(s, DType::S8, DType::S32, 4096, 4096, 4096); }
 
+// The MLP step's products (784-1024-1024-10 at batch 256), forward and backward, as a compiled
+// step runs them: operands read in place through the contraction axes (A^T: A stored [k, m];
+// B^T: B stored [n, k]). Besides the wall-clock figure, with NX_VULKAN_PROFILE=1 the GPU
+// time of the product's kernels from timestamps (gpu_us per product, gpu_TFLOP/s).
+enum class Layout { AB, AtB, ABt };
+
+void run_training_dot(benchmark::State& state, int64_t m, int64_t k, int64_t n, Layout layout) {
+  Device& dev = device();
+  double flop = 2.0 * double(m) * double(n) * double(k);
+  Shape as = layout == Layout::AtB ? Shape{k, m} : Shape{m, k};
+  Shape bs = layout == Layout::ABt ? Shape{n, k} : Shape{k, n};
+  DotAttrs attrs{{layout == Layout::AtB ? 0 : 1}, {}, {layout == Layout::ABt ? 1 : 0}, {}};
+  Attrs at = Attrs::of(attrs);
+  OpId op = *find_op("dot");
+  Tensor a = bench_values(dev, DType::F32, as), b = bench_values(dev, DType::F32, bs);
+  OutSpec spec{DType::F32, {m, n}};
+  const int per_iter = 20;
+  warm_up([&] { run_op(dev, op, spec, {a, b}, at); });
+  dev.synchronize();
+  dev.kernel_profile();  // drop the warm-up's times
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < per_iter; ++i) run_op(dev, op, spec, {a, b}, at);
+    dev.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  double gpu_ns = 0;
+  for (const KernelTime& t : dev.kernel_profile()) gpu_ns += t.total_ns;
+  if (gpu_ns > 0) {
+    double products = double(state.iterations()) * per_iter;
+    state.counters["gpu_us"] = gpu_ns / products / 1e3;
+    state.counters["gpu_TFLOP/s"] = flop * products / gpu_ns / 1e3;
+  }
+}
+
+void BM_Train_256x784x1024_AB(benchmark::State& s) { run_training_dot(s, 256, 784, 1024, Layout::AB); }
+void BM_Train_256x1024x1024_AB(benchmark::State& s) { run_training_dot(s, 256, 1024, 1024, Layout::AB); }
+void BM_Train_256x1024x10_AB(benchmark::State& s) { run_training_dot(s, 256, 1024, 10, Layout::AB); }
+void BM_Train_1024x256x1024_AtB(benchmark::State& s) { run_training_dot(s, 1024, 256, 1024, Layout::AtB); }
+void BM_Train_784x256x1024_AtB(benchmark::State& s) { run_training_dot(s, 784, 256, 1024, Layout::AtB); }
+void BM_Train_1024x256x10_AtB(benchmark::State& s) { run_training_dot(s, 1024, 256, 10, Layout::AtB); }
+void BM_Train_256x1024x1024_ABt(benchmark::State& s) { run_training_dot(s, 256, 1024, 1024, Layout::ABt); }
+void BM_Train_256x10x1024_ABt(benchmark::State& s) { run_training_dot(s, 256, 10, 1024, Layout::ABt); }
+
 #define NXV_DOT_BENCH(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMillisecond)
 NXV_DOT_BENCH(BM_DotF32_8192);
 NXV_DOT_BENCH(BM_DotF32_4096);
@@ -100,6 +145,14 @@ NXV_DOT_BENCH(BM_DotF16_4096);
 NXV_DOT_BENCH(BM_DotBF16_8192_BF16Out);
 NXV_DOT_BENCH(BM_DotS8_8192);
 NXV_DOT_BENCH(BM_DotS8_4096);
+NXV_DOT_BENCH(BM_Train_256x784x1024_AB);
+NXV_DOT_BENCH(BM_Train_256x1024x1024_AB);
+NXV_DOT_BENCH(BM_Train_256x1024x10_AB);
+NXV_DOT_BENCH(BM_Train_1024x256x1024_AtB);
+NXV_DOT_BENCH(BM_Train_784x256x1024_AtB);
+NXV_DOT_BENCH(BM_Train_1024x256x10_AtB);
+NXV_DOT_BENCH(BM_Train_256x1024x1024_ABt);
+NXV_DOT_BENCH(BM_Train_256x10x1024_ABt);
 
 }  // namespace
 }  // namespace nxv::bench

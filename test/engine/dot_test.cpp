@@ -209,6 +209,39 @@ TEST_F(Dot, CpuGemm) {
         if (supported({t, t, t})) run_case(*device_, c, {t, t, t}, sample_seed() + 840);
 }
 
+// The tiles a GPU picks by size (gpu_paths, nothing forced) at the training shapes: 128x64
+// tiles of 8 x 8 per invocation, their vector loads at the edges, and split-K in short splits
+// (M and N straddle the tiles, K a split); products of a few columns as one matrix-vector
+// product per column, A read along k or along m, B either way, split or not.
+TEST_F(Dot, GpuTrainingShapes) {
+  ScopedTuning gpu("gpu_paths", "1");
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase mid[] = {
+      {"mid_tile_130x516x1032", {130, 516}, {516, 1032}, mm},
+      {"mid_tile_transposed_a_130x516x1032", {130, 516}, {516, 1032}, mm, kTransposed},
+      {"mid_tile_transposed_b_130x516x1030", {130, 516}, {516, 1030}, mm, kDense, kTransposed},
+  };
+  for (size_t i = 0; i < std::size(mid); ++i) {
+    SCOPED_TRACE(mid[i].name);
+    run_case(*device_, mid[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 900 + uint32_t(i));
+  }
+  const DotCase columns[] = {
+      {"columns_200x300x10", {200, 300}, {300, 10}, mm},
+      {"columns_transposed_a_128x256x10", {128, 256}, {256, 10}, mm, kTransposed},
+      {"columns_transposed_b_97x130x3", {97, 130}, {130, 3}, mm, kDense, kTransposed},
+      {"columns_long_k_64x3000x16", {64, 3000}, {3000, 16}, mm},
+  };
+  const DeviceCore& core = *device_->impl().core;
+  for (size_t i = 0; i < std::size(columns); ++i) {
+    SCOPED_TRACE(columns[i].name);
+    EXPECT_TRUE(matvec_per_column(core, gemm_shape(columns[i].left, columns[i].right, columns[i].attrs)));
+    for (DType t : {DType::F32, DType::S32, DType::F64})
+      if (supported({t, t, t})) run_case(*device_, columns[i], {t, t, t}, sample_seed() + 910 + uint32_t(i));
+  }
+  EXPECT_FALSE(matvec_per_column(core, {2, 200, 10, 300}));  // batched: the tiles
+  EXPECT_FALSE(matvec_per_column(core, {1, 200, 17, 300}));
+}
+
 // The tile core's variants as a GPU runs them: operands loaded in vectors of four along
 // their unit axis (A along k or along m, B along n or along k) where extents, strides and
 // offsets are multiples of four, scalars elsewhere (odd sizes, padded rows); one or two

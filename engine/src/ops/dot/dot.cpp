@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "kernels/glsl_types.hpp"
 #include "memory/copy.hpp"
@@ -146,6 +147,12 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
     } else if (g.n == 1) {
       GemmOperand vec{B.ref, B.type, {B.strides[0], 0, B.strides[1]}};
       append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c, epi);
+    } else if (matvec_per_column(*impl.core, g) && !tuning().dot.bf16x3) {
+      // out[m, j] = sum_k A[m, k] * B[k, j]: column j of B is vector j, A the matrix of each.
+      GemmOperand mat{A.ref, A.type, {0, A.strides[1], A.strides[2]}};
+      GemmOperand vec{B.ref, B.type, {B.strides[2], 0, B.strides[1]}};
+      append_matvec(impl, a.builder, out, uint32_t(g.n), uint32_t(g.m), uint32_t(g.k), mat, vec, c, epi,
+                    std::array<uint32_t, 2>{1, uint32_t(g.n)});
     } else if (!append_gemm_bf16x3(a, out, g, A, B, c, epi != nullptr)) {
       append_gemm(impl, a.builder, out, g, A, B, c, epi);
     }

@@ -107,11 +107,11 @@ void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& a
 void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc);
 
 // Split-K count for `workgroups` workgroups over `k`: about `target` workgroups in all on GPUs
-// where there are fewer, each split at least 256 long, at most `most`; tuning's dot.splits
-// overrides on any device (tests). The k per split is a multiple of `align`. Returns
-// {splits, k per split}.
+// where there are fewer, each split at least `min_chunk` long, at most `most`; tuning's
+// dot.splits overrides on any device (tests). The k per split is a multiple of `align`.
+// Returns {splits, k per split}.
 std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
-                                      uint64_t target, uint64_t most, uint64_t align = 1);
+                                      uint64_t target, uint64_t most, uint64_t align = 1, uint64_t min_chunk = 256);
 
 // Partial sums of `splits` x `n` accumulators of type `acc`, bound to a new slot.
 BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc);
@@ -151,8 +151,15 @@ bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DT
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
                  const GemmOperand& b, BufferRef c, const DotEpilogue* epi = nullptr);
 
-// out[b, r] = sum_k mat[b, r, k] * vec[b, k].
+// out[b, r] = sum_k mat[b, r, k] * vec[b, k], stored row-major [batch, rows] or at
+// b * out_strides[0] + r * out_strides[1].
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
-                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi = nullptr);
+                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi = nullptr,
+                   std::optional<std::array<uint32_t, 2>> out_strides = std::nullopt);
+
+// Whether a product of a few columns (N from 2 to 16, no batch) runs as one matrix-vector
+// product per column on this device (GPUs): tiles of such a product are mostly empty, and too
+// few to fill the device.
+bool matvec_per_column(const DeviceCore& core, const GemmShape& shape);
 
 }  // namespace nxv

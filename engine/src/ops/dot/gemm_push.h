@@ -48,6 +48,8 @@ NXV_STRUCT(MatvecPush) {
   NXV_U32 svec_k;
   NXV_U32 splits;
   NXV_U32 k_chunk;
+  NXV_U32 sout_batch;  // output element strides: out[b, r] at b * sout_batch + r * sout_row
+  NXV_U32 sout_row;
   NXV_ADDR epi_addr;  // with an epilogue: its parameter block (dot_epilogue.h)
 };
 

@@ -1,4 +1,5 @@
-// Matrix-vector product (dot with M == 1 or N == 1): out[b, r] = sum_k MAT[b, r, k] * VEC[b, k].
+// Matrix-vector product (dot with M == 1 or N == 1, and one per column where N is small):
+// out[b, r] = sum_k MAT[b, r, k] * VEC[b, k], stored at b * sout_batch + r * sout_row.
 // Memory bound: the layout decides the mapping so that neighbouring invocations read
 // neighbouring matrix elements. COLS (the matrix's rows are adjacent, stride 1 between
 // outputs): LX invocations take LX * VW outputs (VW = 4: each reads four adjacent outputs'
@@ -134,15 +135,16 @@ void main() {
         barrier();  // the next round writes part again
       }
       if (klane == 0u && r < pc.rows) {
-        uint o = bz * pc.rows + r;
+        uint o = bz * pc.sout_batch + r * pc.sout_row;
         [[unroll]] for (uint e = 0u; e < VW; ++e) {
 #if VW == 4
           ACC v = acc[e];
 #else
           ACC v = acc;
 #endif
-          if (pc.splits > 1u) partial.v[split * pc.batch * pc.rows + o + e] = v;
-          else dst.v[o + e] = STORE_RESULT(o + e, v);
+          uint i = o + e * pc.sout_row;
+          if (pc.splits > 1u) partial.v[split * pc.batch * pc.rows + i] = v;
+          else dst.v[i] = STORE_RESULT(i, v);
         }
       }
     }
