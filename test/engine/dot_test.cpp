@@ -209,22 +209,12 @@ TEST_F(Dot, CpuGemm) {
         if (supported({t, t, t})) run_case(*device_, c, {t, t, t}, sample_seed() + 840);
 }
 
-// The tiles a GPU picks by size (gpu_paths, nothing forced) at the training shapes: 128x64
-// tiles of 8 x 8 per invocation, their vector loads at the edges, and split-K in short splits
-// (M and N straddle the tiles, K a split); products of a few columns as one matrix-vector
-// product per column, A read along k or along m, B either way, split or not.
-TEST_F(Dot, GpuTrainingShapes) {
+// Products of a few columns as GPUs run them (gpu_paths): one matrix-vector product per
+// column, A read along k or along m, B either way, split or not; dot.no_columns gives them
+// to the tiles.
+TEST_F(Dot, GpuColumnProducts) {
   ScopedTuning gpu("gpu_paths", "1");
   DotAttrs mm = axes({1}, {}, {0}, {});
-  const DotCase mid[] = {
-      {"mid_tile_130x516x1032", {130, 516}, {516, 1032}, mm},
-      {"mid_tile_transposed_a_130x516x1032", {130, 516}, {516, 1032}, mm, kTransposed},
-      {"mid_tile_transposed_b_130x516x1030", {130, 516}, {516, 1030}, mm, kDense, kTransposed},
-  };
-  for (size_t i = 0; i < std::size(mid); ++i) {
-    SCOPED_TRACE(mid[i].name);
-    run_case(*device_, mid[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 900 + uint32_t(i));
-  }
   const DotCase columns[] = {
       {"columns_200x300x10", {200, 300}, {300, 10}, mm},
       {"columns_transposed_a_128x256x10", {128, 256}, {256, 10}, mm, kTransposed},
@@ -240,6 +230,8 @@ TEST_F(Dot, GpuTrainingShapes) {
   }
   EXPECT_FALSE(matvec_per_column(core, {2, 200, 10, 300}));  // batched: the tiles
   EXPECT_FALSE(matvec_per_column(core, {1, 200, 17, 300}));
+  ScopedTuning off("dot.no_columns", "1");
+  EXPECT_FALSE(matvec_per_column(core, {1, 200, 10, 300}));
 }
 
 // The tile core's variants as a GPU runs them: operands loaded in vectors of four along

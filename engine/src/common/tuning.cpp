@@ -101,6 +101,7 @@ void Tuning::set(std::string_view key, std::string_view v) {
   NXV_ENTRY("dot.gvec4", dot.gvec4, toggle())
   NXV_ENTRY("dot.no_wide", dot.no_wide, flag())
   NXV_ENTRY("dot.no_coopmat", dot.no_coopmat, flag())
+  NXV_ENTRY("dot.no_columns", dot.no_columns, flag())
   NXV_ENTRY("dot.coopmat_tile", dot.coopmat_tile, (parse_list<5>(key, v)))
   NXV_ENTRY("dot.cpu_tile", dot.cpu_tile, (parse_list<3>(key, v)))
   NXV_ENTRY("dot.no_cpu_gemm", dot.no_cpu_gemm, flag())

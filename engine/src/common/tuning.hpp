@@ -25,6 +25,7 @@ struct DotTuning {
   Toggle gvec4 = Toggle::Auto;                          // dot.gvec4=0/1: vector loads from global memory
   bool no_wide = false;                                 // dot.no_wide: no 64-bit pair loads (row kernel)
   bool no_coopmat = false;                              // dot.no_coopmat: no cooperative-matrix tier
+  bool no_columns = false;                              // dot.no_columns: no matrix-vector product per column
   std::optional<std::array<uint32_t, 5>> coopmat_tile;  // dot.coopmat_tile=bm,bn,bk,wm,wn
   std::optional<std::array<uint32_t, 3>> cpu_tile;      // dot.cpu_tile=tm,tn,wg (CPU drivers' register blocks)
   bool no_cpu_gemm = false;                             // dot.no_cpu_gemm

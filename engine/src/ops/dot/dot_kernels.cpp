@@ -178,11 +178,11 @@ void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& 
 }
 
 std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
-                                      uint64_t target, uint64_t most, uint64_t align, uint64_t min_chunk) {
+                                      uint64_t target, uint64_t most, uint64_t align) {
   uint64_t splits = 1;
   workgroups = std::max<uint64_t>(workgroups, 1);
-  if (!gemm_cpu_paths(core) && workgroups < target && k >= 2 * min_chunk)
-    splits = std::min<uint64_t>({(target + workgroups - 1) / workgroups, k / min_chunk, most});
+  if (!gemm_cpu_paths(core) && workgroups < target && k >= 512)
+    splits = std::min<uint64_t>({(target + workgroups - 1) / workgroups, k / 256, most});
   if (auto forced = tuning().dot.splits) splits = std::clamp<uint64_t>(*forced, 1, std::max<uint64_t>(k, 1));
   splits = std::clamp<uint64_t>(splits, 1, std::max<uint64_t>(core.info().max_workgroup_count[2] / 2, 1));
   // The partial sums are indexed in 32 bits.
@@ -194,7 +194,7 @@ std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroup
 }
 
 bool matvec_per_column(const DeviceCore& core, const GemmShape& shape) {
-  return !gemm_cpu_paths(core) && shape.batch == 1 && shape.n >= 2 && shape.n <= 16 && shape.m >= 64 &&
+  return !gemm_cpu_paths(core) && !tuning().dot.no_columns && shape.batch == 1 && shape.n >= 2 && shape.n <= 16 && shape.m >= 64 &&
          shape.k >= 64;
 }
 
@@ -205,7 +205,7 @@ bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DT
   GemmShape swapped{shape.batch, shape.n, shape.m, shape.k};
   if (matvec_per_column(core, shape) || matvec_per_column(core, swapped)) return false;
   bool narrow = dtype_size(a) < 4 || dtype_size(b) < 4;  // the cooperative-matrix tiers' inputs
-  return !narrow && !is_complex(out) && shape.k < 384;  // split-K needs k >= 384 (split_k)
+  return !narrow && !is_complex(out) && shape.k < 512;  // split-K needs k >= 512 (split_k)
 }
 
 BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc) {
@@ -394,12 +394,6 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   if (!gemm_cpu_paths(core) && !tuned_tile() && acc == "double" && tile.bm == 64 && tile.bn == 64 &&
       tiles(shape, 64, 128) >= 128)
     tile = fit_shared_memory(core, {64, 128, 16, 8, 8}, 8);
-  // GPUs, 32-bit accumulators, products too small for 128x128 tiles to fill the device (the
-  // training shapes, M or N in the hundreds): 128x64 tiles of 8 x 8 per invocation, with
-  // vector loads at the edges too, beat 64x64 tiles of 4 x 4 (bench/RESULTS.md, BM_Train_*).
-  bool mid_tile = !gemm_cpu_paths(core) && !tuned_tile() && glsl_type_bytes(acc) == 4 && tile.bm == 64 &&
-                  tile.bn == 64 && tile.tm == 4 && tiles(shape, 128, 64) >= 32;
-  if (mid_tile) tile = fit_shared_memory(core, {128, 64, 16, 8, 8}, 4);
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
@@ -407,7 +401,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // Vector loads along each operand's unit axis where strides, offset and extents allow, where
   // every tile lies wholly inside (with edge checks they slowed dot down on an H100), or with
   // dot.gvec4=1; dot.gvec4=0 turns them off.
-  bool gvec4 = tuning().dot.gvec4 == Toggle::On || mid_tile || gemm_tiles_inside(core, shape, tile, o, acc);
+  bool gvec4 = tuning().dot.gvec4 == Toggle::On || gemm_tiles_inside(core, shape, tile, o, acc);
   o.a_vec4 = !gvec4 ? false : o.a_k_unit ? gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 2, shape.k, tile.bk)
                         : gemm_operand_vec4(core, a.type, a.strides, a.ref.byte_offset, 1, shape.m, tile.bm);
   o.b_vec4 = !gvec4 ? false : o.b_n_unit ? gemm_operand_vec4(core, b.type, b.strides, b.ref.byte_offset, 2, shape.n, tile.bn)
@@ -450,11 +444,7 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
   push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
   // Split-K where the tiles alone give fewer than about 256 workgroups and k is long.
   uint64_t n = uint64_t(shape.batch) * uint64_t(shape.m) * uint64_t(shape.n);
-  // Tiles of 8 x 8 per invocation fill a multiprocessor with one workgroup each (about 128 on a
-  // large GPU), and take shorter splits.
-  bool wide = tile.tm * tile.tn >= 64 && tile.invocations() <= 128;
-  auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, wide ? 128 : 256, 16,
-                                   k_align, wide ? 192 : 256);
+  auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, 256, 16, k_align);
   push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : push.k;
   std::vector<AddressPatch> patches{{offsetof(GemmPush, a_addr), a.ref}, {offsetof(GemmPush, b_addr), b.ref},
                                     {offsetof(GemmPush, c_addr), c}};

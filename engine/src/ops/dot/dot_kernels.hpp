@@ -107,11 +107,11 @@ void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& a
 void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc);
 
 // Split-K count for `workgroups` workgroups over `k`: about `target` workgroups in all on GPUs
-// where there are fewer, each split at least `min_chunk` long, at most `most`; tuning's
-// dot.splits overrides on any device (tests). The k per split is a multiple of `align`.
-// Returns {splits, k per split}.
+// where there are fewer, each split at least 256 long, at most `most`; tuning's dot.splits
+// overrides on any device (tests). The k per split is a multiple of `align`. Returns
+// {splits, k per split}.
 std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroups, uint64_t k, uint64_t outputs,
-                                      uint64_t target, uint64_t most, uint64_t align = 1, uint64_t min_chunk = 256);
+                                      uint64_t target, uint64_t most, uint64_t align = 1);
 
 // Partial sums of `splits` x `n` accumulators of type `acc`, bound to a new slot.
 BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc);
