@@ -133,3 +133,65 @@ TEST(ElementwiseHost, OtherOpsTypesAndLayoutsStayOnTheDevice) {
   Tensor tx = random_tensor(*dev, DType::F32, {300, 300}, rng), ti = random_tensor(*dev, DType::S32, {1000}, rng);
   EXPECT_TRUE(p->runs_without_blocking({tx, ti}));
 }
+
+// An eager op on an idle stream (nothing recorded or unfinished) runs on the host at once: no
+// command, no submission, and allowed where the caller may not block (run_op_if_compiled);
+// with work recorded before it, or ew.host=0, the op records its kernel. The same bits either way.
+TEST(ElementwiseHost, SmallEagerOpsOnAnIdleStreamRunAtOnce) {
+  auto dev = shared_device();
+  if (!on_cpu_driver(*dev)) GTEST_SKIP() << "the host path is for CPU drivers";
+  std::mt19937 rng(sample_seed() + 40);
+  for (DType t : {DType::F32, DType::F64}) {
+    Tensor x = raw_tensor(*dev, t, 33, rng), y = raw_tensor(*dev, t, 33, rng);
+    Tensor half = scalar(*dev, t, 0.5);
+    for (OpId op : {OpId::add, OpId::subtract, OpId::multiply, OpId::divide, OpId::negate}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::string(op_info(op).name));
+      std::vector<Tensor> in = op == OpId::negate ? std::vector<Tensor>{x} : std::vector<Tensor>{x, y};
+      Tensor kernel;
+      {
+        ScopedTuning off("ew.host", "0");
+        kernel = run_op(*dev, op, {t, {33}}, in, {});
+      }
+      dev->synchronize();
+      StreamStatistics before = dev->stream_stats();
+      auto host = run_op_if_compiled(*dev, op, {t, {33}}, in, {});
+      ASSERT_TRUE(host.has_value());
+      StreamStatistics after = dev->stream_stats();
+      EXPECT_EQ(after.commands, before.commands);
+      EXPECT_EQ(after.submits, before.submits);
+      expect_same_bits(*dev, kernel, *host);
+    }
+    // A scalar broadcast over the other operand.
+    dev->synchronize();
+    uint64_t commands = dev->stream_stats().commands;
+    Tensor scaled = run_op(*dev, OpId::multiply, {t, {33}}, {x, half}, {});
+    EXPECT_EQ(dev->stream_stats().commands, commands);
+    ScopedTuning off("ew.host", "0");
+    expect_same_bits(*dev, run_op(*dev, OpId::multiply, {t, {33}}, {x, half}, {}), scaled);
+  }
+  // An f32 scalar into an f64 op (Nx.multiply(f64_tensor, 0.1)): widened exactly, as the kernel does.
+  {
+    Tensor x = raw_tensor(*dev, DType::F64, 33, rng), tenth = scalar(*dev, DType::F32, 0.1);
+    Tensor kernel;
+    {
+      ScopedTuning off("ew.host", "0");
+      kernel = run_op(*dev, OpId::multiply, {DType::F64, {33}}, {x, tenth}, {});
+    }
+    dev->synchronize();
+    uint64_t commands = dev->stream_stats().commands;
+    Tensor host = run_op(*dev, OpId::multiply, {DType::F64, {33}}, {x, tenth}, {});
+    EXPECT_EQ(dev->stream_stats().commands, commands);
+    expect_same_bits(*dev, kernel, host);
+  }
+  // Work recorded and not yet finished: the op records its kernel behind it.
+  Tensor x = raw_tensor(*dev, DType::F32, 33, rng);
+  dev->synchronize();
+  Tensor e = run_op(*dev, OpId::exp, {DType::F32, {33}}, {x}, {});
+  uint64_t commands = dev->stream_stats().commands;
+  Tensor sum = run_op(*dev, OpId::add, {DType::F32, {33}}, {e, x}, {});
+  EXPECT_EQ(dev->stream_stats().commands, commands + 1);
+  dev->synchronize();
+  Tensor again = run_op(*dev, OpId::add, {DType::F32, {33}}, {e, x}, {});
+  EXPECT_EQ(dev->stream_stats().commands, commands + 1);
+  expect_same_bits(*dev, sum, again);
+}

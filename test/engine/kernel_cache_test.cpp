@@ -67,6 +67,7 @@ TEST(Kernels, EveryElementwiseOpCompilesForEveryTypeItClaims) {
 }
 
 TEST(Kernels, SpirvIsReusedFromDiskByANewDeviceAndAnotherProcess) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   if (std::getenv("NXV_CACHE_CHILD")) {
     // Child process: the parent's cache directory must already hold this kernel.
     auto dev = Device::open();
@@ -145,6 +146,7 @@ void run_negate(Device& dev) {
 // The pipeline cache reaches the disk after a batch of new pipelines, without the device
 // closing (under the BEAM devices live as long as the VM), and the next device starts from it.
 TEST(Kernels, PipelineCacheIsSavedAfterABatchAndLoadedByTheNextDevice) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   if (std::getenv("NXV_PIPELINE_CHILD")) {
     auto dev = Device::open();
     auto t = upload(*dev, DType::F32, {4}, std::vector<float>{1, -2, 3, -4});
@@ -195,6 +197,7 @@ TEST(Kernels, PipelineCacheIsSavedAfterABatchAndLoadedByTheNextDevice) {
 // A device keeps its pipelines in the file it opened: a later NX_VULKAN_CACHE_DIR (another
 // test, another device) never receives its background saves.
 TEST(Kernels, PipelineCacheStaysInTheDirectoryTheDeviceOpenedWith) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   auto opened_with = fresh_cache_dir("pipelines-opened");
   auto named_later = fresh_cache_dir("pipelines-later");
   ScopedSettings quiet([](Settings& s) { s.pipeline_save_ms = 20; });

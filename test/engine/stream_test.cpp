@@ -45,6 +45,7 @@ TEST(Stream, IndependentOpsNeedNoBarrierAndChainsDo) {
 }
 
 TEST(Stream, RecordingDoesNotWaitAndADownloadWaitsOnce) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   auto dev = Device::open();
   auto& stream = dev->impl().stream;
   auto t = upload(*dev, DType::F32, {4096}, std::vector<float>(4096, 2.f));
@@ -98,6 +99,7 @@ TEST(Stream, SeveralDevicesAtOnceFromOneProcess) {
 // signalled: waits return, what the batch would have written raises when read, and the device
 // goes on computing.
 TEST(Stream, AFailedSubmissionLosesItsOutputsAndNeverHangs) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   auto dev = Device::open();
   auto& stream = dev->impl().stream;
   auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
@@ -142,6 +144,7 @@ TEST(Stream, AFailedSubmissionLosesItsOutputsAndNeverHangs) {
 }
 
 TEST(Stream, ALostDeviceRaisesOnEveryUseAndANewOneWorks) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   auto dev = Device::open();
   auto t = upload(*dev, DType::F32, {1000}, std::vector<float>(1000, 1.f));
   dev->synchronize();
@@ -173,6 +176,7 @@ TEST(Stream, ALostDeviceRaisesOnEveryUseAndANewOneWorks) {
 // Tiny ops on an idle device share a submission while the batch is younger than the deferral,
 // and a deferred batch reaches the GPU by its deadline with no later op or wait to submit it.
 TEST(Stream, TinyOpsShareADeferredSubmissionThatItsDeadlineSubmits) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   ScopedSettings defer([](Settings& s) { s.submit_defer_us = 2'000'000; });
   auto dev = Device::open();
   auto& stream = dev->impl().stream;
@@ -203,6 +207,7 @@ TEST(Stream, TinyOpsShareADeferredSubmissionThatItsDeadlineSubmits) {
 // A wait limit (NX_VULKAN_WAIT_LIMIT_S) turns a wait that would never end into an error naming the stream's
 // batches and their kernels: here a buffer claims a write by a batch that was never recorded.
 TEST(Stream, AWaitPastTheLimitRaisesWithTheStreamsState) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   ScopedSettings limit([](Settings& s) {
     s.wait_limit_s = 1;
     s.submit_defer_us = 60'000'000;  // the op's batch stays open

@@ -82,6 +82,7 @@ TEST(SubmitExclusion, AWaitingSubmissionGoesBeforeNewCreations) {
 // scheduler: CompileFreeScope) while a pipeline is being created goes to the deadline thread,
 // which submits it once the creation ends; a blocking caller waits for it.
 TEST(SubmitExclusion, AStreamHandsItsBatchToItsThreadWhileAPipelineIsCreated) {
+  ScopedTuning kernels("ew.host", "0");  // its small adds record kernels, not host arithmetic
   ScopedSettings on([](Settings& s) { s.submit_exclusion = true; });
   auto dev = Device::open();
   auto& impl = dev->impl();

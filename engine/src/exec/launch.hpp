@@ -45,6 +45,9 @@ struct Launch {
   // A host step instead of a kernel (CPU drivers' BLAS): run after the work recorded before
   // it has finished, with the executable's buffers.
   std::function<void(std::span<const std::shared_ptr<Buffer>>)> host;
+  // A short host step that runs at once, on any thread, when the GPU owes none of its buffers
+  // anything (LaunchBuilder::immediate_host).
+  bool immediate = false;
 };
 
 // A recorded list of launches over `slots` buffers.
@@ -55,7 +58,9 @@ class Executable {
   bool has_host_steps() const { return has_host_steps_; }
   // Records every launch on `stream` with `buffers` bound to the slots (one per slot). A host
   // step runs once the work recorded before it has finished (run then blocks; inside a
-  // CompileFreeScope it throws KernelNotReady before recording anything).
+  // CompileFreeScope it throws KernelNotReady before recording anything). An executable of
+  // immediate host steps only runs them at once where the GPU has finished every write to
+  // their buffers.
   void run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const;
   // The launches in another order (`order` a permutation of their indices): the caller keeps
   // every launch after those whose results it reads (graph/level_schedule.hpp).
@@ -65,6 +70,8 @@ class Executable {
   friend class LaunchBuilder;
   void record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers, size_t begin,
               size_t end) const;
+  // Whether every launch is an immediate host step whose buffers the GPU owes nothing.
+  bool immediate_ready(Stream& stream, std::span<const std::shared_ptr<Buffer>> buffers) const;
   uint32_t slot_count_ = 0;
   std::vector<Launch> launches_;
   bool has_host_steps_ = false;
@@ -113,8 +120,13 @@ class LaunchBuilder {
 
   const std::vector<std::shared_ptr<Buffer>>& buffers() const { return buffers_; }
   Executable finish() &&;
+  // Set for an eager op on a CPU driver whose stream was idle: a lowering may then append a
+  // short host step marked immediate (Launch::immediate) in place of a kernel.
+  bool immediate_host() const { return immediate_host_; }
+  void set_immediate_host(bool on) { immediate_host_ = on; }
 
  private:
+  bool immediate_host_ = false;
   Executable exec_;
   std::vector<std::shared_ptr<Buffer>> buffers_;
 };

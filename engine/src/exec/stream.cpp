@@ -482,6 +482,28 @@ bool Stream::wait_for_writes(const Buffer& buffer, uint64_t timeout_ns) {
   return true;
 }
 
+bool Stream::idle() {
+  std::lock_guard lock(mutex_);
+  core_->check_not_lost();
+  if ((open_ && open_->commands > 0) || !queued_.empty() || submitting_) return false;
+  if (in_flight_.empty()) return true;
+  translate_vk("retiring", [&] { retire_locked(); });
+  return in_flight_.empty();
+}
+
+bool Stream::writes_finished(const Buffer& buffer) {
+  std::lock_guard lock(mutex_);
+  core_->check_not_lost();
+  if (buffer.contents_lost) throw Error(ErrorKind::Driver, lost_message());
+  uint64_t value = buffer.last_write_batch;
+  if (value == 0) return true;
+  if (open_ && open_->value == value) return false;
+  for (const Batch& b : queued_)
+    if (b.value == value) return false;
+  if (submitting_batch_ && submitting_batch_->value == value) return false;
+  return translate_vk("polling", [&] { return completed_value() >= value; });
+}
+
 void Stream::flush() {
   Lock lock(mutex_);
   submit_now(lock);

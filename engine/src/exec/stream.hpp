@@ -93,6 +93,12 @@ class Stream {
   bool wait_for_writes(const Buffer& buffer, uint64_t timeout_ns = UINT64_MAX);
   // Submits the open batch (if any) and waits for all work.
   void synchronize();
+  // Whether no work is recorded, queued or unfinished on the GPU (raises if the device is
+  // lost): work that the host may do at once then waits for nothing.
+  bool idle();
+  // Whether the GPU has finished every write to `buffer` recorded until now, without
+  // submitting or waiting (raises for contents lost, as wait_for_writes does).
+  bool writes_finished(const Buffer& buffer);
   // Submits the open batch without waiting.
   void flush();
   StreamStats stats() const;

@@ -83,6 +83,10 @@ Tensor lower_node(Device& device, OpId op, const OutSpec& out_spec, const Attrs&
 
 Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   LaunchBuilder builder;
+  // CPU drivers: with nothing on the GPU, a small op the host can compute exactly needs no
+  // recording, submission or wait.
+  DeviceImpl& impl = device.impl();
+  if (cpu_paths(impl.core->profile())) builder.set_immediate_host(impl.stream.idle());
   Tensor result = lower_node(device, op, out, attrs, inputs, builder);
   const auto& buffers = builder.buffers();  // finish() takes the launches only
   Executable exec = std::move(builder).finish();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "common/tuning.hpp"
 #include "device/device_impl.hpp"
@@ -62,12 +63,25 @@ struct Run {
   // Each input's period: element i reads element i % period (1: one element broadcast; n:
   // dense like the output; between: a dense tensor repeated along leading axes, a bias).
   std::vector<int64_t> period;
+  // Inputs of f32 into an f64 op (single elements only): widened, exactly, as the kernel does.
+  std::vector<bool> widened;
   BufferRef out;
   int64_t n = 0;
 
   void operator()(std::span<const std::shared_ptr<Buffer>> buffers) const {
     std::vector<const T*> in;
-    for (const auto& r : inputs) in.push_back(reinterpret_cast<const T*>(host_address(*buffers[r.slot], r)));
+    std::vector<T> wide(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const std::byte* address = host_address(*buffers[inputs[k].slot], inputs[k]);
+      if (widened[k]) {
+        float v;
+        std::memcpy(&v, address, sizeof v);
+        wide[k] = T(v);
+        in.push_back(&wide[k]);
+      } else {
+        in.push_back(reinterpret_cast<const T*>(address));
+      }
+    }
     T* o = reinterpret_cast<T*>(host_address(*buffers[out.slot], out));
     std::vector<T> constants;
     for (const auto& c : chain.constants)
@@ -155,7 +169,10 @@ bool append_host_elementwise(const LowerArgs& a, const std::vector<Tensor>& view
   Toggle t = tuning().ew_host;
   int64_t n = shape_size(a.out.shape);
   if (t == Toggle::Off || !cpu_paths(a.device.impl().core->profile())) return false;
-  if (n == 0 || (t == Toggle::Auto && n < kMinElements)) return false;
+  // Below kMinElements only where it runs at once (an eager op on an idle stream): it then
+  // takes less than the kernel's recording and submission alone.
+  bool immediate = n < kMinElements && a.builder.immediate_host();
+  if (n == 0 || (t == Toggle::Auto && n < kMinElements && !immediate)) return false;
   if (a.out.type != DType::F32 && a.out.type != DType::F64) return false;
   if (!a.output.is_contiguous()) return false;
   auto chain = host_chain(a, views.size());
@@ -165,19 +182,24 @@ bool append_host_elementwise(const LowerArgs& a, const std::vector<Tensor>& view
     return false;
   std::vector<BufferRef> refs;
   std::vector<int64_t> periods;
+  std::vector<bool> widened;
   for (size_t k = 0; k < views.size(); ++k) {
     const Tensor& v = views[k];
     int64_t p = period_of(v);
-    if (v.type != a.out.type || p == 0) return false;
-    BufferRef r{slots[k], uint64_t(v.offset) * e};
-    if (!host_reachable(a.builder.buffer(slots[k]), r, uint64_t(p) * e)) return false;
+    bool widen = v.type == DType::F32 && a.out.type == DType::F64 && p == 1;
+    if ((v.type != a.out.type && !widen) || p == 0) return false;
+    const uint64_t ve = dtype_size(v.type);
+    BufferRef r{slots[k], uint64_t(v.offset) * ve};
+    if (!host_reachable(a.builder.buffer(slots[k]), r, uint64_t(p) * ve)) return false;
     refs.push_back(r);
     periods.push_back(p);
+    widened.push_back(widen);
   }
   BufferRef out{a.output_slot, uint64_t(a.output.offset) * e};
   Launch& l = a.out.type == DType::F32
-                  ? a.builder.host_step(Run<float>{*chain, refs, periods, out, n})
-                  : a.builder.host_step(Run<double>{*chain, refs, periods, out, n});
+                  ? a.builder.host_step(Run<float>{*chain, refs, periods, widened, out, n})
+                  : a.builder.host_step(Run<double>{*chain, refs, periods, widened, out, n});
+  l.immediate = immediate;
   for (uint32_t s : slots) a.builder.use(l, s, Access::Read);
   a.builder.use(l, a.output_slot, Access::Write);
   return true;

@@ -7,8 +7,9 @@
 // the same everywhere, and llvmpipe keeps subnormals as the host does (a test checks both).
 //
 // Taken for at least 2^16 elements (smaller ones cost less on the device than the wait for
-// the work before them), on x86-64 (where that test runs); tuning's ew.host=0 never, =1 at
-// any size.
+// the work before them), and for fewer as an eager op on an idle stream (LaunchBuilder::
+// immediate_host: computed at once on the calling thread, which then waits for nothing), on
+// x86-64 (where that test runs); tuning's ew.host=0 never, =1 at any size.
 #pragma once
 #include <vector>
 
