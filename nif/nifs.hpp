@@ -15,6 +15,7 @@ NXV_NIF(copy_nif);
 NXV_NIF(op_nif);
 NXV_NIF(op_table_nif);
 NXV_NIF(check_op_nif);
+bool open_prepared_resource_type(ErlNifEnv* env);
 
 // program_nifs.cpp
 NXV_NIF(program_compile_nif);

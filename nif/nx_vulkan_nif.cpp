@@ -14,12 +14,18 @@ namespace {
 int load(ErlNifEnv* env, void**, ERL_NIF_TERM) {
   nxv_nif::install_crash_trace_if_asked();
   nxv_nif::make_atoms(env);
-  return nxv_nif::open_tensor_resource_type(env) && nxv_nif::open_program_resource_type(env) ? 0 : 1;
+  return nxv_nif::open_tensor_resource_type(env) && nxv_nif::open_program_resource_type(env) &&
+                 nxv_nif::open_prepared_resource_type(env)
+             ? 0
+             : 1;
 }
 
 int upgrade(ErlNifEnv* env, void**, void**, ERL_NIF_TERM) {
   nxv_nif::make_atoms(env);
-  return nxv_nif::open_tensor_resource_type(env) && nxv_nif::open_program_resource_type(env) ? 0 : 1;
+  return nxv_nif::open_tensor_resource_type(env) && nxv_nif::open_program_resource_type(env) &&
+                 nxv_nif::open_prepared_resource_type(env)
+             ? 0
+             : 1;
 }
 
 constexpr int kIO = ERL_NIF_DIRTY_JOB_IO_BOUND;

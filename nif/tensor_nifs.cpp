@@ -1,6 +1,8 @@
 // Tensors: upload, download, deallocate, copy, and the op entry point.
 #include <algorithm>
 #include <exception>
+#include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -155,9 +157,27 @@ nxv::OpId get_op(ErlNifEnv* env, ERL_NIF_TERM term) {
 // it needs is compiled); otherwise it continues on a dirty scheduler (op_blocking).
 namespace {
 
+// An op lowered on a normal scheduler whose run blocks (a host step that waits for the GPU),
+// handed to a dirty one to run without lowering it again.
+struct PreparedResource {
+  std::shared_ptr<nxv::PreparedOp> op;
+  int64_t device_index = 0;
+  std::weak_ptr<nxv::Device> device;
+};
+
+ErlNifResourceType* prepared_type = nullptr;
+
+void destroy_prepared(ErlNifEnv*, void* object) {
+  try {
+    static_cast<PreparedResource*>(object)->~PreparedResource();
+  } catch (...) {
+  }
+}
+
 // Returns the result; sets `blocked` (and returns a placeholder) where only a dirty
-// scheduler may go on.
-ERL_NIF_TERM run_op_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block, bool& blocked) {
+// scheduler may go on, and `prepared` where the op was lowered and only its run blocks.
+ERL_NIF_TERM run_op_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block, bool& blocked,
+                         std::optional<ERL_NIF_TERM>* prepared = nullptr) {
   int64_t index = get_int64(env, argv[0], "device");
   nxv::OpId op = get_op(env, argv[1]);
   nxv::OutSpec out{get_dtype(env, argv[2]), get_shape(env, argv[3])};
@@ -179,8 +199,17 @@ ERL_NIF_TERM run_op_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_blo
     on_big_stack([&] { result = nxv::run_op(*device, op, out, inputs, attrs); });
     return make_ok(env, make_tensor_term(env, std::move(*result), index));
   }
-  std::optional<nxv::Tensor> result = nxv::run_op_if_compiled(*device, op, out, inputs, attrs);
-  if (!result) return blocked = true, atoms.ok;
+  std::shared_ptr<nxv::PreparedOp> lowered;
+  std::optional<nxv::Tensor> result = nxv::run_op_if_compiled(*device, op, out, inputs, attrs, &lowered);
+  if (!result) {
+    if (lowered && prepared) {
+      void* memory = enif_alloc_resource(prepared_type, sizeof(PreparedResource));
+      new (memory) PreparedResource{std::move(lowered), index, device};
+      *prepared = enif_make_resource(env, memory);
+      enif_release_resource(memory);
+    }
+    return blocked = true, atoms.ok;
+  }
   return make_ok(env, make_tensor_term(env, std::move(*result), index));
 }
 
@@ -189,12 +218,39 @@ ERL_NIF_TERM op_blocking_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] { return run_op_term(env, argv, true, blocked); });
 }
 
+// op_prepared(resource): runs what op lowered (on a dirty scheduler).
+ERL_NIF_TERM op_prepared_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    PreparedResource* res = nullptr;
+    if (!enif_get_resource(env, argv[0], prepared_type, reinterpret_cast<void**>(&res)))
+      invalid("expected a prepared op");
+    auto device = device_at(res->device_index);
+    if (res->device.lock() != device)
+      throw nxv::Error(nxv::ErrorKind::DeviceLost, "the op's device was reopened before it ran");
+    nxv::Tensor result = nxv::run_prepared(*device, *res->op);
+    return make_ok(env, make_tensor_term(env, std::move(result), res->device_index));
+  });
+}
+
 }  // namespace
+
+bool open_prepared_resource_type(ErlNifEnv* env) {
+  ErlNifResourceFlags tried;
+  prepared_type = enif_open_resource_type(env, nullptr, "nx_vulkan_prepared_op", destroy_prepared,
+                                          static_cast<ErlNifResourceFlags>(ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER),
+                                          &tried);
+  return prepared_type != nullptr;
+}
 
 ERL_NIF_TERM op_nif(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[]) {
   bool blocked = false;
-  ERL_NIF_TERM done = guard(env, [&] { return run_op_term(env, argv, false, blocked); });
+  std::optional<ERL_NIF_TERM> prepared;
+  ERL_NIF_TERM done = guard(env, [&] { return run_op_term(env, argv, false, blocked, &prepared); });
   if (!blocked) return done;
+  if (prepared) {
+    ERL_NIF_TERM args[] = {*prepared};
+    return enif_schedule_nif(env, "op", ERL_NIF_DIRTY_JOB_IO_BOUND, op_prepared_nif, 1, args);
+  }
   return enif_schedule_nif(env, "op", ERL_NIF_DIRTY_JOB_IO_BOUND, op_blocking_nif, argc, argv);
 }
 

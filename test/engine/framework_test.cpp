@@ -305,4 +305,22 @@ TEST(Eager, DotDeclinesThenRuns) {
   std::vector<float> got(64 * 32);
   to_host(*dev, r, got.data(), got.size() * 4);
   EXPECT_EQ(got[2 * 32 + 1], x[2] * w[1]);
+  // Where the product's kernels are built but its run blocks (CPU drivers: a host BLAS step
+  // that waits for the GPU), the caller that may not block gets it lowered, nothing recorded,
+  // and runs it where it may: the same values.
+  ScopedTuning blas("host_blas", "1");  // at this size too
+  dev->synchronize();
+  uint64_t commands = dev->stream_stats().commands;
+  std::shared_ptr<PreparedOp> prepared;
+  auto ran = run_op_if_compiled(*dev, OpId::dot, out, {a, b}, attrs, &prepared);
+  if (!dev->impl().core->profile().cpu_driver) {
+    EXPECT_TRUE(ran.has_value() && !prepared);  // GPUs: kernels only, recorded at once
+    return;
+  }
+  ASSERT_TRUE(prepared);
+  EXPECT_EQ(dev->stream_stats().commands, commands);
+  Tensor later = run_prepared(*dev, *prepared);
+  std::vector<float> again(64 * 32);
+  to_host(*dev, later, again.data(), again.size() * 4);
+  EXPECT_EQ(again, got);
 }

@@ -4,6 +4,7 @@
 // attributes. Serves the NIF and the C++ tests alike.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -86,10 +87,17 @@ Support check_op(Device& device, OpId op, const OutSpec& out, std::span<const Te
 Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
               const Attrs& attrs = {});
 
+// An op lowered and ready to run whose run blocks (its host step waits for the GPU).
+struct PreparedOp;
+
 // The same, but returns nullopt at once (nothing recorded) where a kernel it needs is not
-// compiled yet: for callers that must not block, which then call run_op elsewhere.
+// compiled yet, or where running it would block: for callers that must not block, which then
+// call run_op elsewhere, or run_prepared with the op lowered here where `prepared` is given
+// (set where the op was lowered and only its run blocks).
 std::optional<Tensor> run_op_if_compiled(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
-                                         const Attrs& attrs = {});
+                                         const Attrs& attrs = {}, std::shared_ptr<PreparedOp>* prepared = nullptr);
+// Runs an op that run_op_if_compiled prepared (blocking), and returns its result.
+Tensor run_prepared(Device& device, const PreparedOp& op);
 
 // Conveniences by name (tests, tools): an unknown name is Unsupported.
 Tensor run_op(Device& device, std::string_view op, const OutSpec& out, const std::vector<Tensor>& inputs,

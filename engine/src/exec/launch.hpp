@@ -56,6 +56,10 @@ class Executable {
   uint32_t slot_count() const { return slot_count_; }
   const std::vector<Launch>& launches() const { return launches_; }
   bool has_host_steps() const { return has_host_steps_; }
+  // Whether run would block for the GPU (a host step not ready to run at once).
+  bool blocks(Stream& stream, std::span<const std::shared_ptr<Buffer>> buffers) const {
+    return has_host_steps_ && !immediate_ready(stream, buffers);
+  }
   // Records every launch on `stream` with `buffers` bound to the slots (one per slot). A host
   // step runs once the work recorded before it has finished (run then blocks; inside a
   // CompileFreeScope it throws KernelNotReady before recording anything). An executable of

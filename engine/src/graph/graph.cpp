@@ -82,15 +82,23 @@ Tensor lower_node(Device& device, OpId op, const OutSpec& out_spec, const Attrs&
 }  // namespace
 
 Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  return std::get<Tensor>(run_or_prepare_one_node(device, op, out, inputs, attrs, false));
+}
+
+std::variant<Tensor, std::shared_ptr<PreparedOp>> run_or_prepare_one_node(Device& device, OpId op, const OutSpec& out,
+                                                                          const std::vector<Tensor>& inputs,
+                                                                          const Attrs& attrs, bool prepare) {
   LaunchBuilder builder;
   // CPU drivers: with nothing on the GPU, a small op the host can compute exactly needs no
   // recording, submission or wait.
   DeviceImpl& impl = device.impl();
   if (cpu_paths(impl.core->profile())) builder.set_immediate_host(impl.stream.idle());
   Tensor result = lower_node(device, op, out, attrs, inputs, builder);
-  const auto& buffers = builder.buffers();  // finish() takes the launches only
+  std::vector<std::shared_ptr<Buffer>> buffers = builder.buffers();
   Executable exec = std::move(builder).finish();
-  exec.run(device.impl().stream, device.impl().kernels.layout(), buffers);
+  if (prepare && exec.blocks(impl.stream, buffers))
+    return std::make_shared<PreparedOp>(PreparedOp{std::move(result), std::move(exec), std::move(buffers)});
+  exec.run(impl.stream, impl.kernels.layout(), buffers);
   return result;
 }
 

@@ -3,6 +3,7 @@
 // buffers. An eager op is a one-node graph (run_one_node); the Nx.Defn compiler's programs
 // (graph/program.cpp) are many nodes through the same builder.
 #pragma once
+#include <variant>
 #include <cstdint>
 #include <vector>
 
@@ -42,5 +43,17 @@ GraphExecutable compile_graph(Device& device, const Graph& graph, const std::vec
 
 // The eager path: `op` as a one-node graph, recorded at once on the device's stream.
 Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs);
+
+struct PreparedOp {
+  Tensor result;
+  Executable exec;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+};
+
+// The same where `prepare` is set and running the op would block (a host step that waits for
+// the GPU): it is lowered but not run, and returned to be run elsewhere (run_prepared).
+std::variant<Tensor, std::shared_ptr<PreparedOp>> run_or_prepare_one_node(Device& device, OpId op, const OutSpec& out,
+                                                                          const std::vector<Tensor>& inputs,
+                                                                          const Attrs& attrs, bool prepare);
 
 }  // namespace nxv

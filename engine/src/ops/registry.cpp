@@ -66,13 +66,25 @@ Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Ten
 }
 
 std::optional<Tensor> run_op_if_compiled(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
-                                         const Attrs& attrs) {
+                                         const Attrs& attrs, std::shared_ptr<PreparedOp>* prepared) {
   try {
     CompileFreeScope no_compiles;
-    return run_op(device, op, out, inputs, attrs);
+    PhaseTimer timer(Phase::RunOp);
+    for (const auto& t : inputs) check_same_device(device, t);
+    auto ran = translate_vk("running op", [&] {
+      return run_or_prepare_one_node(device, op, out, inputs, attrs, prepared != nullptr);
+    });
+    if (auto* t = std::get_if<Tensor>(&ran)) return std::move(*t);
+    *prepared = std::move(std::get<std::shared_ptr<PreparedOp>>(ran));
+    return std::nullopt;
   } catch (const KernelNotReady&) {
     return std::nullopt;
   }
+}
+
+Tensor run_prepared(Device& device, const PreparedOp& op) {
+  translate_vk("running op", [&] { op.exec.run(device.impl().stream, device.impl().kernels.layout(), op.buffers); });
+  return op.result;
 }
 
 Tensor run_op(Device& device, std::string_view op, const OutSpec& out, const std::vector<Tensor>& inputs,
