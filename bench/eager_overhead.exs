@@ -13,10 +13,13 @@ b = Nx.iota({1000}, type: :f32)
 per_op_us = fn n, fun ->
   fun.()
   Nx.Vulkan.synchronize()
-  {us, _} = :timer.tc(fn ->
-    for _ <- 1..n, do: fun.()
-    Nx.Vulkan.synchronize()
-  end)
+
+  {us, _} =
+    :timer.tc(fn ->
+      for _ <- 1..n, do: fun.()
+      Nx.Vulkan.synchronize()
+    end)
+
   us / n
 end
 
@@ -34,7 +37,10 @@ IO.puts(
 )
 
 synchronous = best.(1000, fn -> Nx.add(a, b) |> Nx.to_binary() end)
-IO.puts("synchronous Nx.add of f32[1000] + Nx.to_binary: #{Float.round(synchronous, 2)} us per op")
+
+IO.puts(
+  "synchronous Nx.add of f32[1000] + Nx.to_binary: #{Float.round(synchronous, 2)} us per op"
+)
 
 # Where the pipelined figure goes, layer by layer: the backend callback without Nx's front end
 # (type and shape inference), and the NIF call alone (the engine's recording plus the NIF).
@@ -45,3 +51,36 @@ IO.puts("  of which the backend callback (no Nx front end): #{Float.round(callba
 refs = [a.data.ref, b.data.ref]
 nif = best.(5000, fn -> Nx.Vulkan.NIF.op(a.data.device, id, {:f, 32}, {1000}, refs, []) end)
 IO.puts("  of which the NIF call alone: #{Float.round(nif, 2)} us")
+
+# Scalars, where eager scripts and the Evaluator live: an upload, arithmetic (on a CPU driver
+# with nothing in flight the host computes it at once), a transcendental (a kernel), and
+# the process's user and system time over a loop of each (/proc/self/stat, Linux).
+s1 = Nx.tensor(1.5)
+s2 = Nx.tensor(2.25)
+IO.puts("Nx.tensor(scalar): #{Float.round(best.(5000, fn -> Nx.tensor(3.0) end), 2)} us")
+
+ticks = fn ->
+  case File.read("/proc/self/stat") do
+    {:ok, stat} ->
+      [_, rest] = String.split(stat, ") ", parts: 2)
+      fields = String.split(rest, " ")
+      {String.to_integer(Enum.at(fields, 11)), String.to_integer(Enum.at(fields, 12))}
+
+    _ ->
+      {0, 0}
+  end
+end
+
+for {name, fun} <- [
+      {"scalar Nx.add |> Nx.to_number", fn -> Nx.add(s1, s2) |> Nx.to_number() end},
+      {"scalar Nx.exp |> Nx.to_number", fn -> Nx.exp(s1) |> Nx.to_number() end}
+    ] do
+  us = best.(2000, fun)
+  {u0, k0} = ticks.()
+  for _ <- 1..20_000, do: fun.()
+  {u1, k1} = ticks.()
+
+  IO.puts(
+    "#{name}: #{Float.round(us, 2)} us; 20000 of them: user #{u1 - u0}, system #{k1 - k0} ticks"
+  )
+end
