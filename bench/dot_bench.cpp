@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,16 @@
 
 namespace nxv::bench {
 namespace {
+
+// Times `per_iter` products per synchronisation, as the benchmark's manual time.
+void time_products(benchmark::State& state, Device& dev, int per_iter, const std::function<void()>& product) {
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < per_iter; ++i) product();
+    dev.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+}
 
 // [m, k] . [k, n] -> [m, n] (m == 1: a vector [k] times [k, n], as jnp.matmul of (1, K) gives).
 void run_dot(benchmark::State& state, DType in, DType out, int64_t m, int64_t k, int64_t n) {
@@ -43,12 +54,7 @@ void run_dot(benchmark::State& state, DType in, DType out, int64_t m, int64_t k,
   OutSpec spec{out, {m, n}};
   int per_iter = flop > 1e11 ? 1 : 10;
   warm_up([&] { run_op(dev, op, spec, {a, b}, at); });
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < per_iter; ++i) run_op(dev, op, spec, {a, b}, at);
-    dev.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  time_products(state, dev, per_iter, [&] { run_op(dev, op, spec, {a, b}, at); });
   state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
   // Against the f32 (f64) fma rate (the SIMT kernels' peak; the cooperative-matrix tier of
   // f16/bf16 inputs runs past it).
@@ -102,12 +108,7 @@ void run_training_dot(benchmark::State& state, int64_t m, int64_t k, int64_t n, 
   warm_up([&] { run_op(dev, op, spec, {a, b}, at); });
   dev.synchronize();
   dev.kernel_profile();  // drop the warm-up's times
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < per_iter; ++i) run_op(dev, op, spec, {a, b}, at);
-    dev.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  time_products(state, dev, per_iter, [&] { run_op(dev, op, spec, {a, b}, at); });
   state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
   double gpu_ns = 0;
   for (const KernelTime& t : dev.kernel_profile()) gpu_ns += t.total_ns;

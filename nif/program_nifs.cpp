@@ -13,6 +13,7 @@
 #include "nifs.hpp"
 #include "nxv/error.hpp"
 #include "nxv/graph.hpp"
+#include "resource_types.hpp"
 #include "tensor_resource.hpp"
 #include "term_attrs.hpp"
 #include "terms.hpp"
@@ -34,13 +35,6 @@ struct ProgramResource {
 constexpr const char* kReopened = "this compiled program belongs to a device since reopened";
 
 ErlNifResourceType* program_type = nullptr;
-
-void destroy_program(ErlNifEnv*, void* object) {
-  try {
-    static_cast<ProgramResource*>(object)->~ProgramResource();
-  } catch (...) {
-  }
-}
 
 [[noreturn]] void invalid(const std::string& message) { throw nxv::Error(nxv::ErrorKind::InvalidArgument, message); }
 
@@ -119,10 +113,7 @@ ERL_NIF_TERM program_run_blocking_nif(ErlNifEnv* env, int, const ERL_NIF_TERM ar
 }  // namespace
 
 bool open_program_resource_type(ErlNifEnv* env) {
-  ErlNifResourceFlags tried;
-  program_type = enif_open_resource_type(env, nullptr, "nx_vulkan_program", destroy_program,
-                                         static_cast<ErlNifResourceFlags>(ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER),
-                                         &tried);
+  program_type = open_resource_type<ProgramResource>(env, "nx_vulkan_program");
   return program_type != nullptr;
 }
 

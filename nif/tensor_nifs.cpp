@@ -13,6 +13,7 @@
 #include "nifs.hpp"
 #include "nxv/error.hpp"
 #include "nxv/ops.hpp"
+#include "resource_types.hpp"
 #include "tensor_resource.hpp"
 #include "term_attrs.hpp"
 #include "terms.hpp"
@@ -167,13 +168,6 @@ struct PreparedResource {
 
 ErlNifResourceType* prepared_type = nullptr;
 
-void destroy_prepared(ErlNifEnv*, void* object) {
-  try {
-    static_cast<PreparedResource*>(object)->~PreparedResource();
-  } catch (...) {
-  }
-}
-
 // Returns the result; sets `blocked` (and returns a placeholder) where only a dirty
 // scheduler may go on, and `prepared` where the op was lowered and only its run blocks.
 ERL_NIF_TERM run_op_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block, bool& blocked,
@@ -235,10 +229,7 @@ ERL_NIF_TERM op_prepared_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
 }  // namespace
 
 bool open_prepared_resource_type(ErlNifEnv* env) {
-  ErlNifResourceFlags tried;
-  prepared_type = enif_open_resource_type(env, nullptr, "nx_vulkan_prepared_op", destroy_prepared,
-                                          static_cast<ErlNifResourceFlags>(ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER),
-                                          &tried);
+  prepared_type = open_resource_type<PreparedResource>(env, "nx_vulkan_prepared_op");
   return prepared_type != nullptr;
 }
 

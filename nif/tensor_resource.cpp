@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "nxv/error.hpp"
+#include "resource_types.hpp"
 
 namespace nxv_nif {
 
@@ -11,24 +12,10 @@ namespace {
 
 ErlNifResourceType* tensor_type = nullptr;
 
-void destroy_tensor(ErlNifEnv*, void* object) {
-  // Runs when the BEAM garbage-collects the last reference. Never throws out: a failing
-  // buffer release must not take the VM down.
-  auto* resource = static_cast<TensorResource*>(object);
-  try {
-    resource->~TensorResource();
-  } catch (...) {
-  }
-}
-
 }  // namespace
 
 bool open_tensor_resource_type(ErlNifEnv* env) {
-  ErlNifResourceFlags tried;
-  tensor_type = enif_open_resource_type(env, nullptr, "nx_vulkan_tensor", destroy_tensor,
-                                        static_cast<ErlNifResourceFlags>(ERL_NIF_RT_CREATE |
-                                                                         ERL_NIF_RT_TAKEOVER),
-                                        &tried);
+  tensor_type = open_resource_type<TensorResource>(env, "nx_vulkan_tensor");
   return tensor_type != nullptr;
 }
 
