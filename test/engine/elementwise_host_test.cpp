@@ -123,12 +123,13 @@ TEST(ElementwiseHost, OtherOpsTypesAndLayoutsStayOnTheDevice) {
   auto dev = shared_device();
   std::mt19937 rng(3);
   ScopedTuning on("ew.host", "1");
-  // exp is not exactly rounded; s32 is not a float; a transposed operand is not dense.
+  // exp is not exactly rounded; integer quotients keep Nx's rules on the device; a transposed
+  // operand is not dense.
   Graph g;
   uint32_t x = g.input(DType::F32, {300, 300});
   uint32_t i = g.input(DType::S32, {1000});
   g.output(g.add(OpId::exp, {DType::F32, {300, 300}}, {x}));
-  g.output(g.add(OpId::add, {DType::S32, {1000}}, {i, i}));
+  g.output(g.add(OpId::quotient, {DType::S32, {1000}}, {i, i}));
   auto p = compile_program(*dev, g);
   Tensor tx = random_tensor(*dev, DType::F32, {300, 300}, rng), ti = random_tensor(*dev, DType::S32, {1000}, rng);
   EXPECT_TRUE(p->runs_without_blocking({tx, ti}));
@@ -160,6 +161,20 @@ TEST(ElementwiseHost, SmallEagerOpsOnAnIdleStreamRunAtOnce) {
       EXPECT_EQ(after.commands, before.commands);
       EXPECT_EQ(after.submits, before.submits);
       expect_same_bits(*dev, kernel, *host);
+    }
+    // Signed zeros: negate(0.0) is -0.0, and -0.0 + 0.0 is 0.0.
+    for (double z : {0.0, -0.0}) {
+      Tensor zero = scalar(*dev, t, z);
+      for (OpId op : {OpId::negate, OpId::add}) {
+        std::vector<Tensor> in = op == OpId::negate ? std::vector<Tensor>{zero} : std::vector<Tensor>{zero, scalar(*dev, t, -z)};
+        Tensor kernel;
+        {
+          ScopedTuning off("ew.host", "0");
+          kernel = run_op(*dev, op, {t, {}}, in, {});
+        }
+        dev->synchronize();
+        expect_same_bits(*dev, kernel, run_op(*dev, op, {t, {}}, in, {}));
+      }
     }
     // A scalar broadcast over the other operand.
     dev->synchronize();
@@ -194,4 +209,45 @@ TEST(ElementwiseHost, SmallEagerOpsOnAnIdleStreamRunAtOnce) {
   Tensor again = run_op(*dev, OpId::add, {DType::F32, {33}}, {e, x}, {});
   EXPECT_EQ(dev->stream_stats().commands, commands + 1);
   expect_same_bits(*dev, sum, again);
+}
+
+// Integers wrap around on the host as in the kernels (add, subtract, multiply, negate; the
+// extremes and random bit patterns), large as a host step and small at once; integer division
+// (quotient) stays on the device.
+TEST(ElementwiseHost, IntegersWrapAroundAsTheKernelsDo) {
+  auto dev = shared_device();
+  if (!on_cpu_driver(*dev)) GTEST_SKIP() << "the host path is for CPU drivers";
+  std::mt19937 rng(sample_seed() + 60);
+  for (DType t : {DType::S32, DType::S64, DType::U32, DType::U64}) {
+    if (!supports_op(*dev, "add", {t, {4}}, {t, t})) continue;
+    for (int64_t n : {int64_t(70001), int64_t(33)}) {
+      size_t size = dtype_size(t);
+      std::vector<std::byte> xs(size_t(n) * size), ys(size_t(n) * size);
+      for (auto* bytes : {&xs, &ys})
+        for (int64_t i = 0; i < n; ++i) {
+          uint64_t v = uint64_t(rng()) << 32 | rng();
+          if (i % 7 == 0) v = i % 2 ? ~uint64_t(0) >> 1 : uint64_t(1) << (size * 8 - 1);  // the extremes
+          std::memcpy(bytes->data() + size_t(i) * size, &v, size);
+        }
+      Tensor x = from_host(*dev, t, {n}, xs.data(), xs.size()), y = from_host(*dev, t, {n}, ys.data(), ys.size());
+      for (OpId op : {OpId::add, OpId::subtract, OpId::multiply, OpId::negate}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::string(op_info(op).name) + " n " + std::to_string(n));
+        std::vector<Tensor> in = op == OpId::negate ? std::vector<Tensor>{x} : std::vector<Tensor>{x, y};
+        Tensor kernel;
+        {
+          ScopedTuning off("ew.host", "0");
+          kernel = run_op(*dev, op, {t, {n}}, in, {});
+        }
+        dev->synchronize();
+        uint64_t commands = dev->stream_stats().commands;
+        Tensor host = run_op(*dev, op, {t, {n}}, in, {});
+        EXPECT_EQ(dev->stream_stats().commands, commands);
+        expect_same_bits(*dev, kernel, host);
+      }
+      dev->synchronize();
+      uint64_t commands = dev->stream_stats().commands;
+      run_op(*dev, OpId::quotient, {t, {n}}, {x, y}, {});
+      EXPECT_GT(dev->stream_stats().commands, commands);
+    }
+  }
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <type_traits>
+#include <cstdint>
 #include <cstring>
 
 #include "common/tuning.hpp"
@@ -16,10 +18,29 @@ constexpr int64_t kMinElements = int64_t(1) << 16;
 constexpr int64_t kElementsPerPart = int64_t(1) << 17;
 constexpr size_t kBlock = 512;
 
-bool host_op(OpId op) {
+// Exactly rounded float arithmetic, and integer arithmetic that wraps around as the kernels'
+// does (divide is a float op in Nx; quotient, with Nx's rules for zero, stays on the device).
+bool host_op(OpId op, DType type) {
   using enum OpId;
-  return op == add || op == subtract || op == multiply || op == divide || op == negate;
+  return op == add || op == subtract || op == multiply || op == negate || (op == divide && is_float(type));
 }
+
+bool host_type(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::S32 || t == DType::S64 || t == DType::U32 ||
+         t == DType::U64;
+}
+
+// Integers in their unsigned type: wrap-around without undefined behaviour.
+template <typename T, bool = std::is_integral_v<T>>
+struct WrappingOf {
+  using type = T;
+};
+template <typename T>
+struct WrappingOf<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using Wrapping = typename WrappingOf<T>::type;
 
 // Where a step reads an operand within the current block: `p[j * stride]`.
 template <typename T>
@@ -43,15 +64,21 @@ void binary(size_t n, Source<T> x, Source<T> y, T* out, F f) {
 
 template <typename T>
 void apply(OpId op, size_t n, const std::vector<Source<T>>& in, T* out) {
+  using W = Wrapping<T>;
   switch (op) {
-    case OpId::add: return binary(n, in[0], in[1], out, [](T a, T b) { return a + b; });
-    case OpId::subtract: return binary(n, in[0], in[1], out, [](T a, T b) { return a - b; });
-    case OpId::multiply: return binary(n, in[0], in[1], out, [](T a, T b) { return a * b; });
-    case OpId::divide: return binary(n, in[0], in[1], out, [](T a, T b) { return a / b; });
-    case OpId::negate:
-      if (in[0].stride) for (size_t j = 0; j < n; ++j) out[j] = -in[0].p[j];
-      else std::fill(out, out + n, -in[0].p[0]);
+    case OpId::add: return binary(n, in[0], in[1], out, [](T a, T b) { return T(W(a) + W(b)); });
+    case OpId::subtract: return binary(n, in[0], in[1], out, [](T a, T b) { return T(W(a) - W(b)); });
+    case OpId::multiply: return binary(n, in[0], in[1], out, [](T a, T b) { return T(W(a) * W(b)); });
+    case OpId::divide:
+      if constexpr (std::is_floating_point_v<T>) return binary(n, in[0], in[1], out, [](T a, T b) { return a / b; });
+      return;  // host_op() admits floats only
+    case OpId::negate: {
+      // Floats flip the sign (-0.0 for 0.0), integers wrap (the most negative stays).
+      auto neg = [](T a) { return std::is_floating_point_v<T> ? T(-a) : T(W(0) - W(a)); };
+      if (in[0].stride) for (size_t j = 0; j < n; ++j) out[j] = neg(in[0].p[j]);
+      else std::fill(out, out + n, neg(in[0].p[0]));
       return;
+    }
     default: return;  // host_op() admits no other
   }
 }
@@ -153,7 +180,7 @@ std::optional<ElementwiseChain> host_chain(const LowerArgs& a, size_t inputs) {
     if (c.value.kind == AttrNumber::Kind::Complex) return std::nullopt;
   }
   for (const auto& step : chain.steps) {
-    if (!host_op(step.op) || step.out != a.out.type) return std::nullopt;
+    if (!host_op(step.op, step.out) || step.out != a.out.type) return std::nullopt;
     for (const auto& o : step.operands)
       if (o.from == ChainOperand::From::Input && o.index >= inputs) return std::nullopt;
   }
@@ -173,7 +200,7 @@ bool append_host_elementwise(const LowerArgs& a, const std::vector<Tensor>& view
   // takes less than the kernel's recording and submission alone.
   bool immediate = n < kMinElements && a.builder.immediate_host();
   if (n == 0 || (t == Toggle::Auto && n < kMinElements && !immediate)) return false;
-  if (a.out.type != DType::F32 && a.out.type != DType::F64) return false;
+  if (!host_type(a.out.type)) return false;
   if (!a.output.is_contiguous()) return false;
   auto chain = host_chain(a, views.size());
   if (!chain) return false;
@@ -196,9 +223,15 @@ bool append_host_elementwise(const LowerArgs& a, const std::vector<Tensor>& view
     widened.push_back(widen);
   }
   BufferRef out{a.output_slot, uint64_t(a.output.offset) * e};
-  Launch& l = a.out.type == DType::F32
-                  ? a.builder.host_step(Run<float>{*chain, refs, periods, widened, out, n})
-                  : a.builder.host_step(Run<double>{*chain, refs, periods, widened, out, n});
+  auto step = [&]<typename T>(T) -> Launch& {
+    return a.builder.host_step(Run<T>{*chain, refs, periods, widened, out, n});
+  };
+  Launch& l = a.out.type == DType::F32   ? step(float{})
+              : a.out.type == DType::F64 ? step(double{})
+              : a.out.type == DType::S32 ? step(int32_t{})
+              : a.out.type == DType::S64 ? step(int64_t{})
+              : a.out.type == DType::U32 ? step(uint32_t{})
+                                         : step(uint64_t{});
   l.immediate = immediate;
   for (uint32_t s : slots) a.builder.use(l, s, Access::Read);
   a.builder.use(l, a.output_slot, Access::Write);

@@ -1,10 +1,12 @@
 // Elementwise arithmetic on CPU drivers through the host. llvmpipe vectorizes a kernel across
 // its invocations and reads every operand with a gather: a dense f32 update like SGD's
 // w - lr * g ran at 7 ns an element, twenty times numpy's. Where an op or fused chain is only
-// exactly rounded arithmetic (add, subtract, multiply, divide, negate) on f32 or f64, with dense
-// or single-element operands of the output's type, the host computes it in stream order (a
-// host step, as the host BLAS products are), with the bits of the kernel: IEEE operations round
-// the same everywhere, and llvmpipe keeps subnormals as the host does (a test checks both).
+// exactly rounded arithmetic (add, subtract, multiply, divide, negate) on f32 or f64, or
+// wrapping integer arithmetic (add, subtract, multiply, negate) on 32- and 64-bit integers,
+// with dense or single-element operands of the output's type, the host computes it in stream
+// order (a host step, as the host BLAS products are), with the bits of the kernel: IEEE
+// operations round the same everywhere, integers wrap the same, and llvmpipe keeps subnormals
+// as the host does (tests check all three).
 //
 // Taken for at least 2^16 elements (smaller ones cost less on the device than the wait for
 // the work before them), and for fewer as an eager op on an idle stream (LaunchBuilder::
