@@ -198,17 +198,24 @@ TEST(ElementwiseHost, SmallEagerOpsOnAnIdleStreamRunAtOnce) {
     EXPECT_EQ(dev->stream_stats().commands, commands);
     expect_same_bits(*dev, kernel, host);
   }
-  // Work recorded and not yet finished: the op records its kernel behind it.
-  Tensor x = raw_tensor(*dev, DType::F32, 33, rng);
-  dev->synchronize();
-  Tensor e = run_op(*dev, OpId::exp, {DType::F32, {33}}, {x}, {});
-  uint64_t commands = dev->stream_stats().commands;
-  Tensor sum = run_op(*dev, OpId::add, {DType::F32, {33}}, {e, x}, {});
-  EXPECT_EQ(dev->stream_stats().commands, commands + 1);
-  dev->synchronize();
-  Tensor again = run_op(*dev, OpId::add, {DType::F32, {33}}, {e, x}, {});
-  EXPECT_EQ(dev->stream_stats().commands, commands + 1);
-  expect_same_bits(*dev, sum, again);
+  // Work recorded and not yet finished: the op records its kernel behind it. (A device whose
+  // batches wait for a later op or wait: otherwise a slow caller, a sanitizer build, may find
+  // the exp submitted and finished before the add comes.)
+  std::shared_ptr<Device> held;
+  {
+    ScopedSettings defer([](Settings& s) { s.submit_defer_us = 10'000'000; });
+    held = Device::open();
+  }
+  Tensor x = raw_tensor(*held, DType::F32, 33, rng);
+  held->synchronize();
+  Tensor e = run_op(*held, OpId::exp, {DType::F32, {33}}, {x}, {});
+  uint64_t commands = held->stream_stats().commands;
+  Tensor sum = run_op(*held, OpId::add, {DType::F32, {33}}, {e, x}, {});
+  EXPECT_EQ(held->stream_stats().commands, commands + 1);
+  held->synchronize();
+  Tensor again = run_op(*held, OpId::add, {DType::F32, {33}}, {e, x}, {});
+  EXPECT_EQ(held->stream_stats().commands, commands + 1);
+  expect_same_bits(*held, sum, again);
 }
 
 // Integers wrap around on the host as in the kernels (add, subtract, multiply, negate; the
