@@ -34,6 +34,12 @@ bool Executable::immediate_ready(Stream& stream, std::span<const std::shared_ptr
   return true;
 }
 
+bool Executable::run_at_once(Stream& stream, std::span<const std::shared_ptr<Buffer>> buffers) const {
+  if (!has_host_steps_ || !immediate_ready(stream, buffers)) return false;
+  for (const Launch& l : launches_) l.host(buffers);
+  return true;
+}
+
 void Executable::reorder(const std::vector<size_t>& order) {
   std::vector<Launch> launches;
   launches.reserve(order.size());
@@ -46,10 +52,7 @@ void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const 
     throw Error(ErrorKind::InvalidArgument, "an executable of " + std::to_string(slot_count_) + " buffers was given " +
                                                 std::to_string(buffers.size()));
   if (!has_host_steps_) return record(stream, layout, buffers, 0, launches_.size());
-  if (immediate_ready(stream, buffers)) {
-    for (const Launch& l : launches_) l.host(buffers);
-    return;
-  }
+  if (run_at_once(stream, buffers)) return;
   // A host step waits for the GPU: a caller that may not block retries where it may.
   if (CompileFreeScope::active()) throw KernelNotReady();
   size_t begin = 0;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -56,10 +57,9 @@ class Executable {
   uint32_t slot_count() const { return slot_count_; }
   const std::vector<Launch>& launches() const { return launches_; }
   bool has_host_steps() const { return has_host_steps_; }
-  // Whether run would block for the GPU (a host step not ready to run at once).
-  bool blocks(Stream& stream, std::span<const std::shared_ptr<Buffer>> buffers) const {
-    return has_host_steps_ && !immediate_ready(stream, buffers);
-  }
+  // Runs the executable at once if it is only immediate host steps whose buffers the GPU
+  // owes nothing; returns whether it ran.
+  bool run_at_once(Stream& stream, std::span<const std::shared_ptr<Buffer>> buffers) const;
   // Records every launch on `stream` with `buffers` bound to the slots (one per slot). A host
   // step runs once the work recorded before it has finished (run then blocks; inside a
   // CompileFreeScope it throws KernelNotReady before recording anything). An executable of
@@ -124,13 +124,17 @@ class LaunchBuilder {
 
   const std::vector<std::shared_ptr<Buffer>>& buffers() const { return buffers_; }
   Executable finish() &&;
-  // Set for an eager op on a CPU driver whose stream was idle: a lowering may then append a
-  // short host step marked immediate (Launch::immediate) in place of a kernel.
-  bool immediate_host() const { return immediate_host_; }
-  void set_immediate_host(bool on) { immediate_host_ = on; }
+  // For an eager op on a CPU driver: where `stream` is idle when a lowering asks, it may
+  // append a short host step marked immediate (Launch::immediate) in place of a kernel.
+  void allow_immediate_host(Stream& stream) { idle_source_ = &stream; }
+  bool immediate_host() {
+    if (idle_source_ && !idle_) idle_ = idle_source_->idle();  // asked once, by the lowerings that could
+    return idle_.value_or(false);
+  }
 
  private:
-  bool immediate_host_ = false;
+  Stream* idle_source_ = nullptr;
+  std::optional<bool> idle_;
   Executable exec_;
   std::vector<std::shared_ptr<Buffer>> buffers_;
 };

@@ -92,12 +92,14 @@ std::variant<Tensor, std::shared_ptr<PreparedOp>> run_or_prepare_one_node(Device
   // CPU drivers: with nothing on the GPU, a small op the host can compute exactly needs no
   // recording, submission or wait.
   DeviceImpl& impl = device.impl();
-  if (cpu_paths(impl.core->profile())) builder.set_immediate_host(impl.stream.idle());
+  if (cpu_paths(impl.core->profile())) builder.allow_immediate_host(impl.stream);
   Tensor result = lower_node(device, op, out, attrs, inputs, builder);
   std::vector<std::shared_ptr<Buffer>> buffers = builder.buffers();
   Executable exec = std::move(builder).finish();
-  if (prepare && exec.blocks(impl.stream, buffers))
+  if (prepare && exec.has_host_steps()) {
+    if (exec.run_at_once(impl.stream, buffers)) return result;
     return std::make_shared<PreparedOp>(PreparedOp{std::move(result), std::move(exec), std::move(buffers)});
+  }
   exec.run(impl.stream, impl.kernels.layout(), buffers);
   return result;
 }

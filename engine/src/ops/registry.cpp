@@ -58,22 +58,28 @@ Support check_op(Device& device, OpId op, const OutSpec& out, std::span<const Te
   return family_of(op).check(CheckArgs{device, op, out, inputs, attrs});
 }
 
-Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+namespace {
+
+std::variant<Tensor, std::shared_ptr<PreparedOp>> run_or_prepare(Device& device, OpId op, const OutSpec& out,
+                                                                 const std::vector<Tensor>& inputs, const Attrs& attrs,
+                                                                 bool prepare) {
   PhaseTimer timer(Phase::RunOp);
   for (const auto& t : inputs) check_same_device(device, t);
   // The node is checked (check_op) where it is lowered, before anything is recorded.
-  return translate_vk("running op", [&] { return run_one_node(device, op, out, inputs, attrs); });
+  return translate_vk("running op", [&] { return run_or_prepare_one_node(device, op, out, inputs, attrs, prepare); });
+}
+
+}  // namespace
+
+Tensor run_op(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  return std::get<Tensor>(run_or_prepare(device, op, out, inputs, attrs, false));
 }
 
 std::optional<Tensor> run_op_if_compiled(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs,
                                          const Attrs& attrs, std::shared_ptr<PreparedOp>* prepared) {
   try {
     CompileFreeScope no_compiles;
-    PhaseTimer timer(Phase::RunOp);
-    for (const auto& t : inputs) check_same_device(device, t);
-    auto ran = translate_vk("running op", [&] {
-      return run_or_prepare_one_node(device, op, out, inputs, attrs, prepared != nullptr);
-    });
+    auto ran = run_or_prepare(device, op, out, inputs, attrs, prepared != nullptr);
     if (auto* t = std::get_if<Tensor>(&ran)) return std::move(*t);
     *prepared = std::move(std::get<std::shared_ptr<PreparedOp>>(ran));
     return std::nullopt;

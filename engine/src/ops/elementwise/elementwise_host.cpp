@@ -195,15 +195,15 @@ bool append_host_elementwise(const LowerArgs& a, const std::vector<Tensor>& view
 #endif
   Toggle t = tuning().ew_host;
   int64_t n = shape_size(a.out.shape);
-  if (t == Toggle::Off || !cpu_paths(a.device.impl().core->profile())) return false;
-  // Below kMinElements only where it runs at once (an eager op on an idle stream): it then
-  // takes less than the kernel's recording and submission alone.
-  bool immediate = n < kMinElements && a.builder.immediate_host();
-  if (n == 0 || (t == Toggle::Auto && n < kMinElements && !immediate)) return false;
+  if (t == Toggle::Off || n == 0 || !cpu_paths(a.device.impl().core->profile())) return false;
   if (!host_type(a.out.type)) return false;
   if (!a.output.is_contiguous()) return false;
   auto chain = host_chain(a, views.size());
   if (!chain) return false;
+  // Below kMinElements only where it runs at once (an eager op on an idle stream): it then
+  // takes less than the kernel's recording and submission alone.
+  bool immediate = n < kMinElements && a.builder.immediate_host();
+  if (t == Toggle::Auto && n < kMinElements && !immediate) return false;
   const uint64_t e = dtype_size(a.out.type);
   if (!host_reachable(a.builder.buffer(a.output_slot), {a.output_slot, uint64_t(a.output.offset) * e}, uint64_t(n) * e))
     return false;
