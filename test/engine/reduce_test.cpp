@@ -52,6 +52,9 @@ std::vector<Layout> layouts() {
       {"rows_4x4100", {4, 4100}, {1}},
       {"columns_300x5", {300, 5}, {0}},
       {"columns_70000x3_two_passes", {70000, 3}, {0}},
+      {"columns_1000x40", {1000, 40}, {0}},
+      {"columns_150x9", {150, 9}, {0}},
+      {"transposed_columns_300x7", {300, 7}, {0}, false, 1},
       {"middle_4x33x5", {4, 33, 5}, {1}},
       {"apart_2x3x4_axes_0_2", {2, 3, 4}, {0, 2}},
       {"size1_1x1", {1, 1}, {1}},
@@ -201,14 +204,26 @@ bool same_bits(DType t, const std::byte* a, const std::byte* b, bool zero_sign_f
   return std::memcmp(a, b, dtype_size(t)) == 0;
 }
 
-class Reduce : public DeviceTest {};
+class Reduce : public DeviceTest {
+ protected:
+  void expect_host_reference_bits(size_t cases, uint32_t seed);
+};
 
-TEST_F(Reduce, EveryOpTypeAndLayoutMatchesTheHostReferenceBitForBit) {
+TEST_F(Reduce, EveryOpTypeAndLayoutMatchesTheHostReferenceBitForBit) { expect_host_reference_bits(160, 0); }
+
+// The GPUs' plans on any device: more invocations per row, columns shared by invocations a
+// workgroup apart (lanes_apart) where the CPU drivers' plan cuts them into chunks.
+TEST_F(Reduce, GpuPlansMatchTheHostReferenceBitForBit) {
+  ScopedTuning gpu("gpu_paths", "1");
+  expect_host_reference_bits(80, 1);
+}
+
+void Reduce::expect_host_reference_bits(size_t cases, uint32_t seed) {
   Device& d = *device_;
-  std::mt19937 rng(sample_seed());
+  std::mt19937 rng(sample_seed() + seed);
   size_t ran = 0;
   std::string failures;
-  for (const Case& c : sample_cases(all_cases(), 160)) {
+  for (const Case& c : sample_cases(all_cases(), cases)) {
     DType out = out_type(c.op, c.type);
     const Layout& l = c.layout;
     // The logical input (what the op sees) and the stored tensor it is a view of.

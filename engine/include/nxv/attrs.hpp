@@ -70,6 +70,11 @@ class Attrs {
     if (!p) throw Error(ErrorKind::InvalidArgument, "op attributes of the wrong kind (decode them with decode_attrs)");
     return *p;
   }
+  // The family's struct where the call carries one of type T, else null.
+  template <typename T>
+  const T* try_as() const {
+    return std::any_cast<T>(&value_);
+  }
 
  private:
   std::any value_;

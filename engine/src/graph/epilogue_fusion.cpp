@@ -19,8 +19,9 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
                                                                                     const GraphNode& node,
                                                                                     const Graph& graph) {
   if (!has_elementwise_steps(node, graph)) return std::nullopt;
-  ElementwiseChain chain = family_of(producer.op).epilogue(producer).value_or(ElementwiseChain{});
-  std::vector<uint32_t> extras(producer.inputs.begin() + 2, producer.inputs.end());
+  const Family& family = family_of(producer.op);
+  ElementwiseChain chain = family.epilogue(producer).value_or(ElementwiseChain{});
+  std::vector<uint32_t> extras(producer.inputs.begin() + ptrdiff_t(family.own_inputs(producer)), producer.inputs.end());
   // What the consumer's result operand becomes: the product, or the epilogue's last step.
   ChainOperand result{ChainOperand::From::Input, 0};
   if (!chain.steps.empty()) result = {ChainOperand::From::Step, uint32_t(chain.steps.size() - 1)};
@@ -53,7 +54,7 @@ Graph fuse_epilogues(Device& device, const Graph& graph) {
     if (!family.takes_epilogue(producer) || consumer.out.shape != producer.out.shape) return std::nullopt;
     auto epilogue = extended_epilogue(producer, uint32_t(g.input_count()) + p, consumer, g);
     if (!epilogue) return std::nullopt;
-    std::vector<uint32_t> inputs(producer.inputs.begin(), producer.inputs.begin() + 2);
+    std::vector<uint32_t> inputs(producer.inputs.begin(), producer.inputs.begin() + ptrdiff_t(family.own_inputs(producer)));
     inputs.insert(inputs.end(), epilogue->second.begin(), epilogue->second.end());
     return FusedNode{producer.op, std::move(inputs), family.with_epilogue(producer, std::move(epilogue->first))};
   });

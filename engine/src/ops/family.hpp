@@ -80,8 +80,12 @@ class Family {
     return std::nullopt;
   }
   // Store epilogue: the node's kernels apply an elementwise chain where they store its result
-  // (chain input 0 the node's own value, inputs 1.. its tensors after the first two).
+  // (chain input 0 the node's own value, inputs 1.. its tensors after its own_inputs).
   virtual bool takes_epilogue(const GraphNode&) const { return false; }
+  virtual size_t own_inputs(const GraphNode&) const { return 2; }
+  // Whether `attrs` carry an epilogue (whose tensors follow the op's own: check_op then takes
+  // more inputs than the op's arity).
+  virtual bool has_epilogue(OpId, const Attrs&) const { return false; }
   virtual std::optional<ElementwiseChain> epilogue(const GraphNode&) const { return std::nullopt; }
   // The node's attributes with `chain` as its epilogue.
   virtual Attrs with_epilogue(const GraphNode& node, ElementwiseChain) const { return node.attrs; }

@@ -1,107 +1,14 @@
-// Conv epilogues: each extra tensor as element strides over the output's axes (merged where
-// all allow), read by nxv_epilogue from the output offset the conv kernel stores at.
+// Conv epilogues: offset epilogues (ops/elementwise/offset_epilogue.hpp) over the conv's output.
 #include "ops/conv/conv_epilogue.hpp"
 
-#include <algorithm>
-#include <cstring>
-#include <string>
-
-#include "device/device_impl.hpp"
-#include "kernels/fast_division.hpp"
-#include "memory/copy.hpp"
-#include "ops/dot/dot_plan.hpp"
-
 namespace nxv {
-namespace {
-
-constexpr int64_t kMaxIndex = int64_t(1) << 31;
-
-// nxv_epilogue's coordinates: offset i decomposed over p.ext (innermost last), `rank` axes.
-// The rank is in the code, a loop of constant trip count: the cooperative-matrix kernel stores
-// inside unrolled loops over its accumulators, which a loop of run-time trip count would keep
-// rolled (the accumulators then in memory); and only the axes in use are read.
-EpilogueCode conv_code(size_t rank) {
-  EpilogueCode c;
-  c.name = "ConvEpilogue";
-  c.comment = "// the conv's epilogue (ops/conv/conv_epilogue.cpp): output offset i from accumulator acc, in\n"
-              "// the chain's compute type (STORE_EPILOGUE converts it where it is stored)\n";
-  c.params_type = "ConvEpilogueParams";
-  c.params_expr = "NXV_EPILOGUE_PARAMS";
-  std::string r = std::to_string(rank) + "u";
-  c.index =
-      "  uint at_x = 0u, at_y = 0u, at_rest = i;\n"
-      "  [[unroll]] for (uint at_k = 0u; at_k < " + r + "; ++at_k) {\n"
-      "    uint d = " + r + " - 1u - at_k;\n"
-      "    uint at_q = nxv_fastdiv(at_rest, p.ext_magic[d], p.ext_shift[d]), at_c = at_rest - at_q * p.ext[d];\n"
-      "    at_rest = at_q;\n"
-      "    at_x += at_c * p.sx[d];\n"
-      "    at_y += at_c * p.sy[d];\n"
-      "  }\n";
-  c.at = {"at_x", "at_y"};
-  return c;
-}
-
-bool readable_in_place(const Tensor& view) {
-  return std::all_of(view.strides.begin(), view.strides.end(), [](int64_t s) { return s >= 0; }) &&
-         view.offset >= 0 && max_element_index(view.shape, view.strides, view.offset) < kMaxIndex;
-}
-
-}  // namespace
 
 std::string conv_epilogue_error(const CheckArgs& c, const ConvAttrs& a, bool& invalid) {
   return store_epilogue_error(c, *a.epilogue, a.product, "conv", invalid);
 }
 
 StoreEpilogue make_conv_epilogue(const LowerArgs& a, const ConvAttrs& at) {
-  StoreEpilogue e;
-  e.product = at.product;
-  e.out = a.out.type;
-  const Shape& shape = a.out.shape;
-  std::vector<std::vector<int64_t>> strides;  // per extra tensor, per output axis
-  for (size_t i = 2; i < a.inputs.size(); ++i) {
-    const Tensor& t = a.inputs[i].tensor;
-    Tensor view = broadcast_view(t, shape);
-    e.extra.push_back(t.type);
-    if (readable_in_place(view)) {
-      e.refs.push_back({a.inputs[i].slot, uint64_t(view.offset) * dtype_size(t.type)});
-      strides.push_back(view.strides);
-      continue;
-    }
-    Tensor copy = empty(a.device, t.type, view.shape);
-    uint32_t slot = a.builder.bind(copy.buffer);
-    append_copy(a.device, a.builder, view, a.inputs[i].slot, copy, slot);
-    e.refs.push_back({slot, 0});
-    strides.push_back(copy.strides);
-  }
-  // Axes of extent 1 have coordinate 0; an axis joins the one before where, for every tensor,
-  // stepping the earlier one is stepping the later one across its extent.
-  std::vector<int64_t> ext;
-  std::vector<std::vector<int64_t>> merged(strides.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool joins = !ext.empty();
-    for (size_t j = 0; j < strides.size() && joins; ++j) joins = merged[j].back() == strides[j][d] * shape[d];
-    if (joins) {
-      ext.back() *= shape[d];
-      for (size_t j = 0; j < strides.size(); ++j) merged[j].back() = strides[j][d];
-      continue;
-    }
-    ext.push_back(shape[d]);
-    for (size_t j = 0; j < strides.size(); ++j) merged[j].push_back(strides[j][d]);
-  }
-  ConvEpilogueParams p{};
-  p.rank = uint32_t(ext.size());
-  for (size_t d = 0; d < ext.size(); ++d) {
-    p.ext[d] = uint32_t(ext[d]);
-    fast_division(p.ext[d], p.ext_magic[d], p.ext_shift[d]);
-    if (strides.size() > 0) p.sx[d] = uint32_t(merged[0][d]);
-    if (strides.size() > 1) p.sy[d] = uint32_t(merged[1][d]);
-  }
-  if (e.refs.size() > 0) e.patches.push_back({offsetof(ConvEpilogueParams, x_addr), e.refs[0]});
-  if (e.refs.size() > 1) e.patches.push_back({offsetof(ConvEpilogueParams, y_addr), e.refs[1]});
-  e.params.resize(sizeof p);
-  std::memcpy(e.params.data(), &p, sizeof p);
-  generate_store_epilogue(e, *at.epilogue, a.device.has(kCapFloat64), conv_code(ext.size()));
+  StoreEpilogue e = make_offset_epilogue(a, *at.epilogue, at.product, 2);
   // The split-K sum (dot_split_sum.comp) reads these parameters, not a dot's.
   e.defines.emplace_back("CONV_EPILOGUE", "1");
   return e;

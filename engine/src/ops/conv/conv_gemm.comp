@@ -11,7 +11,7 @@
 // along k, the input's channels being adjacent; B_N_UNIT; VEC4_SHARED, ACC4; A_VEC4: four
 // adjacent channels per load; B_VEC4, WARP_X); NR (spatial
 // axes); IDIL (an input dilation > 1); KALIGN; A_/B_/C_STORE and _ALIGN; LOAD_A(x), LOAD_B(x),
-// STORE_OUT(v); EPILOGUE (conv_epilogue.glsl: an elementwise chain where C is stored).
+// STORE_OUT(v); EPILOGUE (offset_epilogue.glsl: an elementwise chain where C is stored).
 // IM2COL: no product; A itself goes to C, row-major [group, m, k] (C of the input's type), for
 // dot's cooperative-matrix GEMM to multiply (conv_im2col.cpp).
 #version 460
@@ -51,7 +51,7 @@ layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buff
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
 layout(buffer_reference, std430) writeonly buffer PartBuf { ACC v[]; };
 #define NXV_EPILOGUE_PARAMS (ParamBuf(pc.params_addr).p.epi)
-#include "conv_epilogue.glsl"
+#include "offset_epilogue.glsl"
 
 const uint TROW = NXV_CONV_TABLE_ROW(NR);
 

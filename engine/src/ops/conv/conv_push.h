@@ -8,6 +8,12 @@
 #ifndef NXV_CONV_PUSH_H
 #define NXV_CONV_PUSH_H
 #include "nxv_shared.h"
+// GLSL finds included files by name; C++ by path.
+#ifdef __cplusplus
+#include "ops/elementwise/offset_epilogue.h"
+#else
+#include "offset_epilogue.h"
+#endif
 
 #define NXV_CONV_MAX_SPATIAL 8
 
@@ -27,23 +33,6 @@ NXV_STRUCT(ConvPush) {
   NXV_U32 sb_k;
   NXV_U32 sb_n;
   NXV_U32 total;         // output elements
-};
-
-// A conv's epilogue (ops/conv/conv_epilogue.hpp): output element o (its offset in the
-// row-major output) reads the epilogue's tensor x at sum over d < rank of coordinate d times
-// sx[d], o decomposed over ext[] (the output's axes, adjacent ones merged where every tensor's
-// strides allow); y likewise. Strides in elements, non-negative, indices below 2^31.
-#define NXV_CONV_EPILOGUE_AXES (NXV_CONV_MAX_SPATIAL + 2)
-NXV_STRUCT(ConvEpilogueParams) {
-  NXV_ADDR x_addr;  // the chain's input 1, where it has one
-  NXV_ADDR y_addr;  // its input 2, where it has one
-  NXV_U32 zero;     // 0: the chain's roundings go through it (a value the compiler cannot see)
-  NXV_U32 rank;     // also compiled into the generated code (conv_epilogue.cpp)
-  NXV_U32 ext[NXV_CONV_EPILOGUE_AXES];
-  NXV_U32 ext_magic[NXV_CONV_EPILOGUE_AXES];  // division by ext[d] (kernels/fast_division.hpp)
-  NXV_U32 ext_shift[NXV_CONV_EPILOGUE_AXES];
-  NXV_U32 sx[NXV_CONV_EPILOGUE_AXES];
-  NXV_U32 sy[NXV_CONV_EPILOGUE_AXES];
 };
 
 // Spatial axes d < NR (the kernel's compile-time rank). Input positions are in the dilated
@@ -71,7 +60,7 @@ NXV_STRUCT(ConvParams) {
   NXV_U32 idil[NXV_CONV_MAX_SPATIAL];     // input dilations, with multipliers
   NXV_U32 idil_magic[NXV_CONV_MAX_SPATIAL];
   NXV_U32 idil_shift[NXV_CONV_MAX_SPATIAL];
-  ConvEpilogueParams epi;  // read by conv_gemm.comp where it has an epilogue
+  OffsetEpilogueParams epi;  // read by conv_gemm.comp where it has an epilogue
 };
 
 // After ConvParams, one row of NR + 1 ints per kernel position (row-major over the kernel's

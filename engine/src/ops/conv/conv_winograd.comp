@@ -5,7 +5,7 @@
 // outputs (PASS 2). Every coefficient is 0, +-1 or 1/2: exact in binary. An output whose value
 // is not finite is computed again directly (the transforms' sums can meet Inf - Inf where the
 // direct sum has Inf, or overflow where it does not), so Inf and NaN come out as the direct
-// sum's. PASS 2 stores through STORE_RESULT (conv_epilogue.glsl: an epilogue where the conv
+// sum's. PASS 2 stores through STORE_RESULT (offset_epilogue.glsl: an epilogue where the conv
 // has one). One invocation per (filter, channel), (tile, channel) or (tile, filter).
 // Defines: PASS, WT (float or double), WT_F64, WT_ALIGN, WG; PASS 2: ACC (WT), OUT_STORE,
 // OUT_ALIGN, STORE_OUT(v), EPILOGUE.
@@ -38,7 +38,7 @@ layout(buffer_reference, std430, buffer_reference_align = WT_ALIGN) readonly buf
 #if PASS == 2
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer Dst { OUT_STORE v[]; };
 #define NXV_EPILOGUE_PARAMS (ParamBuf(pc.params_addr).p.epi)
-#include "conv_epilogue.glsl"
+#include "offset_epilogue.glsl"
 #else
 layout(buffer_reference, std430, buffer_reference_align = WT_ALIGN) writeonly buffer Dst { WT v[]; };
 #endif

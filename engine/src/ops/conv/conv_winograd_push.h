@@ -52,7 +52,7 @@ NXV_STRUCT(WinogradParams) {
   NXV_U32 m_k;
   NXV_U32 zero;          // 0, added to each output: a -0.0 sum becomes +0.0 as the direct sum's
   NXV_U32 item0;         // pass 2: the launch's first batch item (output offsets are the whole output's)
-  ConvEpilogueParams epi;  // pass 2 with an epilogue (conv_epilogue.hpp)
+  OffsetEpilogueParams epi;  // pass 2 with an epilogue (conv_epilogue.hpp)
 };
 
 #endif

@@ -1,7 +1,7 @@
 // The second pass of a split-K product: out[i] = sum over s of part[s * n + i] (the
 // accumulator type), added in order of s, rounded once to the output type.
 // Defines: ACC, ZERO, OUT_STORE, OUT_ALIGN, STORE_OUT(v), EPILOGUE (dot_epilogue.glsl, or with
-// CONV_EPILOGUE a conv's: conv_epilogue.glsl; i is then the offset in the conv's output).
+// CONV_EPILOGUE a conv's: offset_epilogue.glsl; i is then the offset in the conv's output).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -31,7 +31,7 @@ layout(buffer_reference, std430) readonly buffer PartBuf { ACC v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 
 #ifdef CONV_EPILOGUE
-#include "conv_epilogue.glsl"
+#include "offset_epilogue.glsl"
 #else
 #include "dot_epilogue.glsl"
 #endif

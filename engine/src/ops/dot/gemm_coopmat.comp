@@ -24,7 +24,7 @@
 // and IDIL), through the conv's parameter block at epi_addr; needs A_ROW and one batch. C then
 // goes straight to the conv's output through the block's output strides (with split-K, the
 // partial sums at the same offsets), through its epilogue where it has one (EPILOGUE:
-// conv_epilogue.glsl); CONV_LANES_M: lanes store along m, not n.
+// offset_epilogue.glsl); CONV_LANES_M: lanes store along m, not n.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -93,7 +93,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Par
 #define ACC float
 #define NXV_EPILOGUE_PARAMS (ParamBuf(pc.epi_addr).p.epi)
 #endif
-#include "conv_epilogue.glsl"
+#include "offset_epilogue.glsl"
 
 // Where output row gm (batch item, output position) starts in the conv's output.
 uint conv_output_row(ParamBuf P, uint gm) {

@@ -72,10 +72,12 @@ void set_define(Defines& d, const std::string& name, const std::string& value) {
 }  // namespace
 
 std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& chain, DType product,
-                                 const std::string& op, bool& invalid) {
+                                 const std::string& op, bool& invalid, size_t operands) {
   invalid = true;
-  if (c.inputs.size() < 2 || c.inputs.size() > 4) return op + ": with an epilogue it takes 2 to 4 tensors";
-  std::span<const TensorSpec> extras = c.inputs.subspan(2);
+  if (c.inputs.size() < operands || c.inputs.size() > operands + 2)
+    return op + ": with an epilogue it takes " + std::to_string(operands) + " to " + std::to_string(operands + 2) +
+           " tensors";
+  std::span<const TensorSpec> extras = c.inputs.subspan(operands);
   for (const auto& t : extras)
     if (!broadcastable(t.shape, c.out.shape)) return op + ": an epilogue's tensor cannot be broadcast to the output";
   std::vector<DType> in = chain_inputs(product, extras);
@@ -86,8 +88,7 @@ std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& cha
     if (std::string needs = chain_f64_required_error(chain, in); !needs.empty()) return op + " epilogue: " + needs;
   // The producer's operands are part of the kernel too: an f64 operand brings the f64 float controls.
   std::vector<DType> kernel_types = in;
-  kernel_types.push_back(c.inputs[0].type);
-  kernel_types.push_back(c.inputs[1].type);
+  for (size_t i = 0; i < operands; ++i) kernel_types.push_back(c.inputs[i].type);
   FeatureSet features;
   ChainRounding rounding = chain_rounding(chain, kernel_types, has_f64, &features);
   if (rounding.reason != ChainSplit::None) return op + " epilogue: " + rounding.message;

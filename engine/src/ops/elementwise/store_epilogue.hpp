@@ -32,7 +32,8 @@ struct StoreEpilogue {
   FeatureSet features;
 };
 
-// A family whose attributes A hold `epilogue` and `product` (dot, conv): its graph roles.
+// A family whose attributes A hold `epilogue` and `product` (dot, conv, reduce): its graph
+// roles. Its nodes' own operands are the first own_inputs() inputs; an epilogue's tensors follow.
 template <typename A>
 class StoreEpilogueFamily : public Family {
  public:
@@ -40,10 +41,15 @@ class StoreEpilogueFamily : public Family {
 
   std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override { return n.attrs.as<A>().epilogue; }
 
-  // An epilogue's tensors (inputs after the first two) are read where each result is stored.
+  bool has_epilogue(OpId, const Attrs& attrs) const override {
+    const A* a = attrs.empty() ? nullptr : attrs.try_as<A>();
+    return a && a->epilogue;
+  }
+
+  // An epilogue's tensors are read where each result is stored.
   bool stores_where_it_reads(const GraphNode& n, size_t input, const Graph& graph) const override {
     const OutSpec& in = graph.value(n.inputs.at(input));
-    return input >= 2 && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
+    return input >= own_inputs(n) && in.shape == n.out.shape && dtype_size(in.type) == dtype_size(n.out.type);
   }
 
   Attrs with_epilogue(const GraphNode& n, ElementwiseChain chain) const override {
@@ -54,11 +60,11 @@ class StoreEpilogueFamily : public Family {
   }
 };
 
-// "" when `chain` (over the product of type `product` and c.inputs[2..]) runs where `op`'s
-// kernels store, c.inputs[0] and [1] being the producer's operands; else why not, with
-// `invalid` set where the request is malformed (types, shapes, operand count).
+// "" when `chain` (over the product of type `product` and c.inputs[operands..]) runs where
+// `op`'s kernels store, c.inputs[0..operands) being the producer's own operands; else why not,
+// with `invalid` set where the request is malformed (types, shapes, operand count).
 std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& chain, DType product,
-                                 const std::string& op, bool& invalid);
+                                 const std::string& op, bool& invalid, size_t operands = 2);
 
 // How the generated nxv_epilogue(uint i, ACC acc) reaches its data: `name` prefixes the extra
 // tensors' buffer types, `params_type p = params_expr` is read first, `index` (code over i and

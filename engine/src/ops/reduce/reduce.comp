@@ -3,7 +3,8 @@
 // order, several loads in flight; then the group combines its values in a fixed order
 // (subgroup shuffles, then a shared-memory tree), so the same input gives the same bits on
 // every run.
-// Defines: WG (workgroup size), TPR (invocations per row chunk, a power of two <= WG),
+// Defines: WG (workgroup size), TPR (invocations per row chunk, a power of two <= WG; side by
+// side, or WG / TPR apart with LANES_APART, where neighbouring invocations take neighbouring rows),
 // IN_STORE/OUT_STORE (+ _ALIGN), ACC (accumulator type), IDENT, LOAD(x) (stored input -> ACC),
 // COMBINE(a, b), STORE_OUT(v), FINAL (this pass writes the result), FROM_PARTIALS (it reads
 // the pass before's); SUBGROUP with SHUFFLE_XOR(v, m); VEC4 (dense rows read four-wide: IN_VEC,
@@ -12,11 +13,13 @@
 // the values the partial indices point at); COMBINER (reduce/5: COMBINE is the traced function
 // nxv_combine(x, acc), which has no identity: each invocation keeps whether it holds a value,
 // the first pass's first invocation of a row starts from the accumulator read through
-// AUX_STORE/LOAD_AUX at aux_addr, and values combine as fun.(later, earlier)).
+// AUX_STORE/LOAD_AUX at aux_addr, and values combine as fun.(later, earlier)); EPILOGUE (the
+// final pass of sum, product, max, min stores through an elementwise chain: offset_epilogue.glsl).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #if NXV_STORAGE8
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
@@ -37,12 +40,19 @@ layout(local_size_x_id = 0) in;
 
 #include "nxv_float_controls.glsl"
 #include "nxv_math.glsl"
-#ifdef NXV_GENERATED
+#if defined(NXV_GENERATED) && COMBINER
 #include "nxv_generated.glsl"  // the combiner of reduce/5 (ops/reduce/combiner.cpp)
 #endif
 #include "reduce_push.h"
 
 layout(push_constant, std430) uniform Params { ReducePush pc; };
+
+// STORE_RESULT(q, v): the final pass's store, through its epilogue where it has one (EPILOGUE).
+#if FINAL && !ARG && !COMBINER
+#include "offset_epilogue.glsl"
+#else
+#define STORE_RESULT(i, v) STORE_OUT(v)
+#endif
 
 layout(buffer_reference, std430, buffer_reference_align = IN_ALIGN) readonly buffer InBuf { IN_STORE v[]; };
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
@@ -131,8 +141,16 @@ void main() {
   AuxBuf aux = AuxBuf(pc.aux_addr);
 #endif
   uint id = gl_LocalInvocationID.x;
+#if LANES_APART
+  // Neighbouring invocations take neighbouring rows (columns of the tensor: reads coalesce).
+  uint lane = id / GROUPS;
+  uint slot = id % GROUPS;
+#define PEER(s) (id + (s) * GROUPS)
+#else
   uint lane = id % TPR;
   uint slot = id / TPR;
+#define PEER(s) (id + (s))
+#endif
   uint per_trip = GROUPS * gl_NumWorkGroups.x;
   uint trips = (pc.rows + per_trip - 1u) / per_trip;  // the same for the whole workgroup
   for (uint t = 0u; t < trips; ++t) {
@@ -243,17 +261,17 @@ void main() {
 #if ARG
           ACC v = s_acc[id];
           uint k = s_idx[id];
-          arg_combine(v, k, s_acc[id + s], s_idx[id + s]);
+          arg_combine(v, k, s_acc[PEER(s)], s_idx[PEER(s)]);
           s_acc[id] = v;
           s_idx[id] = k;
 #elif COMBINER
-          if (s_has[id + s] != 0u) {
-            ACC mine = s_acc[id], other = s_acc[id + s];
+          if (s_has[PEER(s)] != 0u) {
+            ACC mine = s_acc[id], other = s_acc[PEER(s)];
             s_acc[id] = s_has[id] != 0u ? COMBINE(other, mine) : other;
             s_has[id] = 1u;
           }
 #else
-          ACC mine = s_acc[id], other = s_acc[id + s];
+          ACC mine = s_acc[id], other = s_acc[PEER(s)];
           s_acc[id] = COMBINE(mine, other);
 #endif
         }
@@ -273,7 +291,7 @@ void main() {
       dst.v[q] = idx;
 #endif
 #else
-      dst.v[q] = STORE_OUT(acc);
+      dst.v[q] = STORE_RESULT(q, acc);
 #endif
     }
   }

@@ -13,6 +13,7 @@
 #include "kernels/glsl_types.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "memory/copy.hpp"
+#include "ops/elementwise/offset_epilogue.hpp"
 #include "ops/family.hpp"
 #include "ops/reduce/combiner.hpp"
 #include "ops/reduce/folds.hpp"
@@ -30,6 +31,10 @@ bool is_arg(OpId op) { return op == OpId::argmax || op == OpId::argmin; }
 bool is_extreme(OpId op) { return op == OpId::reduce_max || op == OpId::reduce_min || is_arg(op); }
 bool is_logical(OpId op) { return op == OpId::all || op == OpId::any; }
 bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
+// The reductions whose final pass stores through an epilogue.
+bool folds_values(OpId op) {
+  return op == OpId::sum || op == OpId::product || op == OpId::reduce_max || op == OpId::reduce_min;
+}
 
 FoldKind fold_kind(OpId op) {
   switch (op) {
@@ -49,6 +54,7 @@ struct PassKind {
   bool final = true;
   bool vec4 = false;      // dense rows of the tensor, read four-wide
   bool subgroup = false;  // the group combines by subgroup shuffles first
+  bool lanes_apart = false;  // the group's invocations sit WG / TPR apart (ReducePass::lanes_apart)
 };
 
 // subgroupShuffleXor of an accumulator: 64-bit integers travel as two 32-bit halves (shuffles
@@ -82,6 +88,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   d.emplace_back("FINAL", pass.final ? "1" : "0");
   d.emplace_back("FROM_PARTIALS", pass.from_partials ? "1" : "0");
   d.emplace_back("SUBGROUP", pass.subgroup ? "1" : "0");
+  d.emplace_back("LANES_APART", pass.lanes_apart ? "1" : "0");
   if (pass.subgroup) d.emplace_back("SHUFFLE_XOR(v, m)", shuffle_xor(acc));
   d.emplace_back("VEC4", pass.vec4 ? "1" : "0");
   if (pass.vec4) {
@@ -166,9 +173,15 @@ Shape expected_shape(const Shape& in, const std::vector<bool>& reduced, bool kee
   return s;
 }
 
-class ReduceFamily final : public Family {
+class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
  public:
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
+
+  bool takes_epilogue(const GraphNode& n) const override {
+    const ReduceAttrs* a = n.attrs.empty() ? nullptr : n.attrs.try_as<ReduceAttrs>();
+    return folds_values(n.op) && a && !a->combiner;
+  }
+  size_t own_inputs(const GraphNode&) const override { return 1; }
 
   Attrs decode(OpId op, const AttrReader& r) const override {
     if (is_cumulative(op)) return decode_cumulative(r);
@@ -199,6 +212,29 @@ class ReduceFamily final : public Family {
 
   Support check(const CheckArgs& c) const override {
     if (is_cumulative(c.op)) return check_cumulative(c);
+    const ReduceAttrs* ra = c.attrs.empty() ? nullptr : c.attrs.try_as<ReduceAttrs>();
+    if (!ra || !ra->epilogue) return check_reduction(c);
+    std::string name(op_info(c.op).name);
+    if (!folds_values(c.op) || ra->combiner)
+      return not_native(name + " takes no epilogue", ErrorKind::InvalidArgument);
+    bool invalid = false;
+    if (std::string why = store_epilogue_error(c, *ra->epilogue, ra->product, name, invalid, 1); !why.empty())
+      return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+    OutSpec product{ra->product, c.out.shape};
+    return check_reduction(CheckArgs{c.device, c.op, product, c.inputs.first(1), c.attrs});
+  }
+
+  void lower(const LowerArgs& a) const override {
+    if (is_cumulative(a.op)) return lower_cumulative(a);
+    const ReduceAttrs* ra = a.attrs.empty() ? nullptr : a.attrs.try_as<ReduceAttrs>();
+    if (!ra || !ra->epilogue) return lower_reduction(a, a.out.type, nullptr);
+    // The extra tensors' copies (where any) come before the reduction's launches.
+    StoreEpilogue epilogue = make_offset_epilogue(a, *ra->epilogue, ra->product, 1);
+    lower_reduction(a, ra->product, &epilogue);
+  }
+
+ private:
+  Support check_reduction(const CheckArgs& c) const {
     std::string name(op_info(c.op).name);
     if (c.attrs.empty()) return not_native(name + ": needs its options (axes)", ErrorKind::InvalidArgument);
     const TensorSpec& in = c.inputs[0];
@@ -261,8 +297,8 @@ class ReduceFamily final : public Family {
     return {};
   }
 
-  void lower(const LowerArgs& a) const override {
-    if (is_cumulative(a.op)) return lower_cumulative(a);
+  // `out`: the reduction's own output type (an epilogue's chain may store another).
+  void lower_reduction(const LowerArgs& a, DType out, const StoreEpilogue* epilogue) const {
     DeviceImpl& impl = a.device.impl();
     const Tensor& in = a.inputs[0].tensor;
     uint32_t in_slot = a.inputs[0].slot;
@@ -283,14 +319,14 @@ class ReduceFamily final : public Family {
       geometry = ReduceGeometry{kept, red, 1, red, 1, 0};
     }
     const DeviceCore& core = *impl.core;
-    uint64_t target = core.profile().cpu_driver ? 8192 : (1u << 19);
-    std::vector<ReducePass> passes = plan_reduce_passes(*geometry, target);
+    bool cpu = cpu_paths(core.profile());
+    std::vector<ReducePass> passes = plan_reduce_passes(*geometry, cpu ? 8192 : (1u << 19), kWorkgroupSize, !cpu);
     bool no_vec4 = tuning().no_vec4;
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;
     std::optional<CombinerCode> combiner;
     if (a.op == OpId::reduce)
-      combiner = combiner_code(*a.attrs.as<ReduceAttrs>().combiner, a.out.type, a.device.has(kCapFloat64));
-    std::string acc = combiner ? combiner->acc : acc_type(a.op, a.out.type, in.type);
+      combiner = combiner_code(*a.attrs.as<ReduceAttrs>().combiner, out, a.device.has(kCapFloat64));
+    std::string acc = combiner ? combiner->acc : acc_type(a.op, out, in.type);
     uint32_t partial_bytes = arg ? 4 : glsl_type_bytes(acc);
     uint32_t in_bytes = uint32_t(dtype_size(in.type));
 
@@ -306,7 +342,8 @@ class ReduceFamily final : public Family {
       kind.vec4 = !kind.from_partials && g.inner == 1 && g.reduced_stride == 1 && g.reduced % 4 == 0 &&
                   (g.outer == 1 || g.outer_stride % 4 == 0) && source.offset % 4 == 0 &&
                   pass.chunk_len % 4 == 0 && !glsl_vec4_type(in.type).empty() && !no_vec4 && !combiner;
-      kind.subgroup = pass.threads_per_row > 1 && core.info().features.subgroup_shuffle &&
+      kind.lanes_apart = pass.lanes_apart;
+      kind.subgroup = pass.threads_per_row > 1 && !pass.lanes_apart && core.info().features.subgroup_shuffle &&
                       core.info().features.subgroup_basic;
       BufferRef to{a.output_slot, 0};
       if (!kind.final) {
@@ -314,7 +351,7 @@ class ReduceFamily final : public Family {
         to = {a.builder.bind(partials), 0};
       }
       VariantKey variant{.family = uint16_t(FamilyId::reduce), .op = uint16_t(a.op)};
-      variant.types = {a.out.type, in.type};
+      variant.types = {out, in.type};
       variant.type_count = 2;
       variant.layout = uint8_t((kind.from_partials ? 1 : 0) | (kind.final ? 2 : 0));
       variant.tile = pass.threads_per_row;
@@ -323,13 +360,15 @@ class ReduceFamily final : public Family {
       const uint32_t wg =
           pass.threads_per_row == 1 ? linear_workgroup_size(core, invocations, kWorkgroupSize) : kWorkgroupSize;
       variant.workgroup = wg;
-      variant.switches = (arg && arg->tie_high ? 1u : 0u) | (kind.vec4 ? 2u : 0u) | (kind.subgroup ? 4u : 0u);
+      variant.switches = (arg && arg->tie_high ? 1u : 0u) | (kind.vec4 ? 2u : 0u) | (kind.subgroup ? 4u : 0u) |
+                         (kind.lanes_apart ? 8u : 0u);
       // A combiner's generated code has no typed variant: the cache keys it by its source.
+      const StoreEpilogue* epi = kind.final ? epilogue : nullptr;
       const Kernel& kernel =
-          combiner ? impl.kernels.get(reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, wg,
+          combiner ? impl.kernels.get(reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg,
                                                         kind, &*combiner))
-                   : impl.kernels.get(variant, [&] {
-                       return reduce_kernel_key(a.op, a.out.type, in.type, arg, pass.threads_per_row, wg, kind);
+                   : *epilogue_kernel(impl, variant, epi, [&] {
+                       return reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg, kind);
                      });
       ReducePush push{};
       push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
@@ -353,6 +392,7 @@ class ReduceFamily final : public Family {
       a.builder.use(l, from.slot, Access::Read);
       if (arg && kind.from_partials) a.builder.use(l, source_slot, Access::Read);
       if (init) a.builder.use(l, init->slot, Access::Read);
+      attach_epilogue(a.builder, l, epi, offsetof(ReducePush, epi_addr));
       a.builder.use(l, to.slot, Access::Write);
       from = to;
     }

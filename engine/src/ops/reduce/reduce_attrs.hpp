@@ -2,7 +2,10 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
+
+#include "ops/elementwise/fusion.hpp"
 
 namespace nxv {
 
@@ -15,6 +18,10 @@ struct ReduceAttrs {
   bool all_axes = true;
   bool keep_axes = false;
   std::shared_ptr<const Combiner> combiner;  // reduce/5: the function, traced (option "combiner")
+  // Set by the graph passes (sum, product, reduce_max, reduce_min): a chain applied where the
+  // result is stored (ops/elementwise/offset_epilogue.hpp), over its tensors after the input.
+  std::optional<ElementwiseChain> epilogue;
+  DType product = DType::F32;  // with an epilogue: the reduction alone's output type
 };
 
 // argmax, argmin: one `axis` (the flattened tensor when absent), `keep_axis`, and which index

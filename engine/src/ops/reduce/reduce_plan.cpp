@@ -8,6 +8,8 @@ namespace {
 constexpr uint32_t kMaxThreadsPerRow = 256;  // the kernel's workgroup size
 constexpr uint64_t kElementsPerThread = 16;  // below this a row is not shared further
 constexpr uint64_t kMinChunkPerThread = 64;  // elements each invocation folds in a chunk
+constexpr uint32_t kMaxLanesApart = 32;      // invocations sharing a column: 8 columns or more a group
+constexpr uint64_t kColumnRowsPerLane = 8;   // rows each of them folds, at least
 
 // Axes of one kind, adjacent in `view`, as one extent and stride; nullopt when they do not
 // collapse (a strided or transposed view).
@@ -85,11 +87,22 @@ Tensor kept_first_view(const Tensor& view, const std::vector<bool>& reduced_axes
   return t;
 }
 
-std::vector<ReducePass> plan_reduce_passes(const ReduceGeometry& g, uint64_t target_threads) {
+std::vector<ReducePass> plan_reduce_passes(const ReduceGeometry& g, uint64_t target_threads, uint32_t workgroup_size,
+                                           bool lanes_apart_ok) {
   ReducePass first = single_pass(g);
   uint64_t tpr = first.threads_per_row;
   uint64_t threads = g.outer * g.inner * tpr;
   if (threads == 0 || threads >= target_threads || g.reduced < 2 * tpr * kMinChunkPerThread) return {first};
+  // Columns short enough that the group folds each in shares of at most 64 rows: one pass, the group
+  // combining its shares (two passes would each wait on memory, with a barrier between).
+  uint32_t lanes_max = std::min(kMaxLanesApart, workgroup_size);
+  if (lanes_apart_ok && g.inner > 1 && g.reduced <= uint64_t(lanes_max) * kMinChunkPerThread) {
+    uint32_t lanes = 2;
+    while (lanes < lanes_max && uint64_t(lanes) * kColumnRowsPerLane < g.reduced) lanes <<= 1;
+    first.threads_per_row = lanes;
+    first.lanes_apart = true;
+    return {first};
+  }
   uint64_t chunks = std::min((target_threads + threads - 1) / threads, g.reduced / (tpr * kMinChunkPerThread));
   uint64_t step = 4 * tpr;  // whole trips of the kernel's four-way loop
   uint64_t len = (g.reduced + chunks - 1) / chunks;

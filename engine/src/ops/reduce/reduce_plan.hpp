@@ -28,11 +28,17 @@ struct ReducePass {
   ReduceGeometry geometry;
   uint64_t chunks = 1, chunk_len = 0;
   uint32_t threads_per_row = 1;  // invocations that share one row chunk
+  // They sit workgroup_size / threads_per_row apart in the workgroup (not side by side), so that
+  // neighbouring invocations read neighbouring columns (rows with inner > 1).
+  bool lanes_apart = false;
   uint64_t rows() const { return geometry.outer * chunks * geometry.inner; }
 };
 
 // One pass, or two when rows are too few to fill `target_threads` and long enough to cut:
-// the second reduces the first's partials, laid out [outer, chunks, inner].
-std::vector<ReducePass> plan_reduce_passes(const ReduceGeometry& g, uint64_t target_threads);
+// the second reduces the first's partials, laid out [outer, chunks, inner]. With
+// `lanes_apart_ok`, columns (inner > 1) of moderate length that would take two passes take one
+// instead, each shared by up to 32 invocations `workgroup_size` / 32 or more columns wide.
+std::vector<ReducePass> plan_reduce_passes(const ReduceGeometry& g, uint64_t target_threads, uint32_t workgroup_size,
+                                           bool lanes_apart_ok);
 
 }  // namespace nxv
