@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "graph/prologue_fusion.hpp"
 #include "graph/rewrite.hpp"
 #include "ops/family.hpp"
 
@@ -104,6 +105,7 @@ Graph fuse_shared_chains(Device& device, const Graph& graph) {
       for (uint32_t c : rs) {
         if (taken[c]) break;
         auto node = fused_pair(g, p, c, has_f64);
+        if (!node) node = with_producer_as_prologue(g, p, c);  // a reduction reading it
         if (!node || !checks(device, g, *node, nodes[c].out)) break;
         replacements.push_back(std::move(*node));
       }

@@ -24,8 +24,8 @@ std::optional<ChainOperand> append_steps(const GraphNode& node, const std::vecto
 // `graph` with every such pair fused; value ids change, inputs and outputs stay in order.
 Graph fuse_chains(Device& device, const Graph& graph);
 
-// An elementwise node that several elementwise nodes read (and the graph does not return) is
-// computed again inside each of them, where each fused chain passes the same checks and the
+// An elementwise node that several elementwise nodes (or reductions, as their prologue) read
+// (and the graph does not return) is computed again inside each of them, where each fused chain passes the same checks and the
 // recomputation is small (a few steps, a few readers): one kernel and one buffer fewer, each
 // reader's bits unchanged. Repeated, so that chains grow through shared values (a gradient's
 // diamonds, a random generator's rounds).

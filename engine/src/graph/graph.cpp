@@ -8,6 +8,7 @@
 #include "graph/donation.hpp"
 #include "graph/fold.hpp"
 #include "graph/level_schedule.hpp"
+#include "graph/prologue_fusion.hpp"
 #include "graph/permutation_folding.hpp"
 #include "graph/simplify.hpp"
 #include "ops/family.hpp"
@@ -113,7 +114,8 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
   // Constants go into the chains that read them before a product takes its consumers' chain.
   const Graph chained =
       fuse_chains(device, constants_per_reader(fold_permutations(device, without_duplicates(simplified(given)))));
-  const Graph graph = without_dead_nodes(fuse_epilogues(device, fuse_chains(device, fuse_shared_chains(device, chained))));
+  const Graph graph = without_dead_nodes(
+      fuse_epilogues(device, fuse_prologues(device, fuse_chains(device, fuse_shared_chains(device, chained)))));
   LaunchBuilder builder;
   GraphExecutable g;
   g.fused_nodes_ = given.nodes().size() - graph.nodes().size();

@@ -83,9 +83,17 @@ class Family {
   // (chain input 0 the node's own value, inputs 1.. its tensors after its own_inputs).
   virtual bool takes_epilogue(const GraphNode&) const { return false; }
   virtual size_t own_inputs(const GraphNode&) const { return 2; }
-  // Whether `attrs` carry an epilogue (whose tensors follow the op's own: check_op then takes
-  // more inputs than the op's arity).
-  virtual bool has_epilogue(OpId, const Attrs&) const { return false; }
+  // Whether `attrs` carry fused work (an epilogue, whose tensors follow the op's own; a
+  // prologue, whose tensors replace its input): check_op then takes other inputs than the
+  // op's arity says, and the family checks them.
+  virtual bool has_fused_inputs(OpId, const Attrs&) const { return false; }
+  // Load prologue: the node's kernels compute each element of its (first) input by an
+  // elementwise chain over the chain's tensors, which take the input's place (up to three,
+  // broadcast to `shape`), so that the chain's result is never stored.
+  virtual bool takes_prologue(const GraphNode&) const { return false; }
+  virtual Attrs with_prologue(const GraphNode& node, ElementwiseChain, uint32_t /*inputs*/, const Shape& /*shape*/) const {
+    return node.attrs;
+  }
   virtual std::optional<ElementwiseChain> epilogue(const GraphNode&) const { return std::nullopt; }
   // The node's attributes with `chain` as its epilogue.
   virtual Attrs with_epilogue(const GraphNode& node, ElementwiseChain) const { return node.attrs; }

@@ -52,8 +52,7 @@ Attrs decode_attrs(OpId op, const AttrReader& options) { return family_of(op).de
 Support check_op(Device& device, OpId op, const OutSpec& out, std::span<const TensorSpec> inputs, const Attrs& attrs) {
   const OpInfo& info = op_info(op);
   const Family& family = family_of(op);
-  if (info.arity >= 0 && size_t(info.arity) != inputs.size() &&
-      !(size_t(info.arity) < inputs.size() && family.has_epilogue(op, attrs)))
+  if (info.arity >= 0 && size_t(info.arity) != inputs.size() && !family.has_fused_inputs(op, attrs))
     return {false, ErrorKind::InvalidArgument,
             std::string(info.name) + " takes " + std::to_string(info.arity) + " tensors, got " +
                 std::to_string(inputs.size())};

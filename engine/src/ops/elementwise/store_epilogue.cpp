@@ -71,6 +71,38 @@ void set_define(Defines& d, const std::string& name, const std::string& value) {
 
 }  // namespace
 
+std::string fused_chain_error(const CheckArgs& c, const ElementwiseChain& chain, DType out, const std::vector<DType>& in,
+                              const std::vector<DType>& kernel_types, const std::string& what, bool& invalid) {
+  invalid = true;
+  if (std::string why = chain_typing_error(chain, out, in, invalid); !why.empty()) return what + ": " + why;
+  invalid = false;
+  bool has_f64 = c.device.has(kCapFloat64);
+  if (!has_f64)
+    if (std::string needs = chain_f64_required_error(chain, in); !needs.empty()) return what + ": " + needs;
+  FeatureSet features;
+  ChainRounding rounding = chain_rounding(chain, kernel_types, has_f64, &features);
+  if (rounding.reason != ChainSplit::None) return what + ": " + rounding.message;
+  // A step whose kernel fills per-workgroup tables first (pow f32: NXV_KERNEL_INIT) stays in
+  // the elementwise kernel, which runs that init.
+  for (size_t s = 0; s < chain.steps.size(); ++s) {
+    const ChainStep& step = chain.steps[s];
+    std::vector<DType> types;
+    for (const auto& o : step.operands)
+      types.push_back(chain_operand_type(chain, in, o));
+    for (const auto& [name, value] : scalar_expr(step.op, step.out, types, has_f64).defines)
+      if (name == "NXV_POW_F32")
+        return what + ": step " + std::to_string(s) + " (pow) fills per-workgroup tables first";
+  }
+  features.add_type(out);
+  try {
+    features.check(*c.device.impl().core, what.c_str());
+    glsl_storage_type(out);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& chain, DType product,
                                  const std::string& op, bool& invalid, size_t operands) {
   invalid = true;
@@ -81,35 +113,12 @@ std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& cha
   for (const auto& t : extras)
     if (!broadcastable(t.shape, c.out.shape)) return op + ": an epilogue's tensor cannot be broadcast to the output";
   std::vector<DType> in = chain_inputs(product, extras);
-  if (std::string why = chain_typing_error(chain, c.out.type, in, invalid); !why.empty()) return op + " epilogue: " + why;
-  invalid = false;
-  bool has_f64 = c.device.has(kCapFloat64);
-  if (!has_f64)
-    if (std::string needs = chain_f64_required_error(chain, in); !needs.empty()) return op + " epilogue: " + needs;
   // The producer's operands are part of the kernel too: an f64 operand brings the f64 float controls.
   std::vector<DType> kernel_types = in;
   for (size_t i = 0; i < operands; ++i) kernel_types.push_back(c.inputs[i].type);
-  FeatureSet features;
-  ChainRounding rounding = chain_rounding(chain, kernel_types, has_f64, &features);
-  if (rounding.reason != ChainSplit::None) return op + " epilogue: " + rounding.message;
-  // A step whose kernel fills per-workgroup tables first (pow f32: NXV_KERNEL_INIT) stays in
-  // the elementwise kernel, which runs that init.
-  for (size_t s = 0; s < chain.steps.size(); ++s) {
-    const ChainStep& step = chain.steps[s];
-    std::vector<DType> types;
-    for (const auto& o : step.operands)
-      types.push_back(chain_operand_type(chain, in, o));
-    for (const auto& [name, value] : scalar_expr(step.op, step.out, types, has_f64).defines)
-      if (name == "NXV_POW_F32")
-        return op + " epilogue: step " + std::to_string(s) + " (pow) fills per-workgroup tables first";
-  }
-  features.add_type(c.out.type);
-  try {
-    features.check(*c.device.impl().core, (op + " epilogue").c_str());
-    glsl_storage_type(c.out.type);
-  } catch (const Error& e) {
-    return e.what();
-  }
+  if (std::string why = fused_chain_error(c, chain, c.out.type, in, kernel_types, op + " epilogue", invalid);
+      !why.empty())
+    return why;
   for (const auto& t : extras)
     if (uint64_t(shape_size(c.out.shape)) * dtype_size(t.type) > c.device.impl().core->chunk_bytes())
       return op + ": an epilogue's tensor over one buffer chunk is not read natively yet";

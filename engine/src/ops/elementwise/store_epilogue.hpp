@@ -41,7 +41,7 @@ class StoreEpilogueFamily : public Family {
 
   std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override { return n.attrs.as<A>().epilogue; }
 
-  bool has_epilogue(OpId, const Attrs& attrs) const override {
+  bool has_fused_inputs(OpId, const Attrs& attrs) const override {
     const A* a = attrs.empty() ? nullptr : attrs.try_as<A>();
     return a && a->epilogue;
   }
@@ -59,6 +59,13 @@ class StoreEpilogueFamily : public Family {
     return Attrs::of(std::move(with));
   }
 };
+
+// "" when `chain` (inputs of types `in`, result `out`) runs inside another op's kernel whose
+// code also handles `kernel_types`, with the bits of its steps run one by one (its typing,
+// f64, rounding and per-workgroup-table rules); else why not, prefixed by `what`, with
+// `invalid` set where the chain itself is malformed. Epilogues and prologues share it.
+std::string fused_chain_error(const CheckArgs& c, const ElementwiseChain& chain, DType out, const std::vector<DType>& in,
+                              const std::vector<DType>& kernel_types, const std::string& what, bool& invalid);
 
 // "" when `chain` (over the product of type `product` and c.inputs[operands..]) runs where
 // `op`'s kernels store, c.inputs[0..operands) being the producer's own operands; else why not,

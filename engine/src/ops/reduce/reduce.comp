@@ -14,7 +14,8 @@
 // nxv_combine(x, acc), which has no identity: each invocation keeps whether it holds a value,
 // the first pass's first invocation of a row starts from the accumulator read through
 // AUX_STORE/LOAD_AUX at aux_addr, and values combine as fun.(later, earlier)); EPILOGUE (the
-// final pass of sum, product, max, min stores through an elementwise chain: offset_epilogue.glsl).
+// final pass of sum, product, max, min stores through an elementwise chain: offset_epilogue.glsl);
+// PROLOGUE (their first pass computes each element by an elementwise chain: nxv_prologue).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -47,8 +48,20 @@ layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform Params { ReducePush pc; };
 
+// The first pass's prologue (PROLOGUE): nxv_prologue(o, i, k), element k of row (o, i) as the
+// tensor would hold it, computed from the prologue's tensors (ops/reduce/reduce_prologue.cpp).
+#if PROLOGUE
+#include "reduce_prologue.h"
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ReducePrologueRef { ReducePrologueParams p; };
+#define NXV_PROLOGUE_PARAMS (ReducePrologueRef(pc.fused_addr).p)
+#define NXV_CHAIN_ZERO (NXV_PROLOGUE_PARAMS.zero)
+#include "nxv_generated.glsl"
+#undef C
+#endif
+
 // STORE_RESULT(q, v): the final pass's store, through its epilogue where it has one (EPILOGUE).
-#if FINAL && !ARG && !COMBINER
+#if FINAL && !ARG && !COMBINER && !PROLOGUE
+#define NXV_EPILOGUE_ADDR (pc.fused_addr)
 #include "offset_epilogue.glsl"
 #else
 #define STORE_RESULT(i, v) STORE_OUT(v)
@@ -181,13 +194,17 @@ void main() {
       uint abase = o * pc.aux_outer_stride + i * pc.aux_inner_stride;
 #define INDEX(r) src.v[base + (r) * sr]
 #define VALUE(k) LOAD_AUX(aux.v[abase + (k) * pc.aux_reduced_stride])
+#elif PROLOGUE
+#define INDEX(r) (r)
+#define VALUE(k) LOAD(nxv_prologue(o, i, k))
 #else
 #define INDEX(r) (r)
 #define VALUE(k) LOAD(src.v[base + (k) * sr])
 #endif
 #if VEC4
       // Dense rows, four-wide (the host checks that rows and chunks start 4-aligned): two
-      // vectors in flight, each folded in element order.
+      // vectors in flight, each folded in element order; a prologue's elements are shared
+      // among the invocations as the vectors would share them.
       uint b4 = base / 4u, j1 = r1 / 4u, j = r0 / 4u + lane;
 #define FOLD4(vec, jj)                      \
   {                                         \
@@ -197,14 +214,21 @@ void main() {
     FOLD(LOAD(vec.z), k4 + 2u);             \
     FOLD(LOAD(vec.w), k4 + 3u);             \
   }
+#if PROLOGUE
+#define LOAD_VEC4(jj)                                                                                  \
+  IN_VREG(nxv_prologue(o, i, (jj) * 4u), nxv_prologue(o, i, (jj) * 4u + 1u), nxv_prologue(o, i, (jj) * 4u + 2u), \
+          nxv_prologue(o, i, (jj) * 4u + 3u))
+#else
+#define LOAD_VEC4(jj) IN_VREG(src4.v[b4 + (jj)])
+#endif
       for (; j + TPR < j1; j += 2u * TPR) {
-        IN_VREG w0 = IN_VREG(src4.v[b4 + j]);
-        IN_VREG w1 = IN_VREG(src4.v[b4 + j + TPR]);
+        IN_VREG w0 = LOAD_VEC4(j);
+        IN_VREG w1 = LOAD_VEC4(j + TPR);
         FOLD4(w0, j)
         FOLD4(w1, j + TPR)
       }
       for (; j < j1; j += TPR) {
-        IN_VREG w0 = IN_VREG(src4.v[b4 + j]);
+        IN_VREG w0 = LOAD_VEC4(j);
         FOLD4(w0, j)
       }
 #else

@@ -19,6 +19,7 @@
 #include "ops/reduce/folds.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/reduce/reduce_plan.hpp"
+#include "ops/reduce/reduce_prologue.hpp"
 #include "ops/reduce/reduce_push.h"
 #include "ops/reduce/scan.hpp"
 
@@ -66,7 +67,8 @@ std::string shuffle_xor(const std::string& acc) {
 }
 
 KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, uint32_t wg,
-                            PassKind pass, const CombinerCode* combiner = nullptr) {
+                            PassKind pass, const CombinerCode* combiner = nullptr,
+                            const ReducePrologue* prologue = nullptr) {
   KernelKey key;
   key.name = "reduce";
   key.workgroup_size = wg;
@@ -77,6 +79,14 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     d.insert(d.end(), combiner->defines.begin(), combiner->defines.end());
     d.emplace_back("COMBINER", "1");
     key.generated = combiner->generated;
+  } else if (prologue) {
+    FeatureSet f = fold_features({in, out}, acc);
+    f.merge(prologue->features);
+    f.add_defines(d);
+    d.insert(d.end(), prologue->defines.begin(), prologue->defines.end());
+    d.emplace_back("NXV_GENERATED", "1");
+    d.emplace_back("PROLOGUE", "1");
+    key.generated = prologue->generated;
   } else {
     fold_features({in, out}, acc).add_defines(d);
   }
@@ -179,9 +189,16 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
 
   bool takes_epilogue(const GraphNode& n) const override {
     const ReduceAttrs* a = n.attrs.empty() ? nullptr : n.attrs.try_as<ReduceAttrs>();
-    return folds_values(n.op) && a && !a->combiner;
+    return folds_values(n.op) && a && !a->combiner && !a->prologue;
   }
-  size_t own_inputs(const GraphNode&) const override { return 1; }
+  size_t own_inputs(const GraphNode& n) const override {
+    const ReduceAttrs* a = n.attrs.empty() ? nullptr : n.attrs.try_as<ReduceAttrs>();
+    return a && a->prologue ? a->prologue_inputs : 1;
+  }
+  bool has_fused_inputs(OpId, const Attrs& attrs) const override {
+    const ReduceAttrs* a = attrs.empty() ? nullptr : attrs.try_as<ReduceAttrs>();
+    return a && (a->epilogue || a->prologue);
+  }
 
   Attrs decode(OpId op, const AttrReader& r) const override {
     if (is_cumulative(op)) return decode_cumulative(r);
@@ -210,27 +227,66 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
     return Attrs::of(a);
   }
 
+  bool takes_prologue(const GraphNode& n) const override {
+    const ReduceAttrs* a = n.attrs.empty() ? nullptr : n.attrs.try_as<ReduceAttrs>();
+    return folds_values(n.op) && a && !a->combiner && !a->prologue && !a->epilogue;
+  }
+
+  Attrs with_prologue(const GraphNode& n, ElementwiseChain chain, uint32_t inputs, const Shape& shape) const override {
+    ReduceAttrs with = n.attrs.as<ReduceAttrs>();
+    with.prologue = std::move(chain);
+    with.prologue_inputs = inputs;
+    with.prologue_shape = shape;
+    return Attrs::of(std::move(with));
+  }
+
   Support check(const CheckArgs& c) const override {
     if (is_cumulative(c.op)) return check_cumulative(c);
     const ReduceAttrs* ra = c.attrs.empty() ? nullptr : c.attrs.try_as<ReduceAttrs>();
-    if (!ra || !ra->epilogue) return check_reduction(c);
+    if (!ra || (!ra->epilogue && !ra->prologue)) return check_reduction(c);
     std::string name(op_info(c.op).name);
-    if (!folds_values(c.op) || ra->combiner)
-      return not_native(name + " takes no epilogue", ErrorKind::InvalidArgument);
+    auto invalid_request = [&](const std::string& why) { return not_native(name + why, ErrorKind::InvalidArgument); };
+    if (!folds_values(c.op) || ra->combiner) return invalid_request(" takes no epilogue or prologue");
+    if (ra->epilogue && ra->prologue)
+      return not_native(name + ": a prologue and an epilogue in one kernel are not generated yet");
+    size_t own = ra->prologue ? ra->prologue_inputs : 1;
+    if (c.inputs.size() < own) return invalid_request(": takes at least " + std::to_string(own) + " tensors");
+    if (!ra->epilogue && c.inputs.size() != own)
+      return invalid_request(" takes " + std::to_string(own) + " tensors, got " + std::to_string(c.inputs.size()));
     bool invalid = false;
-    if (std::string why = store_epilogue_error(c, *ra->epilogue, ra->product, name, invalid, 1); !why.empty())
-      return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
-    OutSpec product{ra->product, c.out.shape};
-    return check_reduction(CheckArgs{c.device, c.op, product, c.inputs.first(1), c.attrs});
+    if (ra->epilogue)
+      if (std::string why = store_epilogue_error(c, *ra->epilogue, ra->product, name, invalid, own); !why.empty())
+        return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+    OutSpec out{ra->epilogue ? ra->product : c.out.type, c.out.shape};
+    std::array<TensorSpec, 1> input{c.inputs[0]};
+    if (ra->prologue) {
+      input[0] = contiguous_spec(ra->prologue->steps.empty() ? DType::F32 : ra->prologue->steps.back().out,
+                                 ra->prologue_shape);
+      Support own_check = check_reduction(CheckArgs{c.device, c.op, out, input, c.attrs});
+      if (!own_check) return own_check;
+      auto flags = reduced_axes(c.op, c.attrs, ra->prologue_shape.size());
+      std::string acc = acc_type(c.op, out.type, input[0].type);
+      std::vector<DType> kernel_types{out.type};
+      if (acc == "double") kernel_types.push_back(DType::F64);
+      if (std::string why = reduce_prologue_error(c, *ra, flags, kernel_types, invalid); !why.empty())
+        return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+      return {};
+    }
+    return check_reduction(CheckArgs{c.device, c.op, out, input, c.attrs});
   }
 
   void lower(const LowerArgs& a) const override {
     if (is_cumulative(a.op)) return lower_cumulative(a);
     const ReduceAttrs* ra = a.attrs.empty() ? nullptr : a.attrs.try_as<ReduceAttrs>();
-    if (!ra || !ra->epilogue) return lower_reduction(a, a.out.type, nullptr);
-    // The extra tensors' copies (where any) come before the reduction's launches.
+    if (!ra || (!ra->epilogue && !ra->prologue)) return lower_reduction(a, a.out.type, nullptr, nullptr);
+    if (ra->prologue) {
+      // The prologue's copies (where any) come before the reduction's launches.
+      ReducePrologue prologue =
+          make_reduce_prologue(a, *ra, reduced_axes(a.op, a.attrs, ra->prologue_shape.size()));
+      return lower_reduction(a, a.out.type, nullptr, &prologue);
+    }
     StoreEpilogue epilogue = make_offset_epilogue(a, *ra->epilogue, ra->product, 1);
-    lower_reduction(a, ra->product, &epilogue);
+    lower_reduction(a, ra->product, &epilogue, nullptr);
   }
 
  private:
@@ -297,11 +353,20 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
     return {};
   }
 
-  // `out`: the reduction's own output type (an epilogue's chain may store another).
-  void lower_reduction(const LowerArgs& a, DType out, const StoreEpilogue* epilogue) const {
+  // `out`: the reduction's own output type (an epilogue's chain may store another). With a
+  // prologue, the input is the chain's result: row-major, never stored (the first pass reads
+  // the prologue's tensors instead).
+  void lower_reduction(const LowerArgs& a, DType out, const StoreEpilogue* epilogue,
+                       const ReducePrologue* prologue) const {
     DeviceImpl& impl = a.device.impl();
-    const Tensor& in = a.inputs[0].tensor;
+    Tensor in = a.inputs[0].tensor;
     uint32_t in_slot = a.inputs[0].slot;
+    if (prologue) {
+      const auto& ra = a.attrs.as<ReduceAttrs>();
+      in = Tensor{};
+      in.type = prologue->type, in.shape = ra.prologue_shape, in.strides = row_major_strides(ra.prologue_shape);
+      in_slot = a.output_slot;  // an address the first pass never reads through
+    }
     auto flags = reduced_axes(a.op, a.attrs, in.shape.size());
     Tensor source = in;
     uint32_t source_slot = in_slot;
@@ -364,9 +429,11 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
                          (kind.lanes_apart ? 8u : 0u);
       // A combiner's generated code has no typed variant: the cache keys it by its source.
       const StoreEpilogue* epi = kind.final ? epilogue : nullptr;
+      const ReducePrologue* pro = kind.from_partials ? nullptr : prologue;
+      // Generated code (a combiner's, a prologue's) has no typed variant: the cache keys it by its source.
       const Kernel& kernel =
-          combiner ? impl.kernels.get(reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg,
-                                                        kind, &*combiner))
+          combiner || pro ? impl.kernels.get(reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg,
+                                                               kind, combiner ? &*combiner : nullptr, pro))
                    : *epilogue_kernel(impl, variant, epi, [&] {
                        return reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg, kind);
                      });
@@ -392,7 +459,15 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
       a.builder.use(l, from.slot, Access::Read);
       if (arg && kind.from_partials) a.builder.use(l, source_slot, Access::Read);
       if (init) a.builder.use(l, init->slot, Access::Read);
-      attach_epilogue(a.builder, l, epi, offsetof(ReducePush, epi_addr));
+      attach_epilogue(a.builder, l, epi, offsetof(ReducePush, fused_addr));
+      if (pro) {
+        struct Empty {
+          char c;
+        };
+        a.builder.params(l, Empty{}, offsetof(ReducePush, fused_addr), pro->patches);
+        l.params = pro->params;
+        for (uint32_t slot : pro->slots) a.builder.use(l, slot, Access::Read);
+      }
       a.builder.use(l, to.slot, Access::Write);
       from = to;
     }

@@ -22,6 +22,12 @@ struct ReduceAttrs {
   // result is stored (ops/elementwise/offset_epilogue.hpp), over its tensors after the input.
   std::optional<ElementwiseChain> epilogue;
   DType product = DType::F32;  // with an epilogue: the reduction alone's output type
+  // Set by the graph passes (the same ops): the reduced tensor computed per element by a chain
+  // over the op's first `prologue_inputs` tensors, broadcast to `prologue_shape`
+  // (ops/reduce/reduce_prologue.hpp). Not together with an epilogue.
+  std::optional<ElementwiseChain> prologue;
+  uint32_t prologue_inputs = 0;
+  std::vector<int64_t> prologue_shape;
 };
 
 // argmax, argmin: one `axis` (the flattened tensor when absent), `keep_axis`, and which index

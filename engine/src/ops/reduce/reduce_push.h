@@ -10,7 +10,8 @@ NXV_STRUCT(ReducePush) {
   NXV_ADDR in_addr;   // the tensor, or the partial results of the pass before
   NXV_ADDR out_addr;  // the result, or partial results
   NXV_ADDR aux_addr;  // argmax/argmin from partial indices: the tensor they index
-  NXV_ADDR epi_addr;  // the final pass's epilogue: its OffsetEpilogueParams
+  NXV_ADDR fused_addr;  // the parameters of a fused chain: the final pass's epilogue (OffsetEpilogueParams)
+                       // or the first pass's prologue (ReducePrologueParams)
   NXV_U32 outer;
   NXV_U32 reduced;
   NXV_U32 inner;
