@@ -23,6 +23,7 @@
 #include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "dot_test_util.hpp"
+#include "op_case_util.hpp"
 #include "test_util.hpp"
 
 using namespace nxv;
@@ -232,6 +233,40 @@ TEST_F(Dot, GpuColumnProducts) {
   EXPECT_FALSE(matvec_per_column(core, {1, 200, 17, 300}));
   ScopedTuning off("dot.no_columns", "1");
   EXPECT_FALSE(matvec_per_column(core, {1, 200, 10, 300}));
+}
+
+// Products of 2 to 16 rows as one matrix-vector product per row: against the host reference,
+// and bit for bit the transposed product's columns (so that a transpose of such a product
+// folds into it: permutation_folding), the A^T B of a last layer's weight gradient among them.
+TEST_F(Dot, GpuRowProductsAreTheirTransposesColumns) {
+  ScopedTuning gpu("gpu_paths", "1");
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase rows[] = {
+      {"rows_10x300x200", {10, 300}, {300, 200}, mm},
+      {"rows_a_transposed_10x256x128", {10, 256}, {256, 128}, mm, kTransposed},
+      {"rows_3x130x97", {3, 130}, {130, 97}, mm, kDense, kTransposed},
+  };
+  const DeviceCore& core = *device_->impl().core;
+  Device& d = *device_;
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    SCOPED_TRACE(rows[i].name);
+    EXPECT_TRUE(matvec_per_row(core, gemm_shape(rows[i].left, rows[i].right, rows[i].attrs)));
+    for (DType t : {DType::F32, DType::S32, DType::F64})
+      if (supported({t, t, t})) run_case(d, rows[i], {t, t, t}, sample_seed() + 930 + uint32_t(i));
+  }
+  // x^T dy (x [k, m], dy [k, n], m = 10) and dy^T x transposed: the same bits.
+  std::mt19937 rng(sample_seed() + 940);
+  const int64_t k = 256, m = 10, n = 200;
+  for (DType t : {DType::F32, DType::F64}) {
+    if (!supported({t, t, t})) continue;
+    Tensor x = random_tensor(d, t, {k, m}, rng), dy = random_tensor(d, t, {k, n}, rng);
+    DotAttrs over_k = axes({0}, {}, {0}, {});
+    Tensor xt_dy = run_op(d, OpId::dot, {t, {m, n}}, {x, dy}, Attrs::of(over_k));
+    Tensor dyt_x = run_op(d, OpId::dot, {t, {n, m}}, {dy, x}, Attrs::of(over_k));
+    expect_same_bits(d, contiguous(d, transpose_view(dyt_x, {1, 0})), xt_dy);
+  }
+  EXPECT_FALSE(matvec_per_row(core, {2, 10, 200, 300}));  // batched: the tiles
+  EXPECT_FALSE(matvec_per_row(core, {1, 17, 200, 300}));
 }
 
 // The tile core's variants as a GPU runs them: operands loaded in vectors of four along

@@ -2,7 +2,8 @@
 // product that swaps its operands' free axes (Nx's gradient of a dot gives one per weight) is
 // the product with its operands swapped, with the bits of the dot and the transpose run one
 // by one: through the host BLAS (f32, f64 on CPU drivers), lavapipe's kernels, and the GPUs'
-// tile (gpu_paths) for integers and floats; batched too. Not folded: a transpose
+// tile (gpu_paths) for integers and floats; batched too; products of a few rows or columns (one
+// matrix-vector product each). Not folded: a transpose
 // that keeps the free axes' order, a product that another node reads, one whose sums split
 // (split-K on GPUs: k >= 512).
 #include <cstring>
@@ -90,7 +91,9 @@ TEST(PermutationFolding, TransposedProductsAreTheSwappedProductWithTheEagerBits)
 TEST(PermutationFolding, OnTheGpuTileTooButNotWhereSumsSplit) {
   auto dev = shared_device();
   GpuDotPaths gpu;  // kernels, not host steps
-  for (Case c : {Case{DType::F32, 0, 256, 70, 130}, Case{DType::S64, 2, 40, 9, 66}, Case{DType::F64, 0, 64, 33, 31}}) {
+  // m = 10 (the last layer's weight gradient): rows one by one, the swapped product's columns.
+  for (Case c : {Case{DType::F32, 0, 256, 70, 130}, Case{DType::S64, 2, 40, 9, 66}, Case{DType::F64, 0, 64, 33, 31},
+                 Case{DType::F32, 0, 256, 10, 200}, Case{DType::F32, 0, 128, 96, 3}}) {
     SCOPED_TRACE(std::string(dtype_name(c.type)) + " k=" + std::to_string(c.k));
     expect_eager_bits(*dev, c, 1);
   }

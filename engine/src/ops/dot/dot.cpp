@@ -153,6 +153,13 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
       GemmOperand vec{B.ref, B.type, {B.strides[2], 0, B.strides[1]}};
       append_matvec(impl, a.builder, out, uint32_t(g.n), uint32_t(g.m), uint32_t(g.k), mat, vec, c, epi,
                     std::array<uint32_t, 2>{1, uint32_t(g.n)});
+    } else if (matvec_per_row(*impl.core, g) && !tuning().dot.bf16x3) {
+      // out[i, n] = sum_k A[i, k] * B[k, n]: B^T is the matrix, row i of A vector i (as the
+      // transposed product's columns are: permutation folding relies on it).
+      GemmOperand mat{B.ref, B.type, {0, B.strides[2], B.strides[1]}};
+      GemmOperand vec{A.ref, A.type, {A.strides[1], 0, A.strides[2]}};
+      append_matvec(impl, a.builder, out, uint32_t(g.m), uint32_t(g.n), uint32_t(g.k), mat, vec, c, epi,
+                    std::array<uint32_t, 2>{uint32_t(g.n), 1});
     } else if (!append_gemm_bf16x3(a, out, g, A, B, c, epi != nullptr)) {
       append_gemm(impl, a.builder, out, g, A, B, c, epi);
     }

@@ -198,12 +198,16 @@ bool matvec_per_column(const DeviceCore& core, const GemmShape& shape) {
          shape.k >= 64;
 }
 
+bool matvec_per_row(const DeviceCore& core, const GemmShape& shape) {
+  return matvec_per_column(core, GemmShape{shape.batch, shape.n, shape.m, shape.k});
+}
+
 bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DType a, DType b) {
   if (shape.m < 2 || shape.n < 2 || tuning().dot.splits || tuning().dot.bf16x3) return false;
   if (gemm_cpu_paths(core)) return true;
-  // The product swapped takes the matrix-vector kernel where the original takes tiles, or back.
-  GemmShape swapped{shape.batch, shape.n, shape.m, shape.k};
-  if (matvec_per_column(core, shape) || matvec_per_column(core, swapped)) return false;
+  // Rows one by one and the swapped product's columns one by one are the same matrix-vector
+  // products (dot.cpp), whatever the output's strides.
+  if (matvec_per_row(core, shape) || matvec_per_column(core, shape)) return true;
   bool narrow = dtype_size(a) < 4 || dtype_size(b) < 4;  // the cooperative-matrix tiers' inputs
   return !narrow && !is_complex(out) && shape.k < 512;  // split-K needs k >= 512 (split_k)
 }

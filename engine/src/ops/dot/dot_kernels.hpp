@@ -161,5 +161,8 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
 // product per column on this device (GPUs): tiles of such a product are mostly empty, and too
 // few to fill the device.
 bool matvec_per_column(const DeviceCore& core, const GemmShape& shape);
+// The same for a product of a few rows (M from 2 to 16): one matrix-vector product per row,
+// the very products its transpose (N and M swapped) runs per column.
+bool matvec_per_row(const DeviceCore& core, const GemmShape& shape);
 
 }  // namespace nxv
