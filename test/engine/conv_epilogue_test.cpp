@@ -78,14 +78,7 @@ Tensor unfused(Device& d, const Problem& p, DType product, const std::vector<Ten
                const ElementwiseChain& chain) {
   std::vector<Tensor> inputs{run_op(d, OpId::conv, {product, p.out}, {p.input, p.kernel}, Attrs::of(p.attrs))};
   inputs.insert(inputs.end(), extras.begin(), extras.end());
-  std::vector<Tensor> results;
-  for (const ChainStep& s : chain.steps) {
-    std::vector<Tensor> operands;
-    for (const auto& o : s.operands)
-      operands.push_back(o.from == ChainOperand::From::Input ? inputs[o.index] : results[o.index]);
-    results.push_back(run_op(d, s.op, {s.out, p.out}, operands, Attrs{}));
-  }
-  return results.back();
+  return run_steps_one_by_one(d, inputs, chain, p.out);
 }
 
 Tensor fused(Device& d, const Problem& p, DType product, const std::vector<Tensor>& extras,

@@ -45,14 +45,7 @@ Tensor unfused(Device& d, const Tensor& l, const Tensor& r, const DotAttrs& a, D
                const std::vector<Tensor>& extras, const ElementwiseChain& chain) {
   std::vector<Tensor> inputs{run_op(d, OpId::dot, {product, out}, {l, r}, Attrs::of(a))};
   inputs.insert(inputs.end(), extras.begin(), extras.end());
-  std::vector<Tensor> results;
-  for (const ChainStep& s : chain.steps) {
-    std::vector<Tensor> operands;
-    for (const auto& o : s.operands)
-      operands.push_back(o.from == ChainOperand::From::Input ? inputs[o.index] : results[o.index]);
-    results.push_back(run_op(d, s.op, {s.out, out}, operands, Attrs{}));
-  }
-  return results.back();
+  return run_steps_one_by_one(d, inputs, chain, out);
 }
 
 Tensor fused(Device& d, const Tensor& l, const Tensor& r, DotAttrs a, DType product, const Shape& out,

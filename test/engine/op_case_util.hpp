@@ -51,6 +51,20 @@ inline ChainStep step(OpId op, DType out, std::vector<ChainOperand> operands) {
 inline ChainOperand in(uint32_t i) { return {ChainOperand::From::Input, i}; }
 inline ChainOperand st(uint32_t i) { return {ChainOperand::From::Step, i}; }
 
+// The chain's steps as ops of their own, one by one over `inputs` (chain input i), each of
+// shape `shape`: what a fused chain's bits are compared with. Returns the last step's result.
+inline Tensor run_steps_one_by_one(Device& d, const std::vector<Tensor>& inputs, const ElementwiseChain& chain,
+                                   const Shape& shape) {
+  std::vector<Tensor> results;
+  for (const ChainStep& s : chain.steps) {
+    std::vector<Tensor> operands;
+    for (const auto& o : s.operands)
+      operands.push_back(o.from == ChainOperand::From::Input ? inputs[o.index] : results[o.index]);
+    results.push_back(run_op(d, s.op, {s.out, shape}, operands, Attrs{}));
+  }
+  return results.back();
+}
+
 // Bit for bit; NaNs need only both be NaN (IEEE leaves a NaN's sign and payload to the
 // implementation, and a compiler may order an add's operands differently in one kernel only:
 // the rule of fusion_test.cpp).
