@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 
+#include "kernels/glsl_emissions.hpp"
 #include "ops/reduce/combiner.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/window/window_attrs.hpp"
@@ -183,6 +184,39 @@ TEST_F(Combiners, CheckSaysWhyNot) {
   EXPECT_THROW(parse_combiner("add s32 x nope"), Error);
   EXPECT_THROW(parse_combiner("add s32 x s3"), Error);
   EXPECT_THROW(parse_combiner("add s32 x s32#0100"), Error);
+}
+
+// An eager reduce/5 or window_reduce whose kernel is cached emits no GLSL: its kernel is found
+// by its variant and the function's text, and the function's code is emitted once per text and
+// type. Another function (or type) emits its code, once.
+TEST_F(Combiners, ACachedKernelEmitsNoGlsl) {
+  Device& d = *device_;
+  std::vector<int32_t> x(300);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = int32_t(i % 7) - 3;
+  Tensor input = upload(d, DType::S32, {300}, x), init = upload(d, DType::S32, {}, std::vector<int32_t>{1});
+  auto reduce_with = [&](const std::string& program) {
+    ReduceAttrs attrs;
+    attrs.combiner = std::make_shared<const Combiner>(parse_combiner(program));  // parsed again, as each call decodes it
+    return download<int32_t>(d, run_op(d, OpId::reduce, {DType::S32, {}}, {input, init}, Attrs::of(attrs)))[0];
+  };
+  auto window_with = [&](const std::string& program) {
+    WindowAttrs w{{3}, {1}, {1}, {{1, 1}}};
+    w.combiner = std::make_shared<const Combiner>(parse_combiner(program));
+    return download<int32_t>(d, run_op(d, OpId::window_reduce, {DType::S32, {300}}, {input, init}, Attrs::of(w)));
+  };
+  const std::string program = "add s32 x acc;add s32 s0 s32#02000000";  // a + b + 2
+  int32_t first = reduce_with(program);
+  std::vector<int32_t> first_windows = window_with(program);
+  uint64_t before = glsl_emissions();
+  EXPECT_EQ(reduce_with(program), first);
+  EXPECT_EQ(window_with(program), first_windows);
+  EXPECT_EQ(glsl_emissions(), before);
+  // 301 values (the elements and the accumulator) take 300 combines in any tree, each adding 2.
+  int64_t sum = 1;
+  for (int32_t v : x) sum += v + 2;
+  EXPECT_EQ(first, int32_t(sum));
+  reduce_with("add s32 x acc;add s32 s0 s32#03000000");
+  EXPECT_EQ(glsl_emissions(), before + 1);
 }
 
 // window_reduce folds each window as Nx does (row-major, from the accumulator, padding holding

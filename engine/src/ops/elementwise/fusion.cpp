@@ -10,6 +10,8 @@
 #include <cstring>
 #include <set>
 
+#include "kernels/glsl_emissions.hpp"
+
 namespace nxv {
 namespace {
 
@@ -247,6 +249,7 @@ ChainRounding chain_rounding(const ElementwiseChain& chain, const std::vector<DT
 
 ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
                              std::string& generated) {
+  count_glsl_emission();
   ScalarExpr result;
   std::set<std::pair<std::string, std::string>> defines;
   // `zero`: 0, from a value the compiler cannot see; a kernel whose grid has several rows

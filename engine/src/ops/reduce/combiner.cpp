@@ -6,7 +6,10 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "ops/reduce/folds.hpp"
 
@@ -179,7 +182,9 @@ std::string combiner_error(const Combiner& c, DType type, bool has_f64, bool& in
   return "";
 }
 
-CombinerCode combiner_code(const Combiner& c, DType type, bool has_f64) {
+namespace {
+
+CombinerCode emit_combiner_code(const Combiner& c, DType type, bool has_f64) {
   CombinerCode code;
   std::vector<DType> in = chain_inputs(c, type);
   std::string chain_glsl;
@@ -203,6 +208,18 @@ CombinerCode combiner_code(const Combiner& c, DType type, bool has_f64) {
   code.features.add_type(type);
   add_acc_features(code.features, code.acc);
   return code;
+}
+
+}  // namespace
+
+const CombinerCode& combiner_code(const Combiner& c, DType type, bool has_f64) {
+  // Keyed by what the code is made of: an eager reduce/5 with the same function emits it once.
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, DType, bool>, std::unique_ptr<const CombinerCode>> emitted;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& code = emitted[{c.text, type, has_f64}];
+  if (!code) code = std::make_unique<const CombinerCode>(emit_combiner_code(c, type, has_f64));
+  return *code;
 }
 
 }  // namespace nxv

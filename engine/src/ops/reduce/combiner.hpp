@@ -49,6 +49,8 @@ struct CombinerCode {
   Defines defines;    // the steps' library switches and NXV_GENERATED
   FeatureSet features;
 };
-CombinerCode combiner_code(const Combiner& c, DType type, bool has_f64);
+// Emitted once per combiner text, type and f64 capability (a process-wide table, like the
+// kernel cache): later calls return the same code.
+const CombinerCode& combiner_code(const Combiner& c, DType type, bool has_f64);
 
 }  // namespace nxv

@@ -388,9 +388,8 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
     std::vector<ReducePass> passes = plan_reduce_passes(*geometry, cpu ? 8192 : (1u << 19), kWorkgroupSize, !cpu);
     bool no_vec4 = tuning().no_vec4;
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;
-    std::optional<CombinerCode> combiner;
-    if (a.op == OpId::reduce)
-      combiner = combiner_code(*a.attrs.as<ReduceAttrs>().combiner, out, a.device.has(kCapFloat64));
+    const Combiner* traced = a.op == OpId::reduce ? a.attrs.as<ReduceAttrs>().combiner.get() : nullptr;
+    const CombinerCode* combiner = traced ? &combiner_code(*traced, out, a.device.has(kCapFloat64)) : nullptr;
     std::string acc = combiner ? combiner->acc : acc_type(a.op, out, in.type);
     uint32_t partial_bytes = arg ? 4 : glsl_type_bytes(acc);
     uint32_t in_bytes = uint32_t(dtype_size(in.type));
@@ -430,13 +429,14 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
       // A combiner's generated code has no typed variant: the cache keys it by its source.
       const StoreEpilogue* epi = kind.final ? epilogue : nullptr;
       const ReducePrologue* pro = kind.from_partials ? nullptr : prologue;
-      // Generated code (a combiner's, a prologue's) has no typed variant: the cache keys it by its source.
-      const Kernel& kernel =
-          combiner || pro ? impl.kernels.get(reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg,
-                                                               kind, combiner ? &*combiner : nullptr, pro))
-                   : *epilogue_kernel(impl, variant, epi, [&] {
-                       return reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg, kind);
-                     });
+      auto make_key = [&] {
+        return reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg, kind, combiner, pro);
+      };
+      // A combiner's kernel is its variant and the function's text (its code is emitted on a
+      // miss only); a prologue's (a graph's, lowered once) is keyed by its source.
+      const Kernel& kernel = combiner ? impl.kernels.get(variant, "combiner " + traced->text, make_key)
+                             : pro    ? impl.kernels.get(make_key())
+                                      : *epilogue_kernel(impl, variant, epi, make_key);
       ReducePush push{};
       push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
       push.chunks = uint32_t(pass.chunks), push.chunk_len = uint32_t(pass.chunk_len);

@@ -284,10 +284,12 @@ class WindowFamily final : public Family {
       packed |= uint64_t(axes[j].window & 0xff) << (8 * j);
     }
     variant.tile = uint32_t(packed), variant.switches = uint32_t(packed >> 32);
-    // A combiner's generated code has no typed variant: the cache keys it by its source.
-    if (small && a.op != OpId::window_reduce)
-      return impl.kernels.get(variant, [&] { return kernel_key(a, axes, b, tiled); });
-    return impl.kernels.get(kernel_key(a, axes, b, tiled));
+    if (!small) return impl.kernels.get(kernel_key(a, axes, b, tiled));
+    // A combiner's kernel is its variant and the function's text (its code is emitted on a miss only).
+    if (a.op == OpId::window_reduce)
+      return impl.kernels.get(variant, "combiner " + a.attrs.as<WindowAttrs>().combiner->text,
+                              [&] { return kernel_key(a, axes, b, tiled); });
+    return impl.kernels.get(variant, [&] { return kernel_key(a, axes, b, tiled); });
   }
 
   static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, Block b, bool tiled) {
