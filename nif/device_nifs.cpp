@@ -134,7 +134,7 @@ ERL_NIF_TERM device_info_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   });
 }
 
-// memory_statistics(index) -> {:ok, %{bytes_in_use, peak_bytes, buffers, cached_bytes}}
+// memory_statistics(index) -> {:ok, %{bytes_in_use, peak_bytes, buffers, cached_bytes, memory_limit}}
 ERL_NIF_TERM memory_statistics_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     auto device = device_at(get_int64(env, argv[0], "device"));
@@ -142,8 +142,19 @@ ERL_NIF_TERM memory_statistics_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[
     nlohmann::json json = {{"bytes_in_use", stats.bytes_in_use},
                            {"peak_bytes", stats.peak_bytes},
                            {"buffers", stats.buffers},
-                           {"cached_bytes", stats.cached_bytes}};
+                           {"cached_bytes", stats.cached_bytes},
+                           {"memory_limit", stats.memory_limit}};
     return make_ok(env, json_to_term(env, json));
+  });
+}
+
+// set_memory_limit(index, bytes) -> :ok (0: no limit)
+ERL_NIF_TERM set_memory_limit_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    int64_t bytes = get_int64(env, argv[1], "memory limit");
+    if (bytes < 0) throw nxv::Error(nxv::ErrorKind::InvalidArgument, "the memory limit is a byte count, at least 0");
+    device_at(get_int64(env, argv[0], "device"))->set_memory_limit(uint64_t(bytes));
+    return atoms.ok;
   });
 }
 

@@ -28,6 +28,7 @@ NXV_NIF(default_device_nif);
 NXV_NIF(device_info_nif);
 NXV_NIF(memory_statistics_nif);
 NXV_NIF(reset_peak_memory_nif);
+NXV_NIF(set_memory_limit_nif);
 NXV_NIF(clear_buffer_cache_nif);
 NXV_NIF(kernel_cache_stats_nif);
 NXV_NIF(stream_stats_nif);

@@ -47,6 +47,7 @@ ErlNifFunc nif_functions[] = {
     {"device_info", 1, nxv_nif::device_info_nif, kIO},
     {"memory_statistics", 1, nxv_nif::memory_statistics_nif, kIO},
     {"reset_peak_memory", 1, nxv_nif::reset_peak_memory_nif, kIO},
+    {"set_memory_limit", 2, nxv_nif::set_memory_limit_nif, kIO},
     {"clear_buffer_cache", 1, nxv_nif::clear_buffer_cache_nif, kIO},
     {"kernel_cache_stats", 1, nxv_nif::kernel_cache_stats_nif, kIO},
     {"stream_stats", 1, nxv_nif::stream_stats_nif, kIO},

@@ -49,14 +49,35 @@ defmodule Nx.Vulkan do
   end
 
   @doc """
-  Device memory statistics: `%{bytes_in_use: n, peak_bytes: n, buffers: n, cached_bytes: n}`
-  (`cached_bytes`: memory of dropped tensors kept for reuse, see `clear_cache/1`).
+  Device memory statistics: `%{bytes_in_use: n, peak_bytes: n, buffers: n, cached_bytes: n,
+  memory_limit: n}` (`cached_bytes`: memory of dropped tensors kept for reuse, see
+  `clear_cache/1`; `memory_limit`: `set_memory_limit/2`'s, 0 for none).
 
   Buffers are freed when their last tensor is garbage collected (or deallocated with
   `Nx.backend_deallocate/1`) and no recorded work still needs them.
   """
   def memory_statistics(index \\ nil) do
     index |> device_index() |> NIF.memory_statistics() |> Error.unwrap!()
+  end
+
+  @doc """
+  Limits the tensor memory in use on a device to `bytes` (`:infinity` removes the limit): an
+  allocation that would pass it, once in-flight work has released the buffers it holds, raises
+  `Nx.Vulkan.Error` (out of memory) and leaves the device usable. Memory already in use stays;
+  freed memory kept for reuse (`clear_cache/1`) does not count. `memory_statistics/1` reports
+  the limit as `:memory_limit` (0 for none).
+  """
+  def set_memory_limit(bytes, index \\ nil)
+
+  def set_memory_limit(:infinity, index), do: set_memory_limit(0, index)
+
+  def set_memory_limit(bytes, index) when is_integer(bytes) and bytes >= 0 do
+    index |> device_index() |> NIF.set_memory_limit(bytes) |> Error.unwrap!()
+  end
+
+  def set_memory_limit(other, _index) do
+    raise ArgumentError,
+          "expected the memory limit as a non-negative number of bytes or :infinity, got: #{inspect(other)}"
   end
 
   @doc "Resets the peak of `memory_statistics/1` to the memory in use now."

@@ -1,4 +1,5 @@
-// Buffers: statistics, shared ownership across in-flight work, out-of-memory recovery,
+// Buffers: statistics, shared ownership across in-flight work, out-of-memory recovery (the
+// driver's and a run-time limit's),
 // tensors spanning several VkBuffers, exact bytes through transfers.
 #include <limits>
 #include <random>
@@ -141,6 +142,35 @@ TEST(Memory, OutOfMemoryIsATypedErrorAndTheDeviceStaysUsable) {
     Tensor big = empty(*dev, DType::F32, {4 << 20});
     run_op(*dev, "negate", {DType::F32, {4 << 20}}, {big});
   }
+}
+
+// A memory limit set at run time: allocations past it are OutOfMemory naming the limit, after
+// finished work has released the buffers of dropped tensors; the device goes on; 0 lifts it.
+TEST(Memory, ARunTimeLimitIsOutOfMemoryAndTheDeviceGoesOn) {
+  auto dev = Device::open();
+  dev->synchronize();
+  uint64_t limit = dev->memory_stats().bytes_in_use + (1 << 20);
+  dev->set_memory_limit(limit);
+  EXPECT_EQ(dev->memory_stats().memory_limit, limit);
+  Tensor kept = empty(*dev, DType::F32, {128 << 10});  // 512 KiB: fits
+  try {
+    empty(*dev, DType::F32, {256 << 10});  // 1 MiB more: does not
+    ADD_FAILURE() << "allocated past the memory limit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("memory limit of " + std::to_string(limit)), std::string::npos) << e.what();
+  }
+  // Dropped tensors whose buffers queued work still holds count until it finishes.
+  for (int i = 0; i < 8; ++i) {
+    Tensor t = empty(*dev, DType::F32, {64 << 10});
+    run_op(*dev, "negate", {DType::F32, {64 << 10}}, {t});
+  }
+  auto t = upload(*dev, DType::F32, {3}, std::vector<float>{1, 2, 3});
+  EXPECT_EQ(download<float>(*dev, run_op(*dev, "add", {DType::F32, {3}}, {t, t})), (std::vector<float>{2, 4, 6}));
+  dev->set_memory_limit(0);
+  EXPECT_EQ(dev->memory_stats().memory_limit, 0u);
+  Tensor big = empty(*dev, DType::F32, {1 << 20});
+  EXPECT_EQ(big.size(), 1 << 20);
 }
 
 TEST(Memory, TensorsSpanningSeveralBuffers) {

@@ -33,6 +33,28 @@ defmodule Nx.Vulkan.BeamTest do
     assert Nx.to_flat_list(Nx.iota({4}, type: :f32)) == [0.0, 1.0, 2.0, 3.0]
   end
 
+  test "a memory limit raises out of memory and the device goes on" do
+    limit = baseline().bytes_in_use + 1_000_000
+
+    try do
+      assert :ok == Nx.Vulkan.set_memory_limit(limit)
+      assert Nx.Vulkan.memory_statistics().memory_limit == limit
+      small = Nx.iota({1000}, type: :f32)
+
+      assert_raise Nx.Vulkan.Error, ~r/memory limit of #{limit} bytes/, fn ->
+        Nx.iota({1_000_000}, type: :f32)
+      end
+
+      assert small |> Nx.add(1) |> Nx.to_flat_list() |> Enum.take(2) == [1.0, 2.0]
+    after
+      Nx.Vulkan.set_memory_limit(:infinity)
+    end
+
+    assert Nx.Vulkan.memory_statistics().memory_limit == 0
+    assert Nx.iota({1_000_000}, type: :f32) |> Nx.sum() |> Nx.to_number() > 0
+    assert_raise ArgumentError, fn -> Nx.Vulkan.set_memory_limit(-1) end
+  end
+
   test "100 processes racing ops on shared and private tensors" do
     shared = Nx.iota({64}, type: :f32)
     expected_shared = Nx.to_binary(shared)

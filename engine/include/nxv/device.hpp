@@ -117,6 +117,7 @@ struct MemoryStats {
   uint64_t peak_bytes = 0;
   uint64_t buffers = 0;
   uint64_t cached_bytes = 0;  // freed buffers kept for reuse (not in use)
+  uint64_t memory_limit = 0;  // Device::set_memory_limit's, 0 for none
 };
 
 // Kernels and pipelines of one device.
@@ -162,6 +163,10 @@ class Device {
   bool has(Capability c) const;
   MemoryStats memory_stats() const;
   void reset_peak_memory();
+  // Tensor memory in use on this device stays at most `bytes` (0: no limit): an allocation that
+  // would pass it, after in-flight work has released what it holds, is OutOfMemory. Memory
+  // already in use is kept; freed buffers kept for reuse do not count.
+  void set_memory_limit(uint64_t bytes);
   // Frees the memory of dropped tensors kept for reuse (MemoryStats::cached_bytes).
   void clear_buffer_cache();
   KernelCacheStats kernel_cache_stats() const;

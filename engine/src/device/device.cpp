@@ -135,12 +135,22 @@ void Device::fail_submission(uint64_t n, bool lose_device) {
 
 bool Device::lost() const { return impl_->core->lost(); }
 void Device::reset_peak_memory() { impl_->core->reset_peak(); }
+void Device::set_memory_limit(uint64_t bytes) { impl_->core->set_memory_limit(bytes); }
 void Device::clear_buffer_cache() { impl_->core->buffer_cache().clear(); }
 void Device::synchronize() { impl_->stream.synchronize(); }
 
 std::shared_ptr<Buffer> DeviceImpl::allocate(uint64_t bytes, BufferKind kind, bool stream_ordered) {
   // Large buffers the cache cannot serve take the memory of a dropped tensor that queued work
   // still holds, in stream order, before asking the driver (DeviceProfile::stream_reuse).
+  if (kind == BufferKind::Device) {
+    try {
+      core->check_memory_limit(bytes);
+    } catch (const Error&) {
+      // Tensors dropped while in-flight batches still hold their buffers count until those finish.
+      stream.synchronize();
+      core->check_memory_limit(bytes);
+    }
+  }
   bool reuse = core->profile().stream_reuse;
   constexpr uint64_t kReuseMinBytes = 1 << 20;
   uint64_t class_bytes = BufferCache::size_class(bytes);

@@ -236,8 +236,16 @@ void DeviceCore::note_freed(uint64_t bytes) {
 }
 
 MemoryStats DeviceCore::memory_stats() const {
-  return {bytes_in_use_.load(), peak_bytes_.load(), buffers_.load(),
-          buffer_cache_ ? buffer_cache_->cached_bytes() : 0};
+  return {bytes_in_use_.load(), peak_bytes_.load(), buffers_.load(), buffer_cache_ ? buffer_cache_->cached_bytes() : 0,
+          memory_limit_.load()};
+}
+
+void DeviceCore::check_memory_limit(uint64_t bytes) const {
+  uint64_t limit = memory_limit_.load(), in_use = bytes_in_use_.load();
+  if (limit && in_use + bytes > limit)
+    throw Error(ErrorKind::OutOfMemory, "allocating " + std::to_string(bytes) + " bytes would pass the memory limit of " +
+                                            std::to_string(limit) + " bytes (Nx.Vulkan.set_memory_limit/2): " +
+                                            std::to_string(in_use) + " bytes in use");
 }
 
 void DeviceCore::reset_peak() { peak_bytes_.store(bytes_in_use_.load()); }

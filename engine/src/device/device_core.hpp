@@ -61,6 +61,9 @@ class DeviceCore {
   void note_freed(uint64_t bytes);
   MemoryStats memory_stats() const;
   void reset_peak();
+  void set_memory_limit(uint64_t bytes) { memory_limit_.store(bytes); }
+  // Throws OutOfMemory where `bytes` more would pass the memory limit.
+  void check_memory_limit(uint64_t bytes) const;
 
   // Pipeline creation against queue submission (DeviceProfile::submit_exclusion).
   SubmitExclusion& submit_exclusion() { return submit_exclusion_; }
@@ -80,7 +83,7 @@ class DeviceCore {
   uint64_t chunk_bytes_ = 0;
   std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid_{};
   FloatControls float_controls_;
-  std::atomic<uint64_t> bytes_in_use_{0}, peak_bytes_{0}, buffers_{0};
+  std::atomic<uint64_t> bytes_in_use_{0}, peak_bytes_{0}, buffers_{0}, memory_limit_{0};
   std::atomic<bool> lost_{false};
   SubmitExclusion submit_exclusion_;
 };

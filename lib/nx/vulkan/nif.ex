@@ -33,6 +33,7 @@ defmodule Nx.Vulkan.NIF do
   def device_info(_device), do: nif_error()
   def memory_statistics(_device), do: nif_error()
   def reset_peak_memory(_device), do: nif_error()
+  def set_memory_limit(_device, _bytes), do: nif_error()
   def clear_buffer_cache(_device), do: nif_error()
   def kernel_cache_stats(_device), do: nif_error()
   def stream_stats(_device), do: nif_error()
