@@ -142,6 +142,16 @@ TEST_F(Dot, GpuTiles) {
       run_case(*device_, cases[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 300 + uint32_t(i));
     if (!first) run_case(*device_, cases[2], {DType::S32, DType::S32, DType::S32}, sample_seed() + 310);
   }
+  // The GPUs' own choice for 256-row products with long k (a training step's): 64x64 tiles
+  // and split-K, B read along n or along k, tile edges in m, n and k.
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase training[] = {
+      {"training_256x520x512", {256, 520}, {520, 512}, mm},
+      {"training_transposed_b_256x520x512", {256, 520}, {520, 512}, mm, kDense, kTransposed},
+      {"training_edges_200x515x520", {200, 515}, {515, 520}, mm},
+  };
+  for (size_t i = 0; i < std::size(training); ++i)
+    run_case(*device_, training[i], {DType::F32, DType::F32, DType::F32}, sample_seed() + 315 + uint32_t(i));
   // Split-K (forced: these are short), its sums added by a second pass.
   ScopedTuning splits("dot.splits", "3");
   for (size_t i = 0; i < cases.size(); ++i)
