@@ -8,8 +8,8 @@
 // comparison into u8 summed into u32. On f32, f16 (accumulated in f32), s32 and f64; columns
 // in chunks (two passes) or on the GPUs' plan shared by invocations a workgroup apart, rows
 // shared by a workgroup, the whole tensor, kept axes, size-1 axes, empty reduced axes and
-// empty results. A graph's bias gradient and update, softmax denominator and cross-entropy
-// rows each become one reduction.
+// empty results. Both in one reduction. A graph's bias gradient and update, softmax
+// denominator and cross-entropy rows, and a scaled sum of squares each become one reduction.
 #include <cstring>
 
 #include "graph/graph.hpp"
@@ -309,15 +309,80 @@ TEST_F(ReduceFusion, PrologueCheckRefusesWhatItCannotFuse) {
   EXPECT_FALSE(s.native);
   EXPECT_EQ(s.kind, ErrorKind::Unsupported);
   EXPECT_NE(s.reason.find("together"), std::string::npos) << s.reason;
-  // Both a prologue and an epilogue; a logical reduction; more tensors than the prologue reads.
+  // Both a prologue and an epilogue (its tensors after the prologue's); a logical reduction;
+  // more tensors than the prologue reads.
   ReduceAttrs both = a;
-  both.epilogue = ElementwiseChain{{step(OpId::negate, DType::F32, {in(0)})}};
+  both.epilogue = ElementwiseChain{{step(OpId::subtract, DType::F32, {in(0), in(1)})}};
+  both.product = DType::F32;
+  std::vector<TensorSpec> two_and_bias{spec({4, 5}), spec({4, 1}), spec({4})};
+  EXPECT_TRUE(bool(check_op(d, OpId::sum, {DType::F32, {4}}, two_and_bias, Attrs::of(both))));
   EXPECT_FALSE(check_op(d, OpId::sum, {DType::F32, {4}}, two, Attrs::of(both)).native);
   EXPECT_FALSE(check_op(d, OpId::any, {DType::U8, {4}}, two, Attrs::of(a)).native);
   std::vector<TensorSpec> three{spec({4, 5}), spec({4, 1}), spec({4})};
   s = check_op(d, OpId::sum, {DType::F32, {4}}, three, Attrs::of(a));
   EXPECT_FALSE(s.native);
   EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
+}
+
+// Both in one reduction: b - lr * op(exp(x - m) * y) (integers: (x - m) * y), the prologue in
+// the first pass and the epilogue in the final one (the same pass where there is one); the
+// bits of the chain's steps, the reduction and the update's steps run one by one.
+void prologue_and_epilogue(Device& d, OpId op, const Case& c, DType t, std::mt19937& rng) {
+  SCOPED_TRACE(std::string(c.name) + ", " + std::string(op_info(op).name) + ", " + std::string(dtype_name(t)));
+  ElementwiseChain pro;
+  pro.steps.push_back(step(OpId::subtract, t, {in(0), in(1)}));
+  if (is_float(t)) pro.steps.push_back(step(OpId::exp, t, {st(0)}));
+  pro.steps.push_back(step(OpId::multiply, t, {st(uint32_t(pro.steps.size() - 1)), in(2)}));
+  ElementwiseChain epi{{step(OpId::multiply, t, {in(0), in(2)}), step(OpId::subtract, t, {in(1), st(0)})}};
+  std::vector<Tensor> inputs{random_tensor(d, t, c.input, rng), random_tensor(d, t, per_row_shape(c), rng),
+                             random_tensor(d, t, c.input, rng)};
+  Shape out = out_shape(c);
+  std::vector<Tensor> extras{random_tensor(d, t, out, rng), scalar(d, t, is_integer(t) ? 3 : 0.125)};
+  ReduceAttrs a = attrs_of(c);
+  Tensor reduced = unfused(d, op, inputs, pro, c.input, a, t, out);
+  std::vector<Tensor> update{reduced};
+  update.insert(update.end(), extras.begin(), extras.end());
+  Tensor want = run_steps_one_by_one(d, update, epi, out);
+  a.prologue = pro, a.prologue_inputs = 3, a.prologue_shape = c.input;
+  a.epilogue = epi, a.product = t;
+  std::vector<Tensor> all = inputs;
+  all.insert(all.end(), extras.begin(), extras.end());
+  expect_same_bits(d, want, run_op(d, op, {t, out}, all, Attrs::of(a)));
+}
+
+TEST_F(ReduceFusion, PrologueAndEpilogueInOneReduction) {
+  Device& d = *device_;
+  std::mt19937 rng(sample_seed() + 44);
+  for (const Case& c : prologue_cases()) prologue_and_epilogue(d, OpId::sum, c, DType::F32, rng);
+  for (DType t : types())
+    for (const Case& c : sample_cases(prologue_cases(), 2))
+      for (OpId op : {OpId::sum, OpId::reduce_max})
+        if (t != DType::F32 || op != OpId::sum) prologue_and_epilogue(d, op, c, t, rng);
+  // The GPUs' plans: columns in one pass, rows shared by a workgroup, two passes.
+  ScopedTuning gpu("gpu_paths", "1");
+  for (size_t i : {0, 1, 2}) prologue_and_epilogue(d, OpId::sum, kCases[i], DType::F32, rng);
+}
+
+// A mean of squares and its scale, sum(x * x) * s + b, as graph nodes: one kernel.
+TEST_F(ReduceFusion, GraphFusesAPrologueAndAnEpilogueIntoOneReduction) {
+  Device& d = *device_;
+  std::mt19937 rng(sample_seed() + 45);
+  const int64_t B = 64, N = 300;
+  const DType t = DType::F32;
+  std::vector<Tensor> inputs{random_tensor(d, t, {B, N}, rng), scalar(d, t, 1.0 / N), random_tensor(d, t, {B}, rng)};
+  ReduceAttrs rows;
+  rows.all_axes = false, rows.axes = {1};
+  Graph g;
+  uint32_t x = g.input(t, {B, N}), s = g.input(t, {}), b = g.input(t, {B});
+  uint32_t squares = g.add(OpId::multiply, {t, {B, N}}, {x, x});
+  uint32_t r = g.add(OpId::sum, {t, {B}}, {squares}, Attrs::of(rows));
+  g.output(g.add(OpId::add, {t, {B}}, {g.add(OpId::multiply, {t, {B}}, {r, s}), b}));
+  GraphExecutable fused_graph = compile_graph(d, g, inputs);
+  EXPECT_EQ(fused_graph.executable().launches().size(), 1u);
+  Tensor sq = run_op(d, OpId::multiply, {t, {B, N}}, {inputs[0], inputs[0]});
+  Tensor sum = run_op(d, OpId::sum, {t, {B}}, {sq}, Attrs::of(rows));
+  Tensor want = run_op(d, OpId::add, {t, {B}}, {run_op(d, OpId::multiply, {t, {B}}, {sum, inputs[1]}), inputs[2]});
+  expect_same_bits(d, want, fused_graph.run(d, inputs)[0]);
 }
 
 // log-softmax's denominator, sum(exp(x - max(x))), and a cross-entropy's sum(logp * y) as graph

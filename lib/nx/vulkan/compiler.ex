@@ -12,8 +12,8 @@ defmodule Nx.Vulkan.Compiler do
   every kernel is built then. Runs of elementwise ops are fused into one kernel with the
   constants they read; elementwise consumers of `dot` and `conv` (a bias, an activation, an SGD
   update) into their kernels; elementwise work before or after a `sum`, `product`,
-  `reduce_max` or `reduce_min` (softmax's `exp(x - max)`, a bias gradient's update) into the
-  reduction's kernel; a transpose of a product's result into the product; and
+  `reduce_max` or `reduce_min` (softmax's `exp(x - max)`, a bias gradient's update, or both)
+  into the reduction's kernel; a transpose of a product's result into the product; and
   independent launches run between the same barriers. Every later call with the same templates skips tracing: it makes one
   native call, which records all of the program's launches on the device's stream at once.
   Structurally equal programs (another closure of the same code, another captured tensor of

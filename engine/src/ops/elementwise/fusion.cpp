@@ -5,6 +5,7 @@
 #include "ops/elementwise/fusion.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -248,8 +249,11 @@ ChainRounding chain_rounding(const ElementwiseChain& chain, const std::vector<DT
 }
 
 ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
-                             std::string& generated) {
+                             std::string& generated, std::string_view name) {
   count_glsl_emission();
+  const std::string fn(name);
+  std::string macros = fn;
+  for (char& ch : macros) ch = char(std::toupper(static_cast<unsigned char>(ch)));
   ScalarExpr result;
   std::set<std::pair<std::string, std::string>> defines;
   // `zero`: 0, from a value the compiler cannot see; a kernel whose grid has several rows
@@ -288,7 +292,7 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     for (size_t k = 0; k < types.size(); ++k) {
       const ChainOperand& o = step.operands[k];
       bool input = o.from == ChainOperand::From::Input;
-      std::string macro = "NXV_CHAIN_LOAD" + n + "_" + std::to_string(k);
+      std::string macro = macros + "_LOAD" + n + "_" + std::to_string(k);
       // A constant is kept as an intermediate is, through the same opaque zero: no driver
       // folds it into the step's arithmetic, which then runs as it does on a loaded value.
       std::string arg = input ? "in" + std::to_string(o.index)
@@ -300,9 +304,9 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     }
     // precise, as the template's results are: the step's own arithmetic is never contracted
     // with its consumer's.
-    g += "#undef C\n#define C " + e.compute + "\n" + e.compute + " nxv_chain_step" + n + "(" + signature +
+    g += "#undef C\n#define C " + e.compute + "\n" + e.compute + " " + fn + "_step" + n + "(" + signature +
          ") {\n  precise C r = " + e.expr + ";\n  return r;\n}\n";
-    body += "  " + e.compute + " t" + n + " = nxv_chain_step" + n + "(" + call + ");\n";
+    body += "  " + e.compute + " t" + n + " = " + fn + "_step" + n + "(" + call + ");\n";
     if (s == last) {
       result.compute = e.compute;
       break;
@@ -313,16 +317,16 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     if (step.out == DType::F16) {
       // f16 rounds in integer code (nxv_f16_bits.glsl) from the float a store converts: a
       // float16_t conversion would be folded away with its widening.
-      g += "#define NXV_CHAIN_STORE" + n + "(v) nxv_f16_bits(float(v))\n";
-      g += "#define NXV_CHAIN_KEEP" + n + "(x) " + opaque(kept, "nxv_f16_value(x)") + "\n";
+      g += "#define " + macros + "_STORE" + n + "(v) nxv_f16_bits(float(v))\n";
+      g += "#define " + macros + "_KEEP" + n + "(x) " + opaque(kept, "nxv_f16_value(x)") + "\n";
     } else {
-      g += "#define NXV_CHAIN_STORE" + n + "(v) " + glsl_store(step.out) + "\n";
-      g += "#define NXV_CHAIN_KEEP" + n + "(x) " + opaque(kept, glsl_load(step.out, glsl_storage_type(kept))) + "\n";
+      g += "#define " + macros + "_STORE" + n + "(v) " + glsl_store(step.out) + "\n";
+      g += "#define " + macros + "_KEEP" + n + "(x) " + opaque(kept, glsl_load(step.out, glsl_storage_type(kept))) + "\n";
     }
-    body += "  precise " + glsl_storage_type(kept) + " kept" + n + " = NXV_CHAIN_KEEP" + n + "(NXV_CHAIN_STORE" + n + "(t" + n +
+    body += "  precise " + glsl_storage_type(kept) + " kept" + n + " = " + macros + "_KEEP" + n + "(" + macros + "_STORE" + n + "(t" + n +
             "));\n";
   }
-  g += "#undef C\n#define C " + result.compute + "\n" + result.compute + " nxv_chain(";
+  g += "#undef C\n#define C " + result.compute + "\n" + result.compute + " " + fn + "(";
   std::string args;
   for (size_t i = 0; i < in.size(); ++i) {
     g += (i ? ", " : "") + glsl_scalar_register_type(in[i]) + " in" + std::to_string(i);
@@ -340,7 +344,7 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
   for (DType t : in) result.features.add_type(t);
   result.defines.assign(defines.begin(), defines.end());
   result.defines.emplace_back("NXV_GENERATED", "1");
-  result.expr = "nxv_chain(" + args + ")";
+  result.expr = fn + "(" + args + ")";
   generated = std::move(g);
   return result;
 }

@@ -97,8 +97,10 @@ bool several_float_roundings(OpId op, const ScalarExpr& e);
 bool uses_f64(const ScalarExpr& e);
 
 // The chain as one scalar expression over the op's inputs (loaded as stored): the GLSL of
-// its functions goes to `generated`, served to the template as nxv_generated.glsl.
+// its functions goes to `generated`, served to the template as nxv_generated.glsl. `name`
+// names the chain's function (its steps' functions and macros start with it, upper case for
+// the macros), so that two chains can share a kernel.
 ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64,
-                             std::string& generated);
+                             std::string& generated, std::string_view name = "nxv_chain");
 
 }  // namespace nxv

@@ -14,6 +14,7 @@
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer OffsetEpilogueRef { OffsetEpilogueParams p; };
 #define NXV_EPILOGUE_PARAMS (OffsetEpilogueRef(NXV_EPILOGUE_ADDR).p)
 #endif
+#undef NXV_CHAIN_ZERO  // a prologue's chain (reduce.comp) had its own
 #define NXV_CHAIN_ZERO (NXV_EPILOGUE_PARAMS.zero)
 #include "nxv_generated.glsl"
 #undef C

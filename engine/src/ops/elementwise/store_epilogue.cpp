@@ -104,7 +104,8 @@ std::string fused_chain_error(const CheckArgs& c, const ElementwiseChain& chain,
 }
 
 std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& chain, DType product,
-                                 const std::string& op, bool& invalid, size_t operands) {
+                                 const std::string& op, bool& invalid, size_t operands,
+                                 const std::vector<DType>& more_types) {
   invalid = true;
   if (c.inputs.size() < operands || c.inputs.size() > operands + 2)
     return op + ": with an epilogue it takes " + std::to_string(operands) + " to " + std::to_string(operands + 2) +
@@ -116,6 +117,7 @@ std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& cha
   // The producer's operands are part of the kernel too: an f64 operand brings the f64 float controls.
   std::vector<DType> kernel_types = in;
   for (size_t i = 0; i < operands; ++i) kernel_types.push_back(c.inputs[i].type);
+  kernel_types.insert(kernel_types.end(), more_types.begin(), more_types.end());
   if (std::string why = fused_chain_error(c, chain, c.out.type, in, kernel_types, op + " epilogue", invalid);
       !why.empty())
     return why;
@@ -156,7 +158,12 @@ KernelKey epilogue_key(KernelKey key, const StoreEpilogue& e, const Defines& fea
   for (const auto& x : epi->defines) set_define(d, x.first, x.second);
   d.emplace_back("EPILOGUE", "1");
   d.emplace_back("STORE_EPILOGUE(v)", glsl_store(epi->out));
-  key.generated = epi->generated;
+  // Code the producer generates itself (a reduction's prologue) comes first: its kernel
+  // includes nxv_generated.glsl twice, for its own part, then for the epilogue's.
+  if (key.generated.empty()) key.generated = epi->generated;
+  else
+    key.generated = "#ifndef NXV_GENERATED_FIRST_PART\n#define NXV_GENERATED_FIRST_PART\n" + key.generated +
+                    "#else\n" + epi->generated + "#endif\n";
   GlslDefines scanned = d;
   scanned.emplace_back("", key.generated);
   auto uses = glsl_use_defines(scanned);
@@ -165,6 +172,12 @@ KernelKey epilogue_key(KernelKey key, const StoreEpilogue& e, const Defines& fea
 }
 
 }  // namespace
+
+KernelKey with_store_epilogue(KernelKey key, const StoreEpilogue& epi) {
+  Defines features;
+  epi.features.add_defines(features);
+  return epilogue_key(std::move(key), epi, features);
+}
 
 const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const StoreEpilogue* epi,
                               const std::function<KernelKey()>& make_key) {
@@ -185,13 +198,18 @@ void use_epilogue_tensors(LaunchBuilder& builder, Launch& l, const StoreEpilogue
   for (const auto& r : epi->refs) builder.use(l, r.slot, Access::Read);
 }
 
-void attach_epilogue(LaunchBuilder& builder, Launch& l, const StoreEpilogue* epi, uint32_t push_offset) {
-  if (!epi) return;
+void attach_params(LaunchBuilder& builder, Launch& l, std::vector<std::byte> params, std::vector<AddressPatch> patches,
+                   uint32_t push_offset) {
   struct Empty {
     char c;
   };
-  builder.params(l, Empty{}, push_offset, epi->patches);
-  l.params = epi->params;
+  builder.params(l, Empty{}, push_offset, std::move(patches));
+  l.params = std::move(params);
+}
+
+void attach_epilogue(LaunchBuilder& builder, Launch& l, const StoreEpilogue* epi, uint32_t push_offset) {
+  if (!epi) return;
+  attach_params(builder, l, epi->params, epi->patches, push_offset);
   use_epilogue_tensors(builder, l, epi);
 }
 

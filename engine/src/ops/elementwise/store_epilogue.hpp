@@ -70,8 +70,10 @@ std::string fused_chain_error(const CheckArgs& c, const ElementwiseChain& chain,
 // "" when `chain` (over the product of type `product` and c.inputs[operands..]) runs where
 // `op`'s kernels store, c.inputs[0..operands) being the producer's own operands; else why not,
 // with `invalid` set where the request is malformed (types, shapes, operand count).
+// `more_types`: other types the producer's kernel computes in (a reduction's prologue chain).
 std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& chain, DType product,
-                                 const std::string& op, bool& invalid, size_t operands = 2);
+                                 const std::string& op, bool& invalid, size_t operands = 2,
+                                 const std::vector<DType>& more_types = {});
 
 // How the generated nxv_epilogue(uint i, ACC acc) reaches its data: `name` prefixes the extra
 // tensors' buffer types, `params_type p = params_expr` is read first, `index` (code over i and
@@ -89,6 +91,15 @@ void generate_store_epilogue(StoreEpilogue& e, const ElementwiseChain& chain, bo
 // A pointer: the kernel outlives the key's function (a reference would read as dangling).
 const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const StoreEpilogue* epi,
                               const std::function<KernelKey()>& make_key);
+
+// `key` (a producer's kernel) storing through `epi`; code the key already generates (a
+// reduction's prologue) stays, as the first of nxv_generated.glsl's two parts.
+KernelKey with_store_epilogue(KernelKey key, const StoreEpilogue& epi);
+
+// Attaches a parameter block of bytes `params` to `l` (its address at `push_offset` of the push
+// constants; `patches` place addresses inside it).
+void attach_params(LaunchBuilder& builder, Launch& l, std::vector<std::byte> params, std::vector<AddressPatch> patches,
+                   uint32_t push_offset);
 
 // Attaches the epilogue's parameter block to `l` (its address at `push_offset` of the push
 // constants) and marks its tensors read. Nothing without an epilogue.

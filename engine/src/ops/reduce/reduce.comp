@@ -15,7 +15,8 @@
 // the first pass's first invocation of a row starts from the accumulator read through
 // AUX_STORE/LOAD_AUX at aux_addr, and values combine as fun.(later, earlier)); EPILOGUE (the
 // final pass of sum, product, max, min stores through an elementwise chain: offset_epilogue.glsl);
-// PROLOGUE (their first pass computes each element by an elementwise chain: nxv_prologue).
+// PROLOGUE (their first pass computes each element by an elementwise chain: nxv_prologue; a
+// single pass may have both, their parameters in one block).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -52,16 +53,29 @@ layout(push_constant, std430) uniform Params { ReducePush pc; };
 // tensor would hold it, computed from the prologue's tensors (ops/reduce/reduce_prologue.cpp).
 #if PROLOGUE
 #include "reduce_prologue.h"
+#if defined(EPILOGUE)
+// A pass with both: one parameter block holds the prologue's, then the epilogue's.
+#include "offset_epilogue.h"
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ReduceFusedRef {
+  ReducePrologueParams pro;
+  OffsetEpilogueParams epi;
+};
+#define NXV_PROLOGUE_PARAMS (ReduceFusedRef(pc.fused_addr).pro)
+#define NXV_EPILOGUE_PARAMS (ReduceFusedRef(pc.fused_addr).epi)
+#else
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer ReducePrologueRef { ReducePrologueParams p; };
 #define NXV_PROLOGUE_PARAMS (ReducePrologueRef(pc.fused_addr).p)
+#endif
 #define NXV_CHAIN_ZERO (NXV_PROLOGUE_PARAMS.zero)
 #include "nxv_generated.glsl"
 #undef C
 #endif
 
 // STORE_RESULT(q, v): the final pass's store, through its epilogue where it has one (EPILOGUE).
-#if FINAL && !ARG && !COMBINER && !PROLOGUE
+#if FINAL && !ARG && !COMBINER
+#ifndef NXV_EPILOGUE_PARAMS
 #define NXV_EPILOGUE_ADDR (pc.fused_addr)
+#endif
 #include "offset_epilogue.glsl"
 #else
 #define STORE_RESULT(i, v) STORE_OUT(v)

@@ -5,6 +5,7 @@
 // f16/bf16/f8 sums and products accumulate in f32, integers in the output type (Nx's
 // wrap-around); argmax/argmin keep indices and compare values as Nx does (NaN last-wins).
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 
 #include "common/tuning.hpp"
@@ -19,6 +20,8 @@
 #include "ops/reduce/folds.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/reduce/reduce_plan.hpp"
+#include "ops/elementwise/offset_epilogue.h"
+#include "ops/reduce/reduce_prologue.h"
 #include "ops/reduce/reduce_prologue.hpp"
 #include "ops/reduce/reduce_push.h"
 #include "ops/reduce/scan.hpp"
@@ -36,6 +39,15 @@ bool is_int(DType t) { return !is_float(t) && !is_complex(t); }
 bool folds_values(OpId op) {
   return op == OpId::sum || op == OpId::product || op == OpId::reduce_max || op == OpId::reduce_min;
 }
+
+// Where a pass with a prologue and an epilogue finds the epilogue's parameters in its block
+// (std430 places a struct member at its alignment, 8 here, as C++ does).
+struct FusedParams {
+  ReducePrologueParams pro;
+  OffsetEpilogueParams epi;
+};
+constexpr uint32_t kFusedEpilogueOffset = offsetof(FusedParams, epi);
+static_assert(kFusedEpilogueOffset == sizeof(ReducePrologueParams));
 
 FoldKind fold_kind(OpId op) {
   switch (op) {
@@ -189,7 +201,7 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
 
   bool takes_epilogue(const GraphNode& n) const override {
     const ReduceAttrs* a = n.attrs.empty() ? nullptr : n.attrs.try_as<ReduceAttrs>();
-    return folds_values(n.op) && a && !a->combiner && !a->prologue;
+    return folds_values(n.op) && a && !a->combiner;
   }
   size_t own_inputs(const GraphNode& n) const override {
     const ReduceAttrs* a = n.attrs.empty() ? nullptr : n.attrs.try_as<ReduceAttrs>();
@@ -247,15 +259,18 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
     std::string name(op_info(c.op).name);
     auto invalid_request = [&](const std::string& why) { return not_native(name + why, ErrorKind::InvalidArgument); };
     if (!folds_values(c.op) || ra->combiner) return invalid_request(" takes no epilogue or prologue");
-    if (ra->epilogue && ra->prologue)
-      return not_native(name + ": a prologue and an epilogue in one kernel are not generated yet");
     size_t own = ra->prologue ? ra->prologue_inputs : 1;
     if (c.inputs.size() < own) return invalid_request(": takes at least " + std::to_string(own) + " tensors");
     if (!ra->epilogue && c.inputs.size() != own)
       return invalid_request(" takes " + std::to_string(own) + " tensors, got " + std::to_string(c.inputs.size()));
     bool invalid = false;
+    // A prologue's steps compute in the same kernel as an epilogue's.
+    std::vector<DType> prologue_types;
+    if (ra->prologue)
+      for (const ChainStep& s : ra->prologue->steps) prologue_types.push_back(s.out);
     if (ra->epilogue)
-      if (std::string why = store_epilogue_error(c, *ra->epilogue, ra->product, name, invalid, own); !why.empty())
+      if (std::string why = store_epilogue_error(c, *ra->epilogue, ra->product, name, invalid, own, prologue_types);
+          !why.empty())
         return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
     OutSpec out{ra->epilogue ? ra->product : c.out.type, c.out.shape};
     std::array<TensorSpec, 1> input{c.inputs[0]};
@@ -268,6 +283,11 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
       std::string acc = acc_type(c.op, out.type, input[0].type);
       std::vector<DType> kernel_types{out.type};
       if (acc == "double") kernel_types.push_back(DType::F64);
+      // (With an epilogue its tensors and steps count too: one kernel holds both chains.)
+      if (ra->epilogue) {
+        for (size_t i = own; i < c.inputs.size(); ++i) kernel_types.push_back(c.inputs[i].type);
+        for (const ChainStep& s : ra->epilogue->steps) kernel_types.push_back(s.out);
+      }
       if (std::string why = reduce_prologue_error(c, *ra, flags, kernel_types, invalid); !why.empty())
         return not_native(why, invalid ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
       return {};
@@ -283,7 +303,9 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
       // The prologue's copies (where any) come before the reduction's launches.
       ReducePrologue prologue =
           make_reduce_prologue(a, *ra, reduced_axes(a.op, a.attrs, ra->prologue_shape.size()));
-      return lower_reduction(a, a.out.type, nullptr, &prologue);
+      if (!ra->epilogue) return lower_reduction(a, a.out.type, nullptr, &prologue);
+      StoreEpilogue epilogue = make_offset_epilogue(a, *ra->epilogue, ra->product, ra->prologue_inputs);
+      return lower_reduction(a, ra->product, &epilogue, &prologue);
     }
     StoreEpilogue epilogue = make_offset_epilogue(a, *ra->epilogue, ra->product, 1);
     lower_reduction(a, ra->product, &epilogue, nullptr);
@@ -433,10 +455,12 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
         return reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg, kind, combiner, pro);
       };
       // A combiner's kernel is its variant and the function's text (its code is emitted on a
-      // miss only); a prologue's (a graph's, lowered once) is keyed by its source.
-      const Kernel& kernel = combiner ? impl.kernels.get(variant, "combiner " + traced->text, make_key)
-                             : pro    ? impl.kernels.get(make_key())
-                                      : *epilogue_kernel(impl, variant, epi, make_key);
+      // miss only); a prologue's (a graph's, lowered once) is keyed by its source, with the
+      // epilogue's where the pass has both.
+      const Kernel& kernel = combiner     ? impl.kernels.get(variant, "combiner " + traced->text, make_key)
+                             : pro && epi ? impl.kernels.get(with_store_epilogue(make_key(), *epi))
+                             : pro        ? impl.kernels.get(make_key())
+                                          : *epilogue_kernel(impl, variant, epi, make_key);
       ReducePush push{};
       push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
       push.chunks = uint32_t(pass.chunks), push.chunk_len = uint32_t(pass.chunk_len);
@@ -459,15 +483,22 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
       a.builder.use(l, from.slot, Access::Read);
       if (arg && kind.from_partials) a.builder.use(l, source_slot, Access::Read);
       if (init) a.builder.use(l, init->slot, Access::Read);
-      attach_epilogue(a.builder, l, epi, offsetof(ReducePush, fused_addr));
-      if (pro) {
-        struct Empty {
-          char c;
-        };
-        a.builder.params(l, Empty{}, offsetof(ReducePush, fused_addr), pro->patches);
-        l.params = pro->params;
-        for (uint32_t slot : pro->slots) a.builder.use(l, slot, Access::Read);
+      if (pro && epi) {
+        // One block: the prologue's parameters, then the epilogue's (reduce.comp's ReduceFusedRef).
+        std::vector<std::byte> params = pro->params;
+        params.resize(kFusedEpilogueOffset);
+        params.insert(params.end(), epi->params.begin(), epi->params.end());
+        std::vector<AddressPatch> patches = pro->patches;
+        for (AddressPatch p : epi->patches) patches.push_back({p.offset + kFusedEpilogueOffset, p.ref});
+        attach_params(a.builder, l, std::move(params), std::move(patches), offsetof(ReducePush, fused_addr));
+        use_epilogue_tensors(a.builder, l, epi);
+      } else if (pro) {
+        attach_params(a.builder, l, pro->params, pro->patches, offsetof(ReducePush, fused_addr));
+      } else {
+        attach_epilogue(a.builder, l, epi, offsetof(ReducePush, fused_addr));
       }
+      if (pro)
+        for (uint32_t slot : pro->slots) a.builder.use(l, slot, Access::Read);
       a.builder.use(l, to.slot, Access::Write);
       from = to;
     }

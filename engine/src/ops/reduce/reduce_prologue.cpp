@@ -37,7 +37,7 @@ std::string generated_code(const std::vector<DType>& in, DType out, const std::s
       << " + k * p.sr_" << n << " + i * p.si_" << n << "]);\n";
     args += (j ? ", in" : "in") + std::to_string(j);
   }
-  g << "  precise " << s.compute << " r = nxv_chain(" << args << ");\n"
+  g << "  precise " << s.compute << " r = nxv_prologue_chain(" << args << ");\n"
     << "  return NXV_PROLOGUE_STORE(r);\n}\n";
   return g.str();
 }
@@ -111,7 +111,8 @@ ReducePrologue make_reduce_prologue(const LowerArgs& a, const ReduceAttrs& at, c
   pro.params.resize(sizeof p);
   std::memcpy(pro.params.data(), &p, sizeof p);
   std::string chain_glsl;
-  ScalarExpr s = chain_scalar_expr(chain, in, a.device.has(kCapFloat64), chain_glsl);
+  // Its own names: a final pass may also hold an epilogue's chain (nxv_chain).
+  ScalarExpr s = chain_scalar_expr(chain, in, a.device.has(kCapFloat64), chain_glsl, "nxv_prologue_chain");
   pro.generated = generated_code(in, pro.type, chain_glsl, s);
   pro.defines = s.defines;
   pro.features = s.features;
