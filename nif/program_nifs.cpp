@@ -118,7 +118,7 @@ bool open_program_resource_type(ErlNifEnv* env) {
 }
 
 // program_compile(device, [{type, shape}], [{op_id, type, shape, [value_id], options}], [value_id],
-//                 [{input_value_id, output_position}]) -> {:ok, {ref, {nodes, fused, launches, in_place}}}
+//                 [{input_value_id, output_position}]) -> {:ok, {ref, {nodes, fused, launches, in_place, run_bytes}}}
 // Values are numbered inputs first, then one per node in order; the last list donates inputs
 // to outputs (Graph::donate). Compiles every kernel.
 ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
@@ -151,8 +151,9 @@ ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[])
     ERL_NIF_TERM ref = enif_make_resource(env, resource);
     enif_release_resource(resource);
     const nxv::ProgramStats& s = program->stats();
-    ERL_NIF_TERM stats = enif_make_tuple4(env, enif_make_uint64(env, s.nodes), enif_make_uint64(env, s.fused),
-                                          enif_make_uint64(env, s.launches), enif_make_uint64(env, s.in_place));
+    ERL_NIF_TERM stats =
+        enif_make_tuple5(env, enif_make_uint64(env, s.nodes), enif_make_uint64(env, s.fused),
+                         enif_make_uint64(env, s.launches), enif_make_uint64(env, s.in_place), enif_make_uint64(env, s.run_bytes));
     return make_ok(env, enif_make_tuple2(env, ref, stats));
   });
 }

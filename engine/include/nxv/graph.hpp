@@ -57,6 +57,7 @@ struct ProgramStats {
   size_t fused = 0;     // nodes folded into another node's kernel (epilogues)
   size_t launches = 0;  // kernel launches (and host steps) per run
   size_t in_place = 0;  // donations honoured in place
+  uint64_t run_bytes = 0;  // allocated per run for results and intermediates (graph/memory_plan.hpp)
 };
 
 class Program {

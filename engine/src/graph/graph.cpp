@@ -157,7 +157,28 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
   g.exec_ = std::move(builder).finish();
   schedule_by_level(g.exec_);
   g.in_place_ = in_place_donations(given, graph, g.exec_, g.input_slots_, g.outputs_, g.slot_bytes_);
+  // What a run allocates for intermediates only: not inputs, results or values computed now.
+  std::vector<bool> planned(g.slot_bytes_.size(), true);
+  for (int64_t s : g.input_slots_)
+    if (s >= 0) planned[size_t(s)] = false;
+  for (const auto& [slot, view] : g.outputs_) planned[slot] = false;
+  for (const auto& [slot, buffer] : g.fixed_) planned[slot] = false;
+  g.memory_ = plan_memory(g.exec_, g.slot_bytes_, planned);
   return g;
+}
+
+uint64_t GraphExecutable::bytes_per_run(bool planned) const {
+  std::vector<bool> made(slot_bytes_.size(), true);
+  for (int64_t s : input_slots_)
+    if (s >= 0) made[size_t(s)] = false;
+  for (const auto& [slot, buffer] : fixed_) made[slot] = false;
+  for (const auto& [input, slot] : in_place_) made[slot] = false;  // the donated buffer, where it serves
+  uint64_t bytes = 0;
+  for (size_t s = 0; s < made.size(); ++s)
+    if (made[s] && (!planned || memory_.shared_of_slot[s] < 0)) bytes += slot_bytes_[s];
+  if (planned)
+    for (uint64_t b : memory_.shared_bytes) bytes += b;
+  return bytes;
 }
 
 std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tensor>& inputs) const {
@@ -183,8 +204,18 @@ std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tenso
     bool shared = std::count_if(inputs.begin(), inputs.end(), [&](const Tensor& t) { return t.buffer == given; }) > 1;
     if (given && !shared && given->size() >= slot_bytes_[slot]) buffers[slot] = given;
   }
-  for (size_t s = 0; s < buffers.size(); ++s)
-    if (!buffers[s]) buffers[s] = device.impl().allocate(slot_bytes_[s]);
+  std::vector<std::shared_ptr<Buffer>> shared(memory_.shared_bytes.size());
+  for (size_t s = 0; s < buffers.size(); ++s) {
+    if (buffers[s]) continue;
+    int32_t k = memory_.shared_of_slot[s];
+    if (k < 0) {
+      buffers[s] = device.impl().allocate(slot_bytes_[s]);
+      continue;
+    }
+    auto& b = shared[size_t(k)];
+    if (!b) b = device.impl().allocate(memory_.shared_bytes[size_t(k)]);
+    buffers[s] = b;
+  }
   exec_.run(device.impl().stream, device.impl().kernels.layout(), buffers);
   std::vector<Tensor> outs;
   for (const auto& [slot, view] : outputs_) {

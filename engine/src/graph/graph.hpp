@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/launch.hpp"
+#include "graph/memory_plan.hpp"
 #include "nxv/graph.hpp"
 #include "nxv/ops.hpp"
 
@@ -23,6 +24,9 @@ class GraphExecutable {
   const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
   size_t fused_nodes() const { return fused_nodes_; }
   size_t in_place_donations() const { return in_place_.size(); }
+  // Bytes a run allocates (results and intermediates; not results written into donated
+  // inputs), with the memory plan or, for comparison, with a buffer per value.
+  uint64_t bytes_per_run(bool planned = true) const;
 
  private:
   friend GraphExecutable compile_graph(Device&, const Graph&, const std::vector<Tensor>&);
@@ -34,6 +38,7 @@ class GraphExecutable {
   size_t fused_nodes_ = 0;
   std::vector<std::pair<uint32_t, uint32_t>> in_place_;  // donated input, the output slot it holds
   std::vector<std::pair<uint32_t, std::shared_ptr<Buffer>>> fixed_;  // values computed when compiled
+  MemoryPlan memory_;  // intermediates sharing buffers (graph/memory_plan.hpp)
 };
 
 // Runs the graph passes (permutations folded into their producers, store epilogues, elementwise

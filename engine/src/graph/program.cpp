@@ -29,7 +29,8 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
   std::shared_ptr<Program> program(new Program());
   program->exec_ = std::make_unique<GraphExecutable>(compile_graph(device, graph, examples));
   program->stats_ = {graph.nodes().size(), program->exec_->fused_nodes(),
-                     program->exec_->executable().launches().size(), program->exec_->in_place_donations()};
+                     program->exec_->executable().launches().size(), program->exec_->in_place_donations(),
+                     program->exec_->bytes_per_run()};
   return program;
 }
 

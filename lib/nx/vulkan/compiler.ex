@@ -64,8 +64,10 @@ defmodule Nx.Vulkan.Compiler do
   and metadata `:key`, `:device`, `:mode` (`:program`; `:steps`, with `:host_steps`, when
   host steps cut it into device segments; or `:eval`), `:reason` (why `:eval`),
   `:program_cache` (`:hit` when a structurally equal program was compiled before, `:miss`,
-  or `nil`), `:nodes`, `:fused`, `:launches`, `:in_place` (donations written in place) and
-  `:disk_cache` (`:hit` or `:miss` with `cache: path`, else `nil`).
+  or `nil`), `:nodes`, `:fused`, `:launches`, `:in_place` (donations written in place),
+  `:run_bytes` (device memory a call allocates for results and intermediates: intermediates
+  whose launches lie apart share buffers) and `:disk_cache` (`:hit` or `:miss` with
+  `cache: path`, else `nil`).
 
   ## Buffer donation
 
@@ -342,6 +344,7 @@ defmodule Nx.Vulkan.Compiler do
           fused: 0,
           launches: 0,
           in_place: 0,
+          run_bytes: 0,
           disk_cache: nil
         },
         meta
@@ -356,7 +359,7 @@ defmodule Nx.Vulkan.Compiler do
     refuse_host_ops(steps, settings)
 
     compiled =
-      Enum.reduce_while(steps, {[], %{nodes: 0, fused: 0, launches: 0, in_place: 0}}, fn
+      Enum.reduce_while(steps, {[], %{nodes: 0, fused: 0, launches: 0, in_place: 0, run_bytes: 0}}, fn
         {:segment, segment, inputs, outputs}, {done, stats} ->
           case program(settings.device, segment) do
             {:ok, program, _, more} ->
@@ -683,8 +686,15 @@ defmodule Nx.Vulkan.Compiler do
                    recorded.outputs,
                    recorded.donations
                  ) do
-              {:ok, {program, {nodes, fused, launches, in_place}}} ->
-                {program, %{nodes: nodes, fused: fused, launches: launches, in_place: in_place}}
+              {:ok, {program, {nodes, fused, launches, in_place, run_bytes}}} ->
+                {program,
+                 %{
+                   nodes: nodes,
+                   fused: fused,
+                   launches: launches,
+                   in_place: in_place,
+                   run_bytes: run_bytes
+                 }}
 
               {:error, kind, message} when kind in [:unsupported, :invalid_argument] ->
                 {:stop, "the engine refused the program: #{message}"}

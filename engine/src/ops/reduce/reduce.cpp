@@ -480,7 +480,8 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
                            BufferRef{init->slot, uint64_t(init->tensor.offset) * dtype_size(init->tensor.type)}});
       std::array<uint32_t, 3> grid{workgroups_for(core, invocations, wg), 1, 1};
       Launch& l = a.builder.launch(kernel, grid, push, std::move(patches));
-      a.builder.use(l, from.slot, Access::Read);
+      // (A prologue's pass reads its tensors, never `from`: the output's address.)
+      if (!pro) a.builder.use(l, from.slot, Access::Read);
       if (arg && kind.from_partials) a.builder.use(l, source_slot, Access::Read);
       if (init) a.builder.use(l, init->slot, Access::Read);
       if (pro && epi) {
