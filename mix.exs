@@ -153,7 +153,8 @@ defmodule NxVulkan.MixProject do
       elixirc_paths: elixirc_paths(Mix.env()),
       description: "A Vulkan GPU backend for Nx",
       package: package(),
-      source_url: @source_url
+      source_url: @source_url,
+      docs: [main: "readme", extras: ["README.md" | Path.wildcard("guides/*.md")]]
     ]
   end
 
@@ -197,7 +198,7 @@ defmodule NxVulkan.MixProject do
       licenses: ["Apache-2.0"],
       links: %{"GitHub" => @source_url},
       # The backend only: the fixture generator (tools/fixtures) and the tests stay out.
-      files: ~w(lib nif engine CMakeLists.txt mix.exs README.md LICENSE)
+      files: ~w(lib nif engine guides CMakeLists.txt mix.exs README.md LICENSE)
     ]
   end
 end
