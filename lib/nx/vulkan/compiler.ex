@@ -358,8 +358,10 @@ defmodule Nx.Vulkan.Compiler do
   defp from_recording(%{steps: steps} = recorded, settings) do
     refuse_host_ops(steps, settings)
 
+    none = %{nodes: 0, fused: 0, launches: 0, in_place: 0, run_bytes: 0}
+
     compiled =
-      Enum.reduce_while(steps, {[], %{nodes: 0, fused: 0, launches: 0, in_place: 0, run_bytes: 0}}, fn
+      Enum.reduce_while(steps, {[], none}, fn
         {:segment, segment, inputs, outputs}, {done, stats} ->
           case program(settings.device, segment) do
             {:ok, program, _, more} ->
