@@ -18,6 +18,12 @@ namespace {
 
 constexpr const char* kNames[] = {"a", "b", "c"};
 
+// The chain's result rounded to `out`. f16 rounds in integer code (as fused chains do): a
+// float16_t conversion read straight back as float may be folded away (NVIDIA's compiler does).
+std::string prologue_store(DType out) {
+  return out == DType::F16 ? "float16_t(nxv_f16_value(nxv_f16_bits(float(v))))" : glsl_store(out);
+}
+
 std::string generated_code(const std::vector<DType>& in, DType out, const std::string& chain_glsl,
                            const ScalarExpr& s) {
   std::ostringstream g;
@@ -27,7 +33,7 @@ std::string generated_code(const std::vector<DType>& in, DType out, const std::s
   g << chain_glsl << "#undef C\n"
     << "// the reduction's prologue (ops/reduce/reduce_prologue.cpp): element k of row (o, i), the\n"
     << "// chain's result converted to its stored type as its own kernel stores it\n"
-    << "#define NXV_PROLOGUE_STORE(v) " << glsl_store(out) << "\n"
+    << "#define NXV_PROLOGUE_STORE(v) " << prologue_store(out) << "\n"
     << glsl_storage_type(out) << " nxv_prologue(uint o, uint i, uint k) {\n"
     << "  ReducePrologueParams p = NXV_PROLOGUE_PARAMS;\n";
   std::string args;
