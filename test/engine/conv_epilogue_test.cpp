@@ -300,7 +300,7 @@ TEST_F(ConvEpilogues, CheckRefusesWhatItCannotFuse) {
   Support s = check_op(d, OpId::conv, out, bad_shape, Attrs::of(a));
   EXPECT_FALSE(s.native);
   EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
-  TensorSpec too_many[] = {x, w, ok[2], ok[2], ok[2]};
+  TensorSpec too_many[] = {x, w, ok[2], ok[2], ok[2], ok[2], ok[2]};  // five beside the product
   EXPECT_FALSE(check_op(d, OpId::conv, out, too_many, Attrs::of(a)));
   EXPECT_FALSE(check_op(d, OpId::conv, out, ok, Attrs::of(plain)));  // a third tensor needs an epilogue
   // The chain's type must be the output's.

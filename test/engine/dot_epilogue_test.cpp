@@ -151,6 +151,59 @@ TEST_F(DotEpilogues, BiasReluEveryTierAndType) {
   }
 }
 
+// Four tensors beside the product (the most an epilogue reads): a leapfrog-style update
+// p + h * (acc - q) * s + b, with p and q of the output's shape, h a scalar, s a row scale
+// ({m, 1}) and b a bias ({n}); every tier, f32 and f64; and as graph nodes, one kernel.
+TEST_F(DotEpilogues, FourTensorsBesideTheProduct) {
+  Device& d = *device_;
+  std::vector<DType> types{DType::F32};
+  if (device_->has(kCapFloat64)) types.push_back(DType::F64);
+  const Problem problems[] = {{0, 17, 33, 31}, {0, 70, 96, 10}, {2, 5, 3, 12}, {0, 1, 9, 12}};
+  for (const PathConfig& path : kPaths) {
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits),
+        no_cpu("dot.no_cpu_gemm", path.no_cpu_gemm);
+    for (DType t : types) {
+      std::mt19937 rng(sample_seed() + 150 + uint32_t(t));
+      ElementwiseChain chain{{step(OpId::subtract, t, {in(0), in(2)}), step(OpId::multiply, t, {st(0), in(3)}),
+                              step(OpId::multiply, t, {st(1), in(4)}), step(OpId::add, t, {in(1), st(2)})}};
+      for (const Problem& p : problems) {
+        SCOPED_TRACE(std::string(path.name) + ", " + std::string(dtype_name(t)) + ", m " + std::to_string(p.m) + " n " +
+                     std::to_string(p.n));
+        Tensor l = random_tensor(d, t, left_shape(p), rng), r = random_tensor(d, t, right_shape(p), rng);
+        Shape out = out_shape(p);
+        DotAttrs a = matmul(p.batch > 0);
+        std::vector<Tensor> extras{random_tensor(d, t, out, rng), random_tensor(d, t, out, rng), scalar(d, t, 0.125),
+                                   random_tensor(d, t, {p.m, 1}, rng)};
+        // (the chain reads p, q, h, s: inputs 1..4)
+        expect_same_bits(d, unfused(d, l, r, a, t, out, extras, chain), fused(d, l, r, a, t, out, extras, chain));
+      }
+    }
+  }
+  // As graph nodes: the dot and its consumers over four other tensors are one launch.
+  GpuDotPaths gpu_dots;
+  const int64_t m = 40, k = 24, n = 8;
+  std::mt19937 rng(sample_seed() + 160);
+  std::vector<Tensor> inputs{random_tensor(d, DType::F32, {m, k}, rng), random_tensor(d, DType::F32, {k, n}, rng),
+                             random_tensor(d, DType::F32, {m, n}, rng), random_tensor(d, DType::F32, {m, n}, rng),
+                             scalar(d, DType::F32, 0.5), random_tensor(d, DType::F32, {n}, rng)};
+  Graph g;
+  uint32_t x = g.input(DType::F32, {m, k}), w = g.input(DType::F32, {k, n}), pv = g.input(DType::F32, {m, n}),
+           qv = g.input(DType::F32, {m, n}), h = g.input(DType::F32, {}), b = g.input(DType::F32, {n});
+  uint32_t prod = g.add(OpId::dot, {DType::F32, {m, n}}, {x, w}, Attrs::of(matmul(false)));
+  uint32_t diff = g.add(OpId::subtract, {DType::F32, {m, n}}, {prod, qv});
+  uint32_t scaled = g.add(OpId::multiply, {DType::F32, {m, n}}, {diff, h});
+  uint32_t biased = g.add(OpId::add, {DType::F32, {m, n}}, {scaled, b});
+  g.output(g.add(OpId::add, {DType::F32, {m, n}}, {pv, biased}));
+  GraphExecutable program = compile_graph(d, g, inputs);
+  EXPECT_EQ(program.executable().launches().size(), 1u);
+  Tensor want = run_op(d, OpId::dot, {DType::F32, {m, n}}, {inputs[0], inputs[1]}, Attrs::of(matmul(false)));
+  want = run_op(d, OpId::subtract, {DType::F32, {m, n}}, {want, inputs[3]});
+  want = run_op(d, OpId::multiply, {DType::F32, {m, n}}, {want, inputs[4]});
+  want = run_op(d, OpId::add, {DType::F32, {m, n}}, {want, inputs[5]});
+  want = run_op(d, OpId::add, {DType::F32, {m, n}}, {inputs[2], want});
+  expect_same_bits(d, want, program.run(d, inputs)[0]);
+}
+
 // tanh, sigmoid (and spelled out: 1 / (1 + exp(-x))), a strided residual (read in place, and
 // copied where its axis groups do not collapse), and an output type other than the product's.
 TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
@@ -276,7 +329,7 @@ TEST_F(DotEpilogues, CheckRefusesWhatItCannotFuse) {
   Support s = check_op(d, OpId::dot, {DType::F32, {3, 5}}, bad_shape, Attrs::of(a));
   EXPECT_FALSE(s.native);
   EXPECT_EQ(s.kind, ErrorKind::InvalidArgument);
-  TensorSpec too_many[] = {l, r, ok[2], ok[2], ok[2]};
+  TensorSpec too_many[] = {l, r, ok[2], ok[2], ok[2], ok[2], ok[2]};  // five beside the product
   EXPECT_FALSE(check_op(d, OpId::dot, {DType::F32, {3, 5}}, too_many, Attrs::of(a)));
   TensorSpec three[] = {l, r, ok[2]};
   DotAttrs plain = matmul(false);

@@ -13,7 +13,7 @@ namespace {
 // The producer's epilogue extended by the consumer's work (the chain over the product and the
 // producer's other tensors, then the consumer's steps over its result and the consumer's other
 // inputs), and the epilogue's tensors; nullopt where the consumer is no elementwise kernel or
-// the epilogue would read more than two tensors.
+// the epilogue would read more tensors than the producer's family takes.
 std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilogue(const GraphNode& producer,
                                                                                     uint32_t product,
                                                                                     const GraphNode& node,
@@ -38,7 +38,7 @@ std::optional<std::pair<ElementwiseChain, std::vector<uint32_t>>> extended_epilo
     }
     operand_of.push_back({ChainOperand::From::Input, uint32_t(it - extras.begin()) + 1});
   }
-  if (extras.size() > 2) return std::nullopt;
+  if (extras.size() > family.epilogue_tensors(producer)) return std::nullopt;
   if (!append_steps(node, operand_of, chain)) return std::nullopt;
   return std::make_pair(std::move(chain), std::move(extras));
 }

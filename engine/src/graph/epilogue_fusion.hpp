@@ -4,7 +4,7 @@
 // (ops/elementwise/store_epilogue.hpp): one kernel fewer, and no product written and read
 // back. Repeated, so that a product followed by a bias add and an activation is one node.
 // Fused only where the fused node passes its family's check (the chain keeps its steps' bits:
-// chain_rounding; at most two other tensors).
+// chain_rounding; at most the family's epilogue_tensors() other tensors: four).
 #pragma once
 #include "graph/graph.hpp"
 

@@ -82,6 +82,8 @@ class Family {
   // Store epilogue: the node's kernels apply an elementwise chain where they store its result
   // (chain input 0 the node's own value, inputs 1.. its tensors after its own_inputs).
   virtual bool takes_epilogue(const GraphNode&) const { return false; }
+  // The most tensors such an epilogue reads besides the node's value.
+  virtual size_t epilogue_tensors(const GraphNode&) const { return 0; }
   virtual size_t own_inputs(const GraphNode&) const { return 2; }
   // Whether `attrs` carry fused work (an epilogue, whose tensors follow the op's own; a
   // prologue, whose tensors replace its input): check_op then takes other inputs than the

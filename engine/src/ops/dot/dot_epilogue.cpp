@@ -26,7 +26,10 @@ EpilogueCode dot_code() {
   c.params_type = "DotEpilogueParams";
   c.params_expr = "DotEpilogueRef(pc.epi_addr).p";
   c.index = "  uint col = i % p.n, rest = i / p.n, row = rest % p.m, bz = rest / p.m;\n";
-  c.at = {"bz * p.sx_batch + row * p.sx_m + col * p.sx_n", "bz * p.sy_batch + row * p.sy_m + col * p.sy_n"};
+  for (int t = 0; t < NXV_EPILOGUE_TENSORS; ++t) {
+    std::string n = std::to_string(t);
+    c.at.push_back("bz * p.s[" + n + "][0] + row * p.s[" + n + "][1] + col * p.s[" + n + "][2]");
+  }
   return c;
 }
 
@@ -69,13 +72,9 @@ DotEpilogue make_dot_epilogue(const LowerArgs& a, const DotAttrs& at) {
   }
   DotEpilogueParams p{};
   p.m = uint32_t(g.m), p.n = uint32_t(g.n);
-  if (!e.refs.empty()) {
-    p.sx_batch = uint32_t(strides_of[0][0]), p.sx_m = uint32_t(strides_of[0][1]), p.sx_n = uint32_t(strides_of[0][2]);
-    e.patches.push_back({offsetof(DotEpilogueParams, x_addr), e.refs[0]});
-  }
-  if (e.refs.size() > 1) {
-    p.sy_batch = uint32_t(strides_of[1][0]), p.sy_m = uint32_t(strides_of[1][1]), p.sy_n = uint32_t(strides_of[1][2]);
-    e.patches.push_back({offsetof(DotEpilogueParams, y_addr), e.refs[1]});
+  for (size_t t = 0; t < e.refs.size(); ++t) {
+    for (size_t k = 0; k < 3; ++k) p.s[t][k] = uint32_t(strides_of[t][k]);
+    e.patches.push_back({uint32_t(offsetof(DotEpilogueParams, addr) + t * sizeof p.addr[0]), e.refs[t]});
   }
   e.params.resize(sizeof p);
   std::memcpy(e.params.data(), &p, sizeof p);

@@ -16,11 +16,12 @@ namespace {
 
 constexpr int64_t kMaxIndex = int64_t(1) << 31;
 
-// nxv_epilogue's coordinates: offset i decomposed over p.ext (innermost last), `rank` axes.
+// nxv_epilogue's coordinates: offset i decomposed over p.ext (innermost last), `rank` axes,
+// each of the `tensors` tensors' element index (at0, at1, ...).
 // The rank is in the code, a loop of constant trip count: the cooperative-matrix kernel stores
 // inside unrolled loops over its accumulators, which a loop of run-time trip count would keep
 // rolled (the accumulators then in memory); and only the axes in use are read.
-EpilogueCode offset_code(size_t rank) {
+EpilogueCode offset_code(size_t rank, size_t tensors) {
   EpilogueCode c;
   c.name = "OffsetEpilogue";
   c.comment = "// the epilogue (ops/elementwise/offset_epilogue.cpp): output offset i from accumulator acc, in\n"
@@ -28,16 +29,19 @@ EpilogueCode offset_code(size_t rank) {
   c.params_type = "OffsetEpilogueParams";
   c.params_expr = "NXV_EPILOGUE_PARAMS";
   std::string r = std::to_string(rank) + "u";
-  c.index =
-      "  uint at_x = 0u, at_y = 0u, at_rest = i;\n"
+  c.index = "  uint at_rest = i;\n";
+  for (size_t t = 0; t < tensors; ++t) c.index += "  uint at" + std::to_string(t) + " = 0u;\n";
+  c.index +=
       "  [[unroll]] for (uint at_k = 0u; at_k < " + r + "; ++at_k) {\n"
       "    uint d = " + r + " - 1u - at_k;\n"
       "    uint at_q = nxv_fastdiv(at_rest, p.ext_magic[d], p.ext_shift[d]), at_c = at_rest - at_q * p.ext[d];\n"
-      "    at_rest = at_q;\n"
-      "    at_x += at_c * p.sx[d];\n"
-      "    at_y += at_c * p.sy[d];\n"
-      "  }\n";
-  c.at = {"at_x", "at_y"};
+      "    at_rest = at_q;\n";
+  for (size_t t = 0; t < tensors; ++t) {
+    std::string n = std::to_string(t);
+    c.index += "    at" + n + " += at_c * p.s[" + n + "][d];\n";
+    c.at.push_back("at" + n);
+  }
+  c.index += "  }\n";
   return c;
 }
 
@@ -105,14 +109,13 @@ StoreEpilogue make_offset_epilogue(const LowerArgs& a, const ElementwiseChain& c
   for (size_t d = 0; d < ext.size(); ++d) {
     p.ext[d] = uint32_t(ext[d]);
     fast_division(p.ext[d], p.ext_magic[d], p.ext_shift[d]);
-    if (strides.size() > 0) p.sx[d] = uint32_t(merged[0][d]);
-    if (strides.size() > 1) p.sy[d] = uint32_t(merged[1][d]);
+    for (size_t t = 0; t < strides.size(); ++t) p.s[t][d] = uint32_t(merged[t][d]);
   }
-  if (e.refs.size() > 0) e.patches.push_back({offsetof(OffsetEpilogueParams, x_addr), e.refs[0]});
-  if (e.refs.size() > 1) e.patches.push_back({offsetof(OffsetEpilogueParams, y_addr), e.refs[1]});
+  for (size_t t = 0; t < e.refs.size(); ++t)
+    e.patches.push_back({uint32_t(offsetof(OffsetEpilogueParams, addr) + t * sizeof p.addr[0]), e.refs[t]});
   e.params.resize(sizeof p);
   std::memcpy(e.params.data(), &p, sizeof p);
-  generate_store_epilogue(e, chain, a.device.has(kCapFloat64), offset_code(ext.size()));
+  generate_store_epilogue(e, chain, a.device.has(kCapFloat64), offset_code(ext.size(), e.extra.size()));
   return e;
 }
 

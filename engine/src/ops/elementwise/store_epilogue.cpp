@@ -9,6 +9,7 @@
 #include "device/device_impl.hpp"
 #include "kernels/glsl_uses.hpp"
 #include "ops/elementwise/elementwise.hpp"
+#include "ops/elementwise/store_epilogue.h"
 
 namespace nxv {
 namespace {
@@ -43,18 +44,17 @@ std::string kept_product(DType t) {
 std::string generated_code(const StoreEpilogue& e, const std::string& chain_glsl, const ScalarExpr& s,
                            const EpilogueCode& code) {
   std::ostringstream g;
-  const char* names[] = {"x", "y"};
   for (size_t i = 0; i < e.extra.size(); ++i)
     g << "layout(buffer_reference, std430, buffer_reference_align = " << dtype_size(e.extra[i])
-      << ") readonly buffer " << code.name << "_" << names[i] << " { " << glsl_storage_type(e.extra[i]) << " v[]; };\n";
+      << ") readonly buffer " << code.name << "_" << i << " { " << glsl_storage_type(e.extra[i]) << " v[]; };\n";
   g << chain_glsl << "#undef C\n" << code.comment << s.compute << " nxv_epilogue(uint i, ACC acc) {\n"
     << "  " << code.params_type << " p = " << code.params_expr << ";\n"
     << "  uint zero = p.zero;\n"
     << code.index << "  " << glsl_scalar_register_type(e.product) << " in0 = " << kept_product(e.product) << ";\n";
   std::string args = "in0";
   for (size_t i = 0; i < e.extra.size(); ++i) {
-    std::string n = names[i], reg = glsl_scalar_register_type(e.extra[i]);
-    g << "  " << reg << " in" << i + 1 << " = " << reg << "(" << code.name << "_" << n << "(p." << n << "_addr).v["
+    std::string reg = glsl_scalar_register_type(e.extra[i]);
+    g << "  " << reg << " in" << i + 1 << " = " << reg << "(" << code.name << "_" << i << "(p.addr[" << i << "]).v["
       << code.at[i] << "]);\n";
     args += ", in" + std::to_string(i + 1);
   }
@@ -74,7 +74,8 @@ void set_define(Defines& d, const std::string& name, const std::string& value) {
 std::string fused_chain_error(const CheckArgs& c, const ElementwiseChain& chain, DType out, const std::vector<DType>& in,
                               const std::vector<DType>& kernel_types, const std::string& what, bool& invalid) {
   invalid = true;
-  if (std::string why = chain_typing_error(chain, out, in, invalid); !why.empty()) return what + ": " + why;
+  // (The callers bound how many tensors the chain reads.)
+  if (std::string why = chain_typing_error(chain, out, in, invalid, in.size()); !why.empty()) return what + ": " + why;
   invalid = false;
   bool has_f64 = c.device.has(kCapFloat64);
   if (!has_f64)
@@ -107,9 +108,9 @@ std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& cha
                                  const std::string& op, bool& invalid, size_t operands,
                                  const std::vector<DType>& more_types) {
   invalid = true;
-  if (c.inputs.size() < operands || c.inputs.size() > operands + 2)
-    return op + ": with an epilogue it takes " + std::to_string(operands) + " to " + std::to_string(operands + 2) +
-           " tensors";
+  if (c.inputs.size() < operands || c.inputs.size() > operands + NXV_EPILOGUE_TENSORS)
+    return op + ": with an epilogue it takes " + std::to_string(operands) + " to " +
+           std::to_string(operands + NXV_EPILOGUE_TENSORS) + " tensors";
   std::span<const TensorSpec> extras = c.inputs.subspan(operands);
   for (const auto& t : extras)
     if (!broadcastable(t.shape, c.out.shape)) return op + ": an epilogue's tensor cannot be broadcast to the output";

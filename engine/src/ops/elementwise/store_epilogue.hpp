@@ -15,6 +15,7 @@
 #include "exec/launch.hpp"
 #include "kernels/glsl_types.hpp"
 #include "ops/elementwise/fusion.hpp"
+#include "ops/elementwise/store_epilogue.h"
 #include "ops/family.hpp"
 
 namespace nxv {
@@ -23,7 +24,7 @@ class DeviceImpl;
 
 struct StoreEpilogue {
   DType product = DType::F32, out = DType::F32;
-  std::vector<DType> extra;          // types of chain inputs 1 (and 2)
+  std::vector<DType> extra;          // types of chain inputs 1.. (up to NXV_EPILOGUE_TENSORS)
   std::vector<BufferRef> refs;       // where they start
   std::vector<std::byte> params;     // the producer's parameter block (its `zero` left 0)
   std::vector<AddressPatch> patches; // the extra tensors' addresses in it
@@ -38,6 +39,7 @@ template <typename A>
 class StoreEpilogueFamily : public Family {
  public:
   bool takes_epilogue(const GraphNode& n) const override { return !n.attrs.empty(); }
+  size_t epilogue_tensors(const GraphNode&) const override { return NXV_EPILOGUE_TENSORS; }
 
   std::optional<ElementwiseChain> epilogue(const GraphNode& n) const override { return n.attrs.as<A>().epilogue; }
 
