@@ -78,6 +78,7 @@ class Program {
 
  private:
   friend std::shared_ptr<const Program> compile_program(Device&, const Graph&);
+  friend std::shared_ptr<const Program> compile_loop_program(Device&, const Graph&, size_t, uint32_t);
   Program();
   std::unique_ptr<GraphExecutable> exec_;
   ProgramStats stats_;
@@ -86,5 +87,14 @@ class Program {
 // Checks every node (Unsupported / InvalidArgument naming the node's op and reason), fuses
 // what the graph passes fuse and compiles every kernel. Inputs are taken as row-major tensors.
 std::shared_ptr<const Program> compile_program(Device& device, const Graph& graph);
+
+// A counted loop as one program of one kernel launch: `body`'s first `state` inputs are the
+// loop's state and its outputs (as many, of the same types and shapes) the next state; its
+// other inputs are read by every trip. A run takes the body's inputs and returns the state
+// after `trips` trips, with the bits of the body's ops run one by one that many times.
+// Unsupported, naming the reason, where the body is not one workgroup's work (ops it does not
+// compute in a loop kernel, f16 or complex types, values over the shared memory): the caller
+// then records the trips as a program (compile_program).
+std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips);
 
 }  // namespace nxv

@@ -34,6 +34,17 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
   return program;
 }
 
+std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips) {
+  std::vector<Tensor> examples;
+  examples.reserve(body.input_count());
+  for (uint32_t i = 0; i < body.input_count(); ++i) examples.push_back(empty(device, body.value(i).type, body.value(i).shape));
+  std::shared_ptr<Program> program(new Program());
+  program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, examples));
+  program->stats_ = {body.nodes().size() * trips, 0, program->exec_->executable().launches().size(), 0,
+                     program->exec_->bytes_per_run()};
+  return program;
+}
+
 bool Program::runs_without_blocking(const std::vector<Tensor>& inputs) const {
   if (exec_->executable().has_host_steps()) return false;
   for (const auto& t : inputs)

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <tuple>
 
 #include "common/tuning.hpp"
 #include "kernels/glsl_types.hpp"
@@ -21,21 +22,19 @@ namespace {
 
 enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };  // 4, 5: dot_coopmat*.cpp, 6: dot_cpu.cpp
 
-// Multiply-accumulate in the accumulator: fma for floats (one rounding per product, full
-// precision), wrap-around for integers, (re, im) products for complex.
-std::string mac(const std::string& acc) {
+}  // namespace
+
+std::string dot_mac(const std::string& acc) {
   if (acc == "float" || acc == "double") return "fma(a, b, acc)";
   if (acc == "vec2" || acc == "dvec2") return "((acc) + " + acc + "((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))";
   return "((acc) + (a) * (b))";
 }
 
-}  // namespace
-
 void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc) {
   fold_features({out, x, y}, acc).add_defines(d);
   d.emplace_back("ACC", acc);
   d.emplace_back("ZERO", acc + "(0)");
-  d.emplace_back("MAC(acc, a, b)", mac(acc));
+  d.emplace_back("MAC(acc, a, b)", dot_mac(acc));
   add_buffer_defines(d, "C", out);
   add_buffer_defines(d, "OUT", out);
   d.emplace_back("STORE_OUT(v)", glsl_store(out));
@@ -469,47 +468,56 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
   if (splits > 1) append_split_sum(impl, builder, out, part, c, n, splits, epi, partials_type(acc, out));
 }
 
-void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
-                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi,
-                   std::optional<std::array<uint32_t, 2>> out_strides) {
-  const DeviceCore& core = *impl.core;
+MatvecLanes matvec_lanes(const DeviceCore& core, DType out, uint32_t batch, uint32_t rows, uint32_t k,
+                         const GemmOperand& mat) {
   std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
   // GPUs: neighbouring invocations read neighbouring matrix elements (outputs across lanes
   // where the rows are adjacent, else k across lanes). CPU drivers: outputs across lanes
   // whatever the layout, each invocation the whole k (LY = 1): the vector's loads are then
   // at the same address in all lanes, no k-split combine.
   bool cpu = gemm_cpu_paths(core);
-  bool cols = rows > 1 && (mat.strides[1] == 1 || cpu);
-  uint32_t lx, ly;
-  if (cols) {
-    lx = cpu ? 64 : 32;
-    ly = cpu ? 1 : 256 / lx;
+  MatvecLanes m;
+  m.cols = rows > 1 && (mat.strides[1] == 1 || cpu);
+  if (m.cols) {
+    m.lx = cpu ? 64 : 32;
+    m.ly = cpu ? 1 : 256 / m.lx;
   } else {
-    lx = k >= 256 ? 64 : k >= 64 ? 32 : 8;
-    ly = 256 / lx;
+    m.lx = k >= 256 ? 64 : k >= 64 ? 32 : 8;
+    m.ly = 256 / m.lx;
   }
   // Four adjacent outputs per invocation in vector loads where rows, strides and offset allow.
   uint64_t mat_offset = mat.ref.byte_offset / dtype_size(mat.type);
-  bool vw4 = !cpu && cols && mat.strides[1] == 1 && !acc4.empty() && !glsl_vec4_type(mat.type).empty() &&
-             mat.type != DType::F8 && mat.type != DType::F8E4M3FN && rows % 4 == 0 && mat.strides[2] % 4 == 0 &&
-             mat.strides[0] % 4 == 0 && mat_offset % 4 == 0;
-  uint32_t vw = vw4 ? 4 : 1;
+  m.vw4 = !cpu && m.cols && mat.strides[1] == 1 && !acc4.empty() && !glsl_vec4_type(mat.type).empty() &&
+          mat.type != DType::F8 && mat.type != DType::F8E4M3FN && rows % 4 == 0 && mat.strides[2] % 4 == 0 &&
+          mat.strides[0] % 4 == 0 && mat_offset % 4 == 0;
   // Four-wide on GPUs: fewer outputs per workgroup (down to 16, 64 bytes of each row) and more
   // invocations along k where the outputs give fewer than 256 workgroups: the k-split then
   // stays inside the workgroup rather than in a second pass (tuning's dot.matvec_lx overrides).
   uint64_t target = 512;
-  if (vw4) {
+  if (m.vw4) {
     uint32_t forced = tuning().dot.matvec_lx.value_or(0);
-    if (forced == 4 || forced == 8 || forced == 16 || forced == 32) lx = forced;
+    if (forced == 4 || forced == 8 || forced == 16 || forced == 32) m.lx = forced;
     else
-      while (lx > 4 && (uint64_t(rows) + lx * 4 - 1) / (lx * 4) * batch < 256) lx /= 2;
-    ly = 256 / lx;
+      while (m.lx > 4 && (uint64_t(rows) + m.lx * 4 - 1) / (m.lx * 4) * batch < 256) m.lx /= 2;
+    m.ly = 256 / m.lx;
     target = 256;
   }
-  uint32_t outs = cols ? lx * vw : ly;
-  uint64_t groups = (uint64_t(rows) + outs - 1) / outs;
+  uint64_t groups = (uint64_t(rows) + m.outputs() - 1) / m.outputs();
   // Split-K on GPUs: about `target` workgroups in all where the outputs alone give fewer.
-  auto [splits, k_chunk] = split_k(core, groups * batch, k, uint64_t(batch) * rows, target, 64);
+  std::tie(m.splits, m.k_chunk) = split_k(core, groups * batch, k, uint64_t(batch) * rows, target, 64);
+  return m;
+}
+
+void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
+                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi,
+                   std::optional<std::array<uint32_t, 2>> out_strides) {
+  const DeviceCore& core = *impl.core;
+  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
+  const MatvecLanes lanes = matvec_lanes(core, out, batch, rows, k, mat);
+  const bool cols = lanes.cols, vw4 = lanes.vw4;
+  const uint32_t lx = lanes.lx, ly = lanes.ly;
+  const uint32_t splits = lanes.splits, k_chunk = lanes.k_chunk;
+  uint64_t groups = (uint64_t(rows) + lanes.outputs() - 1) / lanes.outputs();
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kMatvec};
   variant.types = {out, mat.type, vec.type};
   variant.type_count = 3;

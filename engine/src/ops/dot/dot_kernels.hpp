@@ -39,6 +39,9 @@ bool gemm_cpu_paths(const DeviceCore& core);
 // The accumulator a dot into `out` runs in: f32 for the narrow floats, the output's compute
 // type otherwise (integers wrap in it, as Nx wraps in the output type).
 std::string dot_acc_type(DType out);
+// MAC(acc, a, b) in the accumulator type `acc`: fma for floats (one rounding per product, full
+// precision), wrap-around for integers, (re, im) products for complex.
+std::string dot_mac(const std::string& acc);
 
 // The tile for `shape` on this device: large tiles where there are enough of them to fill
 // the device, smaller ones otherwise; within the shared-memory limit. Tuning's
@@ -150,6 +153,21 @@ bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DT
 // cooperative-matrix tiers are then not taken).
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
                  const GemmOperand& b, BufferRef c, const DotEpilogue* epi = nullptr);
+
+// How matvec.comp takes a product of `rows` sums over `k`: with COLS, LX * VW outputs across
+// the lanes and LY invocations splitting each sum; else LY outputs, LX invocations per sum.
+// Each invocation sums its share of k in order; the shares combine pairwise through shared
+// memory (lane l adds lane l + s, for s from half the lanes down to 1); with split-K, grid z
+// splits k further and dot_split_sum.comp adds the splits in order.
+struct MatvecLanes {
+  bool cols = false, vw4 = false;
+  uint32_t lx = 1, ly = 1;
+  uint32_t splits = 1, k_chunk = 0;
+  uint32_t outputs() const { return cols ? lx * (vw4 ? 4 : 1) : ly; }
+  uint32_t k_lanes() const { return cols ? ly : lx; }
+};
+MatvecLanes matvec_lanes(const DeviceCore& core, DType out, uint32_t batch, uint32_t rows, uint32_t k,
+                         const GemmOperand& mat);
 
 // out[b, r] = sum_k mat[b, r, k] * vec[b, k], stored row-major [batch, rows] or at
 // b * out_strides[0] + r * out_strides[1].

@@ -1,0 +1,515 @@
+// The loop kernel: a counted loop whose body is small runs every trip in one dispatch of one
+// workgroup (loop_kernel.comp). The body's graph passes through the passes that keep the bits
+// of its ops run one by one (simplification, duplicates, elementwise chains); then each node
+// becomes a phase of the generated code, with a barrier after it:
+//   * an elementwise chain computes its elements with the chain's own functions (the code the
+//     elementwise kernel runs), each invocation a stride of 256 elements;
+//   * a view (reshape, broadcast, transpose, squeeze, a static slice) computes nothing: its
+//     consumers read its source through the view's strides, as the eager kernels do;
+//   * a product that the eager path runs as one matrix-vector product sums each element as
+//     that kernel does: the same lanes, each summing its share of k in order, combined
+//     pairwise (ops/dot/dot_in_workgroup.hpp);
+//   * values computed when the loop compiles (constants no chain took, iota) are read from
+//     their buffers.
+// Values and the changing state live in shared memory; state the body passes through
+// unchanged and the other inputs are read from their buffers. A trip ends by copying the next
+// state over the state. Anything else (reductions, host steps, f16 and complex types, a body
+// over the shared memory) is refused with the reason, and the caller records the trips instead.
+#include <algorithm>
+#include <cstddef>
+#include <set>
+#include <string>
+
+#include "device/device_impl.hpp"
+#include "graph/chain_fusion.hpp"
+#include "graph/fold.hpp"
+#include "graph/graph.hpp"
+#include "graph/simplify.hpp"
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "ops/dot/dot_attrs.hpp"
+#include "ops/dot/dot_in_workgroup.hpp"
+#include "ops/elementwise/fusion.hpp"
+#include "ops/family.hpp"
+#include "ops/loop/loop_push.h"
+
+namespace nxv {
+namespace {
+
+constexpr uint32_t kWorkgroup = 256;
+// Nodes over values known when the loop compiles are computed then up to this size each.
+constexpr uint64_t kMaxFixedBytes = 4096;
+
+[[noreturn]] void refuse(const std::string& why) { throw Error(ErrorKind::Unsupported, "loop kernel: " + why); }
+
+// The type a shared array holds values of `t` in (8- and 16-bit integers widened).
+DType kept_type(DType t) {
+  switch (t) {
+    case DType::U8: case DType::U16: return DType::U32;
+    case DType::S8: case DType::S16: return DType::S32;
+    default: return t;
+  }
+}
+
+bool supported_type(DType t) { return !is_complex(t) && (!is_float(t) || t == DType::F32 || t == DType::F64); }
+
+std::string u(uint64_t x) { return std::to_string(x) + "u"; }
+
+// Where a value's elements are: a buffer (its push-constant address) or a shared array; read
+// through `view`'s shape, strides and offset.
+struct Ref {
+  bool global = false;
+  uint32_t index = 0;  // the address's position, or the shared array's
+  Tensor view;         // no buffer: the layout only
+};
+
+struct SharedArray {
+  DType type;  // the values' type (held as kept_type)
+  int64_t size;
+};
+
+class LoopCode {
+ public:
+  LoopCode(Device& device, const Graph& g, size_t state, const std::vector<bool>& invariant, uint32_t addresses)
+      : device_(device), g_(g), state_(state), invariant_(invariant), has_f64_(device.has(kCapFloat64)),
+        next_address_(addresses) {}
+
+  // Generates the kernel's code; `fixed` gains the values computed now (with their addresses).
+  void generate(std::vector<std::pair<uint32_t, Tensor>>& fixed) {
+    refs_.resize(g_.value_count());
+    std::vector<bool> known(g_.value_count(), false);
+    for (uint32_t i = 0; i < g_.input_count(); ++i) {
+      const OutSpec& s = g_.value(i);
+      check_type(s.type, "an input");
+      Tensor view = layout(s);
+      if (i < state_ && !invariant_[i]) {
+        refs_[i] = Ref{false, array(s), view};
+        state_arrays_.push_back({i, refs_[i]->index});
+      } else {
+        refs_[i] = Ref{true, i, view};
+      }
+    }
+    std::vector<Tensor> values(g_.value_count());
+    for (size_t n = 0; n < g_.nodes().size(); ++n) {
+      const GraphNode& node = g_.nodes()[n];
+      const uint32_t v = uint32_t(g_.input_count() + n);
+      check_type(node.out.type, op_info(node.op).name);
+      bool all_known = std::all_of(node.inputs.begin(), node.inputs.end(), [&](uint32_t x) { return known[x]; });
+      if (view_of(node, v)) {
+        if (all_known && !node.inputs.empty()) {
+          known[v] = true;
+          values[v] = *family_of(node.op).view_result(node.op, node.out, {values[node.inputs[0]]}, node.attrs);
+        }
+        continue;
+      }
+      uint64_t bytes = uint64_t(shape_size(node.out.shape)) * dtype_size(node.out.type);
+      if (all_known && bytes <= kMaxFixedBytes) {
+        std::vector<Tensor> inputs;
+        for (uint32_t x : node.inputs) inputs.push_back(values[x]);
+        Tensor t = run_one_node(device_, node.op, node.out, inputs, node.attrs);
+        Tensor dense = t.is_contiguous() && t.offset == 0 ? t : contiguous(device_, t);
+        values[v] = dense;
+        known[v] = true;
+        if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+        refs_[v] = Ref{true, next_address_, layout(node.out)};
+        fixed.emplace_back(next_address_++, dense);
+        continue;
+      }
+      if (node.op == OpId::dot) {
+        product(node, v);
+      } else if (family_of(node.op).pointwise(node, g_)) {
+        chain(node, v, n);
+      } else {
+        refuse(std::string(op_info(node.op).name) + " is not computed in a loop kernel yet");
+      }
+    }
+    next_state();
+  }
+
+  // The kernel's source.
+  KernelKey key() {
+    FeatureSet features = features_;
+    bool kernel_f64 = false;
+    for (const auto& a : arrays_) kernel_f64 |= a.type == DType::F64;
+    for (uint32_t i = 0; i < g_.value_count(); ++i) kernel_f64 |= g_.value(i).type == DType::F64;
+    kernel_f64 |= uses_f64_;
+    if (kernel_f64 && !float_steps_.empty())
+      refuse("a step (" + float_steps_[0] + ") computes in float without f64 in a kernel that uses f64, whose float "
+             "controls may change how the driver compiles it");
+    uint64_t shared = 0;
+    std::string decls;
+    for (size_t k = 0; k < arrays_.size(); ++k) {
+      DType t = kept_type(arrays_[k].type);
+      features.add_type(t);
+      shared += uint64_t(arrays_[k].size) * dtype_size(t);
+      decls += "shared " + glsl_storage_type(t) + " nxv_a" + std::to_string(k) + "[" + std::to_string(arrays_[k].size) + "];\n";
+    }
+    for (const auto& acc : partials_) {
+      shared += uint64_t(kWorkgroup) * (acc == "double" || acc == "int64_t" || acc == "uint64_t" ? 8 : 4);
+      decls += "shared " + acc + " nxv_part_" + acc + "[" + std::to_string(kWorkgroup) + "];\n";
+    }
+    uint64_t limit = device_.impl().core->info().max_shared_memory;
+    if (shared > limit)
+      refuse("its values need " + std::to_string(shared) + " bytes of shared memory; the device has " + std::to_string(limit));
+    // The state's loads and stores name their buffers' types too.
+    std::string main = "void nxv_loop_main() {\n  const uint t = gl_LocalInvocationID.x;\n" + load_state() +
+                       "  barrier();\n  for (uint trip = 0u; trip < pc.trips; ++trip) {\n" + body_ + "  }\n" +
+                       store_state() + "}\n";
+    std::string buffers;
+    for (DType t : buffer_types_) features.add_type(t);
+    for (DType t : buffer_types_)
+      buffers += "layout(buffer_reference, std430, buffer_reference_align = " + std::to_string(dtype_size(t)) +
+                 ") buffer NxvLoopBuf_" + std::string(dtype_name(t)) + " { " + glsl_storage_type(t) + " v[]; };\n";
+    KernelKey key{.name = "loop_kernel", .workgroup_size = kWorkgroup};
+    auto& d = key.defines;
+    d.assign(defines_.begin(), defines_.end());
+    features.add_defines(d);
+    key.generated = buffers + chains_ + decls + main;
+    GlslDefines scanned = d;
+    scanned.emplace_back("", key.generated);
+    auto uses = glsl_use_defines(scanned);
+    d.insert(d.end(), uses.begin(), uses.end());
+    return key;
+  }
+
+  // Per output of the loop: the input it passes through, or -1 (a buffer of its own, with the
+  // address given).
+  const std::vector<std::pair<int64_t, uint32_t>>& outputs() const { return outputs_; }
+  uint32_t addresses() const { return next_address_; }
+
+ private:
+  void check_type(DType t, std::string_view what) {
+    if (!supported_type(t))
+      refuse(std::string(what) + " of type " + std::string(dtype_name(t)) + " (f16, bf16, f8 and complex types are not "
+             "computed in a loop kernel yet)");
+  }
+
+  static Tensor layout(const OutSpec& s) {
+    Tensor t;
+    t.type = s.type;
+    t.shape = s.shape;
+    t.strides = row_major_strides(s.shape);
+    return t;
+  }
+
+  uint32_t array(const OutSpec& s) {
+    if (shape_size(s.shape) == 0) refuse("an empty tensor");
+    arrays_.push_back({s.type, shape_size(s.shape)});
+    return uint32_t(arrays_.size() - 1);
+  }
+
+  // A view node: its value is its input's, seen through other strides.
+  bool view_of(const GraphNode& node, uint32_t v) {
+    if (node.inputs.size() != 1 || !refs_[node.inputs[0]]) return false;
+    const Ref& in = *refs_[node.inputs[0]];
+    auto view = family_of(node.op).view_result(node.op, node.out, {in.view}, node.attrs);
+    if (!view || view->type != in.view.type) return false;
+    refs_[v] = Ref{in.global, in.index, *view};
+    return true;
+  }
+
+  // GLSL reading element `index` of `r`, as its type's storage.
+  std::string read(const Ref& r, const std::string& index) {
+    DType t = r.view.type;
+    if (r.global) {
+      buffer_types_.insert(t);
+      return "NxvLoopBuf_" + std::string(dtype_name(t)) + "(pc.addr[" + std::to_string(r.index) + "]).v[" + index + "]";
+    }
+    return glsl_storage_type(t) + "(nxv_a" + std::to_string(r.index) + "[" + index + "])";
+  }
+
+  // The index into `r` of the element of a value of `shape` whose row-major index is `e`, with
+  // `r` broadcast to `shape` as Nx broadcasts (trailing axes aligned, size-1 axes repeated).
+  // Uses the variables i0.. that decompose(shape) declares.
+  static std::string index_of(const Ref& r, const Shape& shape) {
+    const Tensor& v = r.view;
+    if (v.shape == shape && v.offset == 0 && v.strides == row_major_strides(shape)) return "e";
+    std::string x = u(uint64_t(v.offset));
+    size_t skip = shape.size() - v.shape.size();
+    for (size_t d = 0; d < v.shape.size(); ++d)
+      if (v.shape[d] != 1 && v.strides[d] != 0) x += " + i" + std::to_string(d + skip) + " * " + u(uint64_t(v.strides[d]));
+    return x;
+  }
+
+  static std::string decompose(const Shape& shape) {
+    std::string s = "      uint rest = e;\n";
+    for (size_t d = shape.size(); d-- > 0;) {
+      s += "      uint i" + std::to_string(d) + " = rest % " + u(uint64_t(shape[d])) + ";\n";
+      if (d) s += "      rest /= " + u(uint64_t(shape[d])) + ";\n";
+    }
+    return s;
+  }
+
+  static bool broadcasts_to(const Tensor& v, const Shape& shape) {
+    if (v.shape.size() > shape.size()) return false;
+    size_t skip = shape.size() - v.shape.size();
+    for (size_t d = 0; d < v.shape.size(); ++d)
+      if (v.shape[d] != 1 && v.shape[d] != shape[d + skip]) return false;
+    return true;
+  }
+
+  // `store` (over v) into shared array k's element `index`.
+  std::string store_into(uint32_t k, DType type, const std::string& index, const std::string& value) {
+    std::string stored = glsl_store(type);
+    stored.replace(stored.find('v'), 1, value);  // glsl_store's only `v` is its value
+    return "nxv_a" + std::to_string(k) + "[" + index + "] = " + glsl_storage_type(kept_type(type)) + "(" + stored + ");\n";
+  }
+
+  static std::string loop_over(int64_t n) { return "    for (uint e = t; e < " + u(uint64_t(n)) + "; e += " + u(kWorkgroup) + ") {\n"; }
+
+  void chain(const GraphNode& node, uint32_t v, size_t n) {
+    ElementwiseChain chain;
+    if (node.op == OpId::elementwise_chain) {
+      chain = node.attrs.as<ElementwiseChain>();
+    } else {
+      std::vector<ChainOperand> operands;
+      for (uint32_t k = 0; k < node.inputs.size(); ++k) operands.push_back({ChainOperand::From::Input, k});
+      auto result = family_of(node.op).append_pointwise_steps(node, operands, chain);
+      if (!result) refuse(std::string(op_info(node.op).name) + " as elementwise steps");
+      if (result->from != ChainOperand::From::Step || result->index + 1 != chain.steps.size())
+        refuse(std::string(op_info(node.op).name) + " computes nothing an elementwise step would");
+    }
+    if (chain.steps.empty()) refuse("an elementwise chain without steps");
+    std::vector<DType> in;
+    for (uint32_t x : node.inputs) in.push_back(g_.value(x).type);
+    note_float_steps(chain, in);
+    const std::string name = "nxv_c" + std::to_string(n);
+    std::string code;
+    ScalarExpr s = chain_scalar_expr(chain, in, has_f64_, code, name);
+    chains_ += code;
+    defines_.insert(s.defines.begin(), s.defines.end());
+    features_.merge(s.features);
+    uint32_t k = array(node.out);
+    refs_[v] = Ref{false, k, layout(node.out)};
+    std::string args, loads;
+    bool indexed = false;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const Ref& r = *refs_[node.inputs[i]];
+      if (!broadcasts_to(r.view, node.out.shape)) refuse("an elementwise operand that does not broadcast to its result");
+      std::string index = index_of(r, node.out.shape);
+      indexed |= index != "e";
+      loads += "      " + glsl_scalar_register_type(in[i]) + " x" + std::to_string(i) + " = " + read(r, index) + ";\n";
+      args += (i ? ", x" : "x") + std::to_string(i);
+    }
+    body_ += loop_over(shape_size(node.out.shape)) + (indexed ? decompose(node.out.shape) : "") + loads +
+             "      precise " + s.compute + " r = " + name + "(" + args + ");\n      " +
+             store_into(k, node.out.type, "e", "r") + "    }\n    barrier();\n";
+  }
+
+  // The chain's steps that compute in float through several roundings without f64 (refused in
+  // a kernel that uses f64: chain_rounding's rule, for the whole kernel).
+  void note_float_steps(const ElementwiseChain& chain, const std::vector<DType>& in) {
+    for (const ChainStep& step : chain.steps) {
+      std::vector<DType> types;
+      for (const auto& o : step.operands) types.push_back(chain_operand_type(chain, in, o));
+      ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64_);
+      if (uses_f64(e)) uses_f64_ = true;
+      else if (several_float_roundings(step.op, e)) float_steps_.push_back(std::string(op_info(step.op).name));
+    }
+  }
+
+  void product(const GraphNode& node, uint32_t v) {
+    if (node.inputs.size() != 2) refuse("a product with fused inputs");
+    const Ref& left = *refs_[node.inputs[0]];
+    const Ref& right = *refs_[node.inputs[1]];
+    std::string why;
+    auto w = workgroup_matvec(device_, node.attrs.as<DotAttrs>(), spec_of(left.view), spec_of(right.view),
+                              node.out.type, why);
+    if (!w) refuse(why);
+    const Ref& mat = w->mat_operand == 0 ? left : right;
+    const Ref& vec = w->mat_operand == 0 ? right : left;
+    uint32_t k = array(node.out);
+    refs_[v] = Ref{false, k, layout(node.out)};
+    const std::string acc = w->acc, id = std::to_string(v);
+    std::string mac = w->mac;
+    defines_.insert({"NXV_LOOP_MAC" + id + "(acc, a, b)", mac});
+    const uint32_t lanes = w->k_lanes, per_pass = kWorkgroup / lanes;
+    auto at = [](const Ref& r, const std::string& i) { return u(uint64_t(r.view.offset)) + " + " + i; };
+    std::string m = read(mat, at(mat, "r * " + u(uint64_t(w->mat_row)) + " + k * " + u(uint64_t(w->mat_k))));
+    std::string x = read(vec, at(vec, "k * " + u(uint64_t(w->vec_k))));
+    std::string load_m = glsl_load(mat.view.type, acc), load_v = glsl_load(vec.view.type, acc);
+    load_m.replace(load_m.find('x'), 1, m);
+    load_v.replace(load_v.find('x'), 1, x);
+    std::string s = "    {\n      const uint o = t / " + u(lanes) + ", l = t % " + u(lanes) + ";\n";
+    s += "      for (uint base = 0u; base < " + u(w->rows) + "; base += " + u(per_pass) + ") {\n";
+    s += "        uint r = base + o;\n        " + acc + " acc = " + acc + "(0);\n";
+    s += "        if (r < " + u(w->rows) + ")\n          for (uint k = l; k < " + u(w->k) + "; k += " + u(lanes) +
+         ") acc = NXV_LOOP_MAC" + id + "(acc, " + load_m + ", " + load_v + ");\n";
+    if (lanes > 1) {
+      partials_.insert(acc);
+      const std::string part = "nxv_part_" + acc;
+      s += "        " + part + "[t] = acc;\n        barrier();\n";
+      s += "        for (uint s = " + u(lanes / 2) + "; s > 0u; s >>= 1u) {\n          if (l < s) {\n            " + acc +
+           " mine = " + part + "[t], other = " + part + "[t + s];\n            " + part +
+           "[t] = mine + other;\n          }\n          barrier();\n        }\n";
+      s += "        acc = " + part + "[t];\n";
+    }
+    s += "        if (l == 0u && r < " + u(w->rows) + ") " + store_into(k, node.out.type, "r", "acc");
+    s += "        barrier();\n      }\n    }\n";
+    body_ += s;
+    features_.add_type(mat.view.type);
+    features_.add_type(vec.view.type);
+    if (acc == "double") uses_f64_ = true;
+  }
+
+  // The trip's end: each changing state's next value (copied first where it is not a value of
+  // its own, such as a state or a view), then copied over the state.
+  void next_state() {
+    std::vector<std::pair<uint32_t, uint32_t>> copies;  // state array, source array
+    for (size_t j = 0; j < state_; ++j) {
+      const uint32_t out = g_.outputs()[j];
+      if (invariant_[j]) {
+        outputs_.emplace_back(int64_t(j), 0);
+        continue;
+      }
+      const OutSpec& spec = g_.value(uint32_t(j));
+      const Ref& r = *refs_[out];
+      uint32_t state_array = refs_[j]->index;
+      bool own = !r.global && r.view.offset == 0 && r.view.shape == spec.shape &&
+                 r.view.strides == row_major_strides(spec.shape) &&
+                 std::none_of(state_arrays_.begin(), state_arrays_.end(), [&](auto& p) { return p.second == r.index; });
+      uint32_t source = r.index;
+      if (!own) {
+        source = array(spec);
+        if (!broadcasts_to(r.view, spec.shape)) refuse("a next state that does not broadcast to its state");
+        std::string index = index_of(r, spec.shape);
+        body_ += loop_over(shape_size(spec.shape)) + (index != "e" ? decompose(spec.shape) : "") + "      nxv_a" +
+                 std::to_string(source) + "[e] = " + glsl_storage_type(kept_type(spec.type)) + "(" + read(r, index) +
+                 ");\n    }\n";
+      }
+      copies.emplace_back(state_array, source);
+      if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+      outputs_.emplace_back(-1, next_address_++);
+    }
+    body_ += "    barrier();\n";
+    for (auto [to, from] : copies)
+      body_ += loop_over(arrays_[to].size) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
+               "[e];\n    }\n";
+    body_ += "    barrier();\n";
+  }
+
+  std::string load_state() {
+    std::string s;
+    for (auto [input, k] : state_arrays_) {
+      Ref r{true, input, layout(g_.value(input))};
+      s += loop_over(arrays_[k].size) + "      nxv_a" + std::to_string(k) + "[e] = " +
+           glsl_storage_type(kept_type(arrays_[k].type)) + "(" + read(r, "e") + ");\n    }\n";
+    }
+    return s;
+  }
+
+  std::string store_state() {
+    std::string s;
+    for (size_t j = 0; j < state_; ++j) {
+      if (invariant_[j]) continue;
+      uint32_t k = refs_[j]->index, address = outputs_[j].second;
+      DType t = arrays_[k].type;
+      buffer_types_.insert(t);
+      s += loop_over(arrays_[k].size) + "      NxvLoopBuf_" + std::string(dtype_name(t)) + "(pc.addr[" +
+           std::to_string(address) + "]).v[e] = " + glsl_storage_type(t) + "(nxv_a" + std::to_string(k) + "[e]);\n    }\n";
+    }
+    return s;
+  }
+
+  Device& device_;
+  const Graph& g_;
+  size_t state_;
+  std::vector<bool> invariant_;
+  bool has_f64_;
+  uint32_t next_address_;
+  std::vector<std::optional<Ref>> refs_;
+  std::vector<SharedArray> arrays_;
+  std::vector<std::pair<uint32_t, uint32_t>> state_arrays_;  // input, its shared array
+  std::vector<std::pair<int64_t, uint32_t>> outputs_;
+  std::set<DType> buffer_types_;
+  std::set<std::string> partials_;
+  std::set<std::pair<std::string, std::string>> defines_;
+  FeatureSet features_;
+  bool uses_f64_ = false;
+  std::vector<std::string> float_steps_;
+  std::string chains_, body_;
+};
+
+}  // namespace
+
+GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t state, uint32_t trips,
+                                   const std::vector<Tensor>& example_inputs) {
+  if (example_inputs.size() != body.input_count())
+    throw Error(ErrorKind::InvalidArgument, "the loop body takes " + std::to_string(body.input_count()) + " inputs");
+  if (state > body.input_count() || body.outputs().size() != state)
+    throw Error(ErrorKind::InvalidArgument, "a loop body's outputs are its state: its first inputs, as many");
+  for (size_t j = 0; j < state; ++j) {
+    const OutSpec& in = body.value(uint32_t(j));
+    const OutSpec& out = body.value(body.outputs()[j]);
+    if (in.type != out.type || in.shape != out.shape)
+      throw Error(ErrorKind::InvalidArgument, "a loop body's output " + std::to_string(j) + " differs from its state's type or shape");
+  }
+  if (trips == 0) refuse("a loop of no trips");
+  if (body.input_count() > NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+  const Graph g = without_dead_nodes(fuse_chains(device, constants_per_reader(without_duplicates(simplified(body)))));
+  std::vector<bool> invariant(state);
+  for (size_t j = 0; j < state; ++j) invariant[j] = g.outputs()[j] == uint32_t(j);
+  // Every node as its eager op would be checked (the invalid ones named).
+  for (size_t n = 0; n < g.nodes().size(); ++n) {
+    const GraphNode& node = g.nodes()[n];
+    std::vector<TensorSpec> specs;
+    for (uint32_t x : node.inputs) {
+      const OutSpec& s = g.value(x);
+      specs.push_back({s.type, s.shape, row_major_strides(s.shape), 0});
+    }
+    Support support = check_op(device, node.op, node.out, std::span<const TensorSpec>(specs), node.attrs);
+    if (!support) throw Error(support.kind, support.reason);
+  }
+  LoopCode code(device, g, state, invariant, uint32_t(body.input_count()));
+  std::vector<std::pair<uint32_t, Tensor>> fixed;
+  code.generate(fixed);
+  const Kernel& kernel = device.impl().kernels.get(code.key());
+
+  LaunchBuilder builder;
+  GraphExecutable exec;
+  LoopPush push{};
+  push.trips = trips;
+  std::vector<AddressPatch> patches;
+  auto address = [&](uint32_t k, uint32_t slot) {
+    patches.push_back({uint32_t(offsetof(LoopPush, addr) + k * sizeof(uint64_t)), {slot, 0}});
+  };
+  std::vector<uint32_t> slots;
+  for (uint32_t i = 0; i < body.input_count(); ++i) {
+    const Tensor& t = example_inputs[i];
+    exec.input_specs_.push_back(spec_of(t));
+    if (!t.buffer) refuse("an empty input");
+    uint32_t slot = builder.bind(t.buffer);
+    exec.input_slots_.push_back(int64_t(slot));
+    slots.push_back(slot);
+    address(i, slot);
+  }
+  for (auto& [k, t] : fixed) {
+    uint32_t slot = builder.bind(t.buffer);
+    exec.fixed_.emplace_back(slot, t.buffer);
+    address(k, slot);
+  }
+  std::vector<std::pair<uint32_t, Tensor>> outputs;
+  for (size_t j = 0; j < state; ++j) {
+    auto [input, k] = code.outputs()[j];
+    if (input >= 0) {
+      outputs.emplace_back(slots[size_t(input)], example_inputs[size_t(input)]);
+      continue;
+    }
+    Tensor out = empty(device, body.value(uint32_t(j)).type, body.value(uint32_t(j)).shape);
+    uint32_t slot = builder.bind(out.buffer);
+    address(k, slot);
+    outputs.emplace_back(slot, out);
+  }
+  Launch& l = builder.launch(kernel, {1, 1, 1}, push, std::move(patches));
+  for (uint32_t s : slots) builder.use(l, s, Access::Read);
+  for (auto& [slot, buffer] : exec.fixed_) builder.use(l, slot, Access::Read);
+  for (size_t j = 0; j < state; ++j)
+    if (code.outputs()[j].first < 0) builder.use(l, outputs[j].first, Access::Write);
+  for (const auto& b : builder.buffers()) exec.slot_bytes_.push_back(b->size());
+  exec.outputs_ = std::move(outputs);
+  exec.exec_ = std::move(builder).finish();
+  exec.memory_.shared_of_slot.assign(exec.slot_bytes_.size(), -1);
+  return exec;
+}
+
+}  // namespace nxv

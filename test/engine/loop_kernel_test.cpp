@@ -1,0 +1,194 @@
+// The loop kernel (ops/loop/loop_kernel.cpp): a counted loop's trips in one launch give the
+// bits of the body's ops run one by one, trip after trip. The body of an HMC trajectory on a
+// logistic regression (two matrix-vector products per gradient, a sigmoid, the leapfrog
+// updates; f64 with an f32 and a u8 branch) on the CPU driver's plans and the GPUs' (whose
+// products split each sum over lanes); a counter and views in the state; bodies it refuses.
+#include "device/device_impl.hpp"
+#include "graph/graph.hpp"
+#include "ops/dot/dot_attrs.hpp"
+#include "ops/reduce/reduce_attrs.hpp"
+#include "ops/shape/shape_attrs.hpp"
+#include "op_case_util.hpp"
+
+using namespace nxv;
+using namespace nxv::test;
+
+namespace {
+
+Attrs constant_attrs(double x) {
+  ShapeAttrs a;
+  a.value = AttrNumber{AttrNumber::Kind::Float, 0, 0, x, 0};
+  return Attrs::of(a);
+}
+
+Attrs integer_attrs(int64_t i) {
+  ShapeAttrs a;
+  a.value = AttrNumber{AttrNumber::Kind::Int, i, 0, 0, 0};
+  return Attrs::of(a);
+}
+
+// Runs `g`'s nodes one by one on `values` (its inputs), returning its outputs.
+std::vector<Tensor> run_eagerly(Device& d, const Graph& g, std::vector<Tensor> values) {
+  for (const GraphNode& n : g.nodes()) {
+    std::vector<Tensor> inputs;
+    for (uint32_t v : n.inputs) inputs.push_back(values[v]);
+    values.push_back(run_op(d, n.op, n.out, inputs, n.attrs));
+  }
+  std::vector<Tensor> outs;
+  for (uint32_t v : g.outputs()) outs.push_back(values[v]);
+  return outs;
+}
+
+// The body `trips` times, op by op: the state after them.
+std::vector<Tensor> trips_eagerly(Device& d, const Graph& body, std::vector<Tensor> inputs, size_t state, uint32_t trips) {
+  for (uint32_t t = 0; t < trips; ++t) {
+    auto next = run_eagerly(d, body, inputs);
+    for (size_t j = 0; j < state; ++j) inputs[j] = next[j];
+  }
+  inputs.resize(state);
+  return inputs;
+}
+
+// One leapfrog step of HMC on a logistic regression's log-density (a N(0, 1) prior):
+// grad(q) = x^T (y - sigmoid(x q)) - q; p += h/2 grad(q); q += h p; p += h/2 grad(q).
+// State: q, p, x, y, h (the last three unchanged). The gradient's residual goes through an f32
+// and a u8 branch as grad's code does (a select on a comparison).
+Graph leapfrog(int64_t n, int64_t d) {
+  const DType f = DType::F64;
+  Graph g;
+  uint32_t q = g.input(f, {d}), p = g.input(f, {d}), x = g.input(f, {n, d}), y = g.input(f, {n}), h = g.input(f, {});
+  auto grad = [&](uint32_t at) {
+    uint32_t z = g.add(OpId::dot, {f, {n}}, {x, at}, Attrs::of(contracting(1, 0)));
+    uint32_t s = g.add(OpId::sigmoid, {f, {n}}, {z});
+    uint32_t positive = g.add(OpId::greater, {DType::U8, {n}}, {z, g.add(OpId::constant, {f, {}}, {}, constant_attrs(0))});
+    uint32_t one = g.add(OpId::constant, {DType::F32, {}}, {}, constant_attrs(1));
+    uint32_t half = g.add(OpId::constant, {DType::F32, {}}, {}, constant_attrs(0.5));
+    uint32_t w = g.add(OpId::select, {DType::F32, {n}}, {positive, one, half});
+    uint32_t r = g.add(OpId::multiply, {f, {n}}, {g.add(OpId::subtract, {f, {n}}, {y, s}), w});
+    uint32_t xr = g.add(OpId::dot, {f, {d}}, {r, x}, Attrs::of(contracting(0, 0)));
+    return g.add(OpId::subtract, {f, {d}}, {xr, at});
+  };
+  uint32_t half_h = g.add(OpId::multiply, {f, {}}, {h, g.add(OpId::constant, {f, {}}, {}, constant_attrs(0.5))});
+  uint32_t p1 = g.add(OpId::add, {f, {d}}, {p, g.add(OpId::multiply, {f, {d}}, {half_h, grad(q)})});
+  uint32_t q1 = g.add(OpId::add, {f, {d}}, {q, g.add(OpId::multiply, {f, {d}}, {h, p1})});
+  uint32_t p2 = g.add(OpId::add, {f, {d}}, {p1, g.add(OpId::multiply, {f, {d}}, {half_h, grad(q1)})});
+  for (uint32_t v : {q1, p2, x, y, h}) g.output(v);
+  return g;
+}
+
+std::vector<Tensor> leapfrog_inputs(Device& dev, int64_t n, int64_t d) {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal(0, 1);
+  auto values = [&](int64_t count, double scale) {
+    std::vector<double> v(static_cast<size_t>(count));
+    for (auto& e : v) e = normal(rng) * scale;
+    return v;
+  };
+  std::vector<double> y(static_cast<size_t>(n));
+  for (auto& e : y) e = normal(rng) > 0 ? 1 : 0;
+  return {upload(dev, DType::F64, {d}, values(d, 0.1)), upload(dev, DType::F64, {d}, values(d, 1)),
+          upload(dev, DType::F64, {n, d}, values(n * d, 1)), upload(dev, DType::F64, {n}, y),
+          upload(dev, DType::F64, {}, std::vector<double>{0.01})};
+}
+
+void expect_leapfrog_trips(int64_t n, int64_t d, uint32_t trips) {
+  auto dev = shared_device();
+  if (!dev->has(kCapFloat64)) GTEST_SKIP() << "no f64";
+  Graph body = leapfrog(n, d);
+  auto program = compile_loop_program(*dev, body, 5, trips);
+  EXPECT_EQ(program->stats().launches, 1u);
+  auto inputs = leapfrog_inputs(*dev, n, d);
+  auto outs = program->run(*dev, inputs);
+  auto want = trips_eagerly(*dev, body, inputs, 5, trips);
+  ASSERT_EQ(outs.size(), 5u);
+  for (size_t j = 0; j < 5; ++j) expect_same_bits(*dev, want[j], outs[j]);
+  // The unchanged state is the input itself.
+  EXPECT_EQ(outs[2].buffer, inputs[2].buffer);
+  // Again, on new state: nothing of the first run is kept.
+  auto again = program->run(*dev, {outs[0], outs[1], inputs[2], inputs[3], inputs[4]});
+  auto want_again = trips_eagerly(*dev, body, {want[0], want[1], inputs[2], inputs[3], inputs[4]}, 5, trips);
+  for (size_t j = 0; j < 2; ++j) expect_same_bits(*dev, want_again[j], again[j]);
+}
+
+}  // namespace
+
+TEST(LoopKernel, LeapfrogTrajectoryHasTheBitsOfItsOpsOneByOne) {
+  ScopedTuning no_blas{"host_blas", "0"};
+  expect_leapfrog_trips(200, 8, 32);
+}
+
+TEST(LoopKernel, LeapfrogOnTheGpusPlansSumsOverLanesAsTheirKernels) {
+  GpuDotPaths gpu;  // products split over lanes and combined pairwise
+  expect_leapfrog_trips(200, 8, 32);
+  // Sizes across the workgroup's 256 invocations, and one trip.
+  expect_leapfrog_trips(300, 5, 3);
+  expect_leapfrog_trips(7, 64, 1);
+}
+
+// A counter, a state that is a view of another (a swap through a reshape), an integer branch.
+TEST(LoopKernel, CountersSwapsAndViewsInTheState) {
+  auto dev = shared_device();
+  Graph g;
+  uint32_t i = g.input(DType::S32, {}), a = g.input(DType::F32, {2, 3}), b = g.input(DType::F32, {6});
+  uint32_t one = g.add(OpId::constant, {DType::S32, {}}, {}, integer_attrs(1));
+  uint32_t next_i = g.add(OpId::add, {DType::S32, {}}, {i, one});
+  uint32_t scaled = g.add(OpId::multiply, {DType::F32, {2, 3}}, {a, g.add(OpId::as_type, {DType::F32, {}}, {next_i})});
+  uint32_t flat = g.add(OpId::reshape, {DType::F32, {6}}, {scaled}, Attrs::of(ShapeAttrs{}));
+  uint32_t back = g.add(OpId::reshape, {DType::F32, {2, 3}}, {b}, Attrs::of(ShapeAttrs{}));
+  g.output(next_i);
+  g.output(back);  // a <- b, b <- a * (i + 1): a swap through views
+  g.output(flat);
+  auto program = compile_loop_program(*dev, g, 3, 5);
+  std::mt19937 rng(3);
+  std::vector<Tensor> inputs{upload(*dev, DType::S32, {}, std::vector<int32_t>{7}),
+                             random_tensor(*dev, DType::F32, {2, 3}, rng), random_tensor(*dev, DType::F32, {6}, rng)};
+  auto outs = program->run(*dev, inputs);
+  auto want = trips_eagerly(*dev, g, inputs, 3, 5);
+  for (size_t j = 0; j < 3; ++j) expect_same_bits(*dev, want[j], outs[j]);
+  EXPECT_EQ(download<int32_t>(*dev, outs[0])[0], 12);
+}
+
+TEST(LoopKernel, BodiesItDoesNotComputeAreRefusedWithTheReason) {
+  auto dev = shared_device();
+  auto refused = [&](const Graph& g, size_t state, const std::string& part) {
+    try {
+      compile_loop_program(*dev, g, state, 4);
+      ADD_FAILURE() << "compiled";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  {
+    Graph g;  // a reduction
+    uint32_t x = g.input(DType::F32, {16});
+    uint32_t s = g.add(OpId::sum, {DType::F32, {}}, {x}, Attrs::of(ReduceAttrs{}));
+    g.output(g.add(OpId::add, {DType::F32, {16}}, {x, s}));
+    refused(g, 1, "sum");
+  }
+  {
+    Graph g;  // f16
+    uint32_t x = g.input(DType::F16, {4});
+    g.output(g.add(OpId::add, {DType::F16, {4}}, {x, x}));
+    refused(g, 1, "f16");
+  }
+  {
+    Graph g;  // over the shared memory
+    uint32_t x = g.input(DType::F64, {1 << 16});
+    g.output(g.add(OpId::add, {DType::F64, {1 << 16}}, {x, x}));
+    refused(g, 1, "shared memory");
+  }
+  {
+    Graph g;  // a matrix product
+    uint32_t x = g.input(DType::F32, {8, 8});
+    g.output(g.add(OpId::dot, {DType::F32, {8, 8}}, {x, x}, Attrs::of(contracting(1, 0))));
+    refused(g, 1, "matrix product");
+  }
+  {
+    Graph g;  // outputs that are not the state
+    uint32_t x = g.input(DType::F32, {4});
+    g.output(g.add(OpId::add, {DType::F32, {4}}, {x, x}));
+    g.output(x);
+    EXPECT_THROW(compile_loop_program(*dev, g, 1, 4), Error);
+  }
+}
