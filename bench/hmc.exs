@@ -2,10 +2,11 @@
 # (d = 8 parameters, n = 200 observations, f64, gradients by `grad`, the loop a `defn` while),
 # the work of a sampler's inner loop, run three ways:
 #
-#     mix run bench/hmc.exs     # HMC_RUNS=binary,evaluator,compiler,chains (the default)
+#     mix run bench/hmc.exs     # HMC_RUNS=binary,evaluator,compiler,chains (the default), unrolled
 #
 # Nx.BinaryBackend with Nx.Defn.Evaluator, and Nx.Vulkan.Backend with Nx.Defn.Evaluator and
-# with Nx.Vulkan.Compiler; `chains` runs 128 chains at once through the compiler (the state
+# with Nx.Vulkan.Compiler (the loop in one launch: the engine's loop kernel; `unrolled` records
+# its 32 trips' launches instead); `chains` runs 128 chains at once through the compiler (the state
 # vectorized over a :chain axis, one trajectory of each per call). Each figure is the mean
 # over calls after warm-up, each trajectory's end point read back (a sampler reads it to accept or reject). bench/hmc_jax.py is JAX's twin
 # (lax.fori_loop, the same model and data): run both in one command.
@@ -42,6 +43,9 @@ runs = %{
   "binary" => {"BinaryBackend + Evaluator", Nx.BinaryBackend, Nx.Defn.Evaluator, 5, 1},
   "evaluator" => {"Vulkan + Evaluator", Nx.Vulkan.Backend, Nx.Defn.Evaluator, 20, 1},
   "compiler" => {"Vulkan + Nx.Vulkan.Compiler", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 200, 1},
+  "unrolled" =>
+    {"Vulkan + Nx.Vulkan.Compiler, trips recorded (loop_kernel: false)", Nx.Vulkan.Backend,
+     {Nx.Vulkan.Compiler, loop_kernel: false}, 200, 1},
   "chains" =>
     {"Vulkan + Nx.Vulkan.Compiler, 128 chains", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 50, 128}
 }
@@ -54,7 +58,8 @@ IO.puts("device: #{Nx.Vulkan.device_info().name}")
   fn _, time, meta, _ ->
     IO.puts(
       "  compiled in #{div(time.total_time, 1000)} ms: #{meta.mode}, #{meta.nodes} nodes, " <>
-        "#{meta.fused} fused, #{meta.launches} launches, #{meta[:host_steps] || 0} host steps#{if meta.reason, do: " (#{meta.reason})"}"
+        "#{meta.fused} fused, #{meta.launches} launches, #{meta[:host_steps] || 0} host steps, " <>
+        "#{meta[:loop_kernels] || 0} loop kernels#{if meta.reason, do: " (#{meta.reason})"}"
     )
   end,
   nil
@@ -72,7 +77,8 @@ for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler,ch
   Nx.default_backend(backend)
   {q, p, x, y, eps} = Nx.with_default_backend(backend, &HMC.data/0)
   {q, p} = if chains > 1, do: {vectorized.(q, chains), vectorized.(p, chains)}, else: {q, p}
-  fun = Nx.Defn.jit(&HMC.trajectory/5, compiler: compiler)
+  {compiler, opts} = if is_tuple(compiler), do: compiler, else: {compiler, []}
+  fun = Nx.Defn.jit(&HMC.trajectory/5, [compiler: compiler] ++ opts)
 
   call = fn ->
     {q, _p} = fun.(q, p, x, y, eps)

@@ -19,6 +19,7 @@ bool open_prepared_resource_type(ErlNifEnv* env);
 
 // program_nifs.cpp
 NXV_NIF(program_compile_nif);
+NXV_NIF(program_compile_loop_nif);
 NXV_NIF(program_run_nif);
 bool open_program_resource_type(ErlNifEnv* env);
 

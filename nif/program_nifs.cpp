@@ -117,6 +117,44 @@ bool open_program_resource_type(ErlNifEnv* env) {
   return program_type != nullptr;
 }
 
+namespace {
+
+// The graph of program_compile's and program_compile_loop's arguments 1 to 3.
+nxv::Graph graph_of(ErlNifEnv* env, const ERL_NIF_TERM argv[]) {
+  nxv::Graph graph;
+  for (ERL_NIF_TERM spec : list_of(env, argv[1], "input specs")) {
+    const ERL_NIF_TERM* e = tuple_of(env, spec, 2, "{type, shape} input specs");
+    graph.input(get_dtype(env, e[0]), get_shape(env, e[1]));
+  }
+  for (ERL_NIF_TERM node : list_of(env, argv[2], "nodes")) {
+    const ERL_NIF_TERM* e = tuple_of(env, node, 5, "{op_id, type, shape, inputs, options} nodes");
+    nxv::OpId op = op_id(env, e[0]);
+    nxv::OutSpec out{get_dtype(env, e[1]), get_shape(env, e[2])};
+    std::vector<uint32_t> inputs;
+    for (ERL_NIF_TERM v : list_of(env, e[3], "value ids")) inputs.push_back(value_id(env, v));
+    graph.add(op, std::move(out), std::move(inputs), nxv::decode_attrs(op, TermAttrReader(env, e[4])));
+  }
+  for (ERL_NIF_TERM v : list_of(env, argv[3], "output value ids")) graph.output(value_id(env, v));
+  return graph;
+}
+
+// {:ok, {ref, {nodes, fused, launches, in_place, run_bytes}}} for a compiled program.
+ERL_NIF_TERM program_term(ErlNifEnv* env, std::shared_ptr<const nxv::Program> program, int64_t index,
+                          std::shared_ptr<nxv::Device> device) {
+  void* memory = enif_alloc_resource(program_type, sizeof(ProgramResource));
+  if (memory == nullptr) throw std::bad_alloc();
+  auto* resource = new (memory) ProgramResource{program, index, std::move(device)};
+  ERL_NIF_TERM ref = enif_make_resource(env, resource);
+  enif_release_resource(resource);
+  const nxv::ProgramStats& s = program->stats();
+  ERL_NIF_TERM stats =
+      enif_make_tuple5(env, enif_make_uint64(env, s.nodes), enif_make_uint64(env, s.fused),
+                       enif_make_uint64(env, s.launches), enif_make_uint64(env, s.in_place), enif_make_uint64(env, s.run_bytes));
+  return make_ok(env, enif_make_tuple2(env, ref, stats));
+}
+
+}  // namespace
+
 // program_compile(device, [{type, shape}], [{op_id, type, shape, [value_id], options}], [value_id],
 //                 [{input_value_id, output_position}]) -> {:ok, {ref, {nodes, fused, launches, in_place, run_bytes}}}
 // Values are numbered inputs first, then one per node in order; the last list donates inputs
@@ -124,20 +162,7 @@ bool open_program_resource_type(ErlNifEnv* env) {
 ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     int64_t index = get_int64(env, argv[0], "device");
-    nxv::Graph graph;
-    for (ERL_NIF_TERM spec : list_of(env, argv[1], "input specs")) {
-      const ERL_NIF_TERM* e = tuple_of(env, spec, 2, "{type, shape} input specs");
-      graph.input(get_dtype(env, e[0]), get_shape(env, e[1]));
-    }
-    for (ERL_NIF_TERM node : list_of(env, argv[2], "nodes")) {
-      const ERL_NIF_TERM* e = tuple_of(env, node, 5, "{op_id, type, shape, inputs, options} nodes");
-      nxv::OpId op = op_id(env, e[0]);
-      nxv::OutSpec out{get_dtype(env, e[1]), get_shape(env, e[2])};
-      std::vector<uint32_t> inputs;
-      for (ERL_NIF_TERM v : list_of(env, e[3], "value ids")) inputs.push_back(value_id(env, v));
-      graph.add(op, std::move(out), std::move(inputs), nxv::decode_attrs(op, TermAttrReader(env, e[4])));
-    }
-    for (ERL_NIF_TERM v : list_of(env, argv[3], "output value ids")) graph.output(value_id(env, v));
+    nxv::Graph graph = graph_of(env, argv);
     for (ERL_NIF_TERM d : list_of(env, argv[4], "donations")) {
       const ERL_NIF_TERM* e = tuple_of(env, d, 2, "{input, output} donations");
       graph.donate(value_id(env, e[0]), size_t(get_int64(env, e[1], "output position")));
@@ -145,16 +170,26 @@ ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[])
     auto device = device_at(index);
     std::shared_ptr<const nxv::Program> program;
     on_big_stack([&] { program = nxv::compile_program(*device, graph); });
-    void* memory = enif_alloc_resource(program_type, sizeof(ProgramResource));
-    if (memory == nullptr) throw std::bad_alloc();
-    auto* resource = new (memory) ProgramResource{program, index, device};
-    ERL_NIF_TERM ref = enif_make_resource(env, resource);
-    enif_release_resource(resource);
-    const nxv::ProgramStats& s = program->stats();
-    ERL_NIF_TERM stats =
-        enif_make_tuple5(env, enif_make_uint64(env, s.nodes), enif_make_uint64(env, s.fused),
-                         enif_make_uint64(env, s.launches), enif_make_uint64(env, s.in_place), enif_make_uint64(env, s.run_bytes));
-    return make_ok(env, enif_make_tuple2(env, ref, stats));
+    return program_term(env, std::move(program), index, device);
+  });
+}
+
+// program_compile_loop(device, input specs, nodes, outputs, state, trips): a counted loop's
+// body (its first `state` inputs the state, its outputs the next state) as one program that
+// runs `trips` trips in one launch (nxv::compile_loop_program); {:error, :unsupported, why}
+// where the body is not one workgroup's work.
+ERL_NIF_TERM program_compile_loop_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    int64_t index = get_int64(env, argv[0], "device");
+    nxv::Graph graph = graph_of(env, argv);
+    int64_t state = get_int64(env, argv[4], "state");
+    int64_t trips = get_int64(env, argv[5], "trips");
+    if (state < 0 || trips < 1 || trips > int64_t(UINT32_MAX))
+      throw nxv::Error(nxv::ErrorKind::InvalidArgument, "a loop needs a state count and from 1 to 2^32 - 1 trips");
+    auto device = device_at(index);
+    std::shared_ptr<const nxv::Program> program;
+    on_big_stack([&] { program = nxv::compile_loop_program(*device, graph, size_t(state), uint32_t(trips)); });
+    return program_term(env, std::move(program), index, device);
   });
 }
 

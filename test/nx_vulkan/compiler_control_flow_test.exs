@@ -150,7 +150,62 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
     x
   end
 
+  # A logistic regression's log-density and HMC's leapfrog steps on it (bench/hmc.exs' body).
+  defn log_density(q, x, y) do
+    z = Nx.dot(x, q)
+    Nx.sum(y * z - (Nx.max(z, 0) + Nx.log1p(Nx.exp(-Nx.abs(z))))) - 0.5 * Nx.sum(q * q)
+  end
+
+  defn leapfrogs(q, p, x, y) do
+    {q, p, _, _, _} =
+      while {q, p, x, y, i = 0}, i < 12 do
+        p = p + 0.005 * grad(q, &log_density(&1, x, y))
+        q = q + 0.01 * p
+        p = p + 0.005 * grad(q, &log_density(&1, x, y))
+        {q, p, x, y, i + 1}
+      end
+
+    {q, p}
+  end
+
+  defn scaled_counter(x) do
+    {x, i} =
+      while {x, i = 3}, i <= 30 do
+        {Nx.cos(x) * Nx.as_type(i, :f32), i + 1}
+      end
+
+    {x, i}
+  end
+
   describe "loops" do
+    test "a fixed loop of small tensors runs every trip in one launch (the loop kernel), the Evaluator's bits" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        x = random({40, 6}, :f64)
+        y = Nx.greater(random({40}, :f64), 0) |> Nx.as_type(:f64)
+        args = [random({6}, :f64), random({6}, :f64), x, y]
+
+        for fun <- [&leapfrogs/4, &scaled_counter/1] do
+          args = if fun == (&scaled_counter/1), do: [random({33})], else: args
+          attach_compilations()
+          compiled = apply(Nx.Defn.jit(fun, compiler: Compiler, cache: false), args)
+          assert_received {:compiled, _, %{mode: :steps, loop_kernels: 1, host_steps: 0}}
+          assert_eager_bits(compiled, fun, args)
+
+          # Off, the trips are recorded into one program instead: the same bits.
+          opts = [compiler: Compiler, cache: false, loop_kernel: false]
+          unrolled = apply(Nx.Defn.jit(fun, opts), args)
+          assert_received {:compiled, _, %{mode: :program}}
+          assert_eager_bits(unrolled, fun, args)
+        end
+      end)
+    end
+
+    test "the loop kernel's option is checked" do
+      assert_raise ArgumentError, ~r/:loop_kernel option/, fn ->
+        Nx.Defn.jit(&scaled_counter/1, compiler: Compiler, loop_kernel: :yes).(Nx.iota({3}))
+      end
+    end
+
     test "a loop with a fixed trip count is unrolled into one program, the Evaluator's bits" do
       Nx.Vulkan.with_host_fallback(:raise, fn ->
         x = random({5, 3})

@@ -92,6 +92,9 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
   @fallback_modes [:host_steps, :eval, :raise]
+  # Loops of fewer trips are unrolled even where the engine's loop kernel would take them.
+  @loop_kernel_trips 8
+
   # Compiled functions and programs kept at most (then the cache starts again).
   @max_cached 4096
   # Each process keeps the entries it called (a hit then copies nothing out of ETS; functions run
@@ -231,7 +234,21 @@ defmodule Nx.Vulkan.Compiler do
               inspect(cache)
     end
 
-    %{device: device, native_fallback: fallback, hooks: hooks, cache: cache}
+    loop_kernel = Keyword.get(opts, :loop_kernel, true)
+
+    unless is_boolean(loop_kernel) do
+      raise ArgumentError,
+            "the :loop_kernel option of Nx.Vulkan.Compiler must be a boolean, got: " <>
+              inspect(loop_kernel)
+    end
+
+    %{
+      device: device,
+      native_fallback: fallback,
+      hooks: hooks,
+      cache: cache,
+      loop_kernel: loop_kernel
+    }
   end
 
   defp device(opts), do: opts[:device] || Native.default_device()
@@ -383,10 +400,17 @@ defmodule Nx.Vulkan.Compiler do
       run =
         Map.merge(run, %{donated: donated, device: settings.device, steps: Enum.reverse(done)})
 
-      host_steps = Enum.count(steps, &(elem(&1, 0) == :host))
+      loop_kernels = Enum.count(steps, &loop_kernel_step?/1)
+      host_steps = Enum.count(steps, &(elem(&1, 0) == :host)) - loop_kernels
 
       {:ok, {:steps, run},
-       Map.merge(stats, %{mode: :steps, reason: nil, program_cache: nil, host_steps: host_steps})}
+       Map.merge(stats, %{
+         mode: :steps,
+         reason: nil,
+         program_cache: nil,
+         host_steps: host_steps,
+         loop_kernels: loop_kernels
+       })}
     end
   end
 
@@ -401,6 +425,9 @@ defmodule Nx.Vulkan.Compiler do
        Map.merge(stats, %{mode: :program, reason: nil, program_cache: program_cache})}
     end
   end
+
+  defp loop_kernel_step?({:host, _, {{:loop_kernel, _}, _}, _, _, _}), do: true
+  defp loop_kernel_step?(_), do: false
 
   # Ops the engine refuses become host steps, unless native_fallback: :raise forbids them.
   defp refuse_host_ops(steps, %{native_fallback: :raise}) do
@@ -506,10 +533,58 @@ defmodule Nx.Vulkan.Compiler do
 
     case trips do
       {:ok, trips} ->
-        {:unroll, trips, evaluate_fun(key, [arg], rewritten, settings)}
+        case loop_kernel(key, arg, body, trips, settings) do
+          {:ok, entry} -> {:loop_kernel, entry}
+          :none -> {:unroll, trips, evaluate_fun(key, [arg], rewritten, settings)}
+        end
 
       :unknown ->
         loop_entries(key, arg, rewritten(key, condition, settings), body, settings)
+    end
+  end
+
+  # A loop with a fixed trip count whose body the engine computes in one workgroup: every
+  # trip in one launch (the engine's loop kernel), else :none. The body is recorded on its own,
+  # with every part of the state an input (the state's first inputs, then the tensors the body
+  # captures), its result the next state.
+  defp loop_kernel(_key, _arg, _body, _trips, %{loop_kernel: false}), do: :none
+  # Fewer trips record as well unrolled, in the program around the loop.
+  defp loop_kernel(_key, _arg, _body, trips, _settings) when trips < @loop_kernel_trips, do: :none
+
+  defp loop_kernel(key, arg, body, trips, settings) do
+    state = length(leaves(arg))
+
+    {recorded, _eval_fun} =
+      record_scope(
+        key,
+        [arg],
+        [body],
+        fn [b], params ->
+          Enum.each(params, & &1.())
+          b.(params)
+        end,
+        settings
+      )
+
+    with {:ok, %{nodes: nodes, donations: []} = recorded} <- recorded,
+         true <- recorded.params == Enum.to_list(0..(state - 1)//1),
+         {:ok, {program, _stats}} <-
+           NIF.program_compile_loop(
+             settings.device,
+             recorded.input_specs,
+             nodes,
+             recorded.outputs,
+             state,
+             trips
+           ) do
+      run = Map.take(recorded, [:params, :captures, :result])
+      {:ok, {:program, Map.merge(run, %{program: program, device: settings.device, donated: []})}}
+    else
+      {:error, kind, message} when kind not in [:unsupported, :invalid_argument] ->
+        Error.raise_error!(kind, message)
+
+      _ ->
+        :none
     end
   end
 

@@ -27,6 +27,10 @@ defmodule Nx.Vulkan.NIF do
   def op_table, do: nif_error()
   def check_op(_device, _op_id, _out_type, _out_shape, _input_specs, _options), do: nif_error()
   def program_compile(_device, _input_specs, _nodes, _outputs, _donations), do: nif_error()
+
+  def program_compile_loop(_device, _input_specs, _nodes, _outputs, _state, _trips),
+    do: nif_error()
+
   def program_run(_program, _refs), do: nif_error()
   def devices, do: nif_error()
   def default_device, do: nif_error()

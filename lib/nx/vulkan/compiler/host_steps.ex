@@ -23,7 +23,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   @doc """
   `expr` with its own scope's `while`, `io_call` and `runtime_call` nodes made host steps.
   `lower_while.(initial, arg, condition, body)` lowers a loop: `{:unroll, trips, body_fun}`
-  for a fixed trip count (the body, evaluated on the state, recorded that many times), or
+  for a fixed trip count (the body, evaluated on the state, recorded that many times),
+  `{:loop_kernel, entry}` for one the engine runs in one launch (a compiled entry taking the
+  state and returning the final state), or
   `{:loop, cond_entry, step_entry, block}`, compiled entries for the predicate and for the
   body followed by the predicate, and `{trips, block_entry}` (or nil) running that many
   trips at once, each kept only while the predicate holds.
@@ -72,6 +74,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
 
       {:unroll, trips, body_fun} ->
         unrolled(t, initial, trips, body_fun, out)
+
+      {:loop_kernel, entry} ->
+        as_step(t, initial, {:loop_kernel, entry}, out, :outputs)
     end
   end
 
@@ -173,6 +178,10 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   """
   def run({{:while, {cond_entry, step_entry, block}}, _slots}, state, _device) do
     loop(state, Runner.run(cond_entry, thunks(state)), 0, step_entry, block)
+  end
+
+  def run({{:loop_kernel, entry}, _slots}, state, _device) do
+    entry |> Runner.run(thunks(state)) |> List.wrap() |> Composite.flatten_list()
   end
 
   def run({{:io_call, callback_spec, hooks}, slots}, tensors, _device) do
