@@ -37,6 +37,8 @@ namespace nxv {
 namespace {
 
 constexpr uint32_t kWorkgroup = 256;
+// Partial sums a product holds in shared memory at once (its rows in chunks beyond).
+constexpr uint32_t kPartials = 2048;
 // Nodes over values known when the loop compiles are computed then up to this size each.
 constexpr uint64_t kMaxFixedBytes = 4096;
 
@@ -145,8 +147,8 @@ class LoopCode {
       decls += "shared " + glsl_storage_type(t) + " nxv_a" + std::to_string(k) + "[" + std::to_string(arrays_[k].size) + "];\n";
     }
     for (const auto& acc : partials_) {
-      shared += uint64_t(kWorkgroup) * (acc == "double" || acc == "int64_t" || acc == "uint64_t" ? 8 : 4);
-      decls += "shared " + acc + " nxv_part_" + acc + "[" + std::to_string(kWorkgroup) + "];\n";
+      shared += uint64_t(kPartials) * (acc == "double" || acc == "int64_t" || acc == "uint64_t" ? 8 : 4);
+      decls += "shared " + acc + " nxv_part_" + acc + "[" + std::to_string(kPartials) + "];\n";
     }
     uint64_t limit = device_.impl().core->info().max_shared_memory;
     if (shared > limit)
@@ -255,6 +257,23 @@ class LoopCode {
     return "nxv_a" + std::to_string(k) + "[" + index + "] = " + glsl_storage_type(kept_type(type)) + "(" + stored + ");\n";
   }
 
+  // Appends a phase reading and writing the named shared arrays, after a barrier where it
+  // reads what a phase since the last barrier wrote, or writes what one read or wrote.
+  void phase(const std::set<std::string>& reads, const std::set<std::string>& writes, const std::string& code) {
+    auto touches = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+      return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) > 0; });
+    };
+    if (touches(reads, written_) || touches(writes, written_) || touches(writes, read_)) {
+      body_ += "    barrier();\n";
+      written_.clear(), read_.clear();
+    }
+    written_.insert(writes.begin(), writes.end());
+    read_.insert(reads.begin(), reads.end());
+    body_ += code;
+  }
+
+  static std::string name_of(const Ref& r) { return r.global ? "" : "nxv_a" + std::to_string(r.index); }
+
   static std::string loop_over(int64_t n) { return "    for (uint e = t; e < " + u(uint64_t(n)) + "; e += " + u(kWorkgroup) + ") {\n"; }
 
   void chain(const GraphNode& node, uint32_t v, size_t n) {
@@ -282,18 +301,21 @@ class LoopCode {
     uint32_t k = array(node.out);
     refs_[v] = Ref{false, k, layout(node.out)};
     std::string args, loads;
+    std::set<std::string> reads;
     bool indexed = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const Ref& r = *refs_[node.inputs[i]];
+      if (!r.global) reads.insert(name_of(r));
       if (!broadcasts_to(r.view, node.out.shape)) refuse("an elementwise operand that does not broadcast to its result");
       std::string index = index_of(r, node.out.shape);
       indexed |= index != "e";
       loads += "      " + glsl_scalar_register_type(in[i]) + " x" + std::to_string(i) + " = " + read(r, index) + ";\n";
       args += (i ? ", x" : "x") + std::to_string(i);
     }
-    body_ += loop_over(shape_size(node.out.shape)) + (indexed ? decompose(node.out.shape) : "") + loads +
-             "      precise " + s.compute + " r = " + name + "(" + args + ");\n      " +
-             store_into(k, node.out.type, "e", "r") + "    }\n    barrier();\n";
+    phase(reads, {name_of(*refs_[v])},
+          loop_over(shape_size(node.out.shape)) + (indexed ? decompose(node.out.shape) : "") + loads +
+              "      precise " + s.compute + " r = " + name + "(" + args + ");\n      " +
+              store_into(k, node.out.type, "e", "r") + "    }\n");
   }
 
   // The chain's steps that compute in float through several roundings without f64 (refused in
@@ -323,30 +345,49 @@ class LoopCode {
     const std::string acc = w->acc, id = std::to_string(v);
     std::string mac = w->mac;
     defines_.insert({"NXV_LOOP_MAC" + id + "(acc, a, b)", mac});
-    const uint32_t lanes = w->k_lanes, per_pass = kWorkgroup / lanes;
+    const uint32_t lanes = w->k_lanes;
     auto at = [](const Ref& r, const std::string& i) { return u(uint64_t(r.view.offset)) + " + " + i; };
     std::string m = read(mat, at(mat, "r * " + u(uint64_t(w->mat_row)) + " + k * " + u(uint64_t(w->mat_k))));
     std::string x = read(vec, at(vec, "k * " + u(uint64_t(w->vec_k))));
     std::string load_m = glsl_load(mat.view.type, acc), load_v = glsl_load(vec.view.type, acc);
     load_m.replace(load_m.find('x'), 1, m);
     load_v.replace(load_v.find('x'), 1, x);
-    std::string s = "    {\n      const uint o = t / " + u(lanes) + ", l = t % " + u(lanes) + ";\n";
-    s += "      for (uint base = 0u; base < " + u(w->rows) + "; base += " + u(per_pass) + ") {\n";
-    s += "        uint r = base + o;\n        " + acc + " acc = " + acc + "(0);\n";
-    s += "        if (r < " + u(w->rows) + ")\n          for (uint k = l; k < " + u(w->k) + "; k += " + u(lanes) +
-         ") acc = NXV_LOOP_MAC" + id + "(acc, " + load_m + ", " + load_v + ");\n";
-    if (lanes > 1) {
+    std::set<std::string> reads;
+    for (const Ref* r : {&mat, &vec})
+      if (!r->global) reads.insert(name_of(*r));
+    const std::string out = name_of(*refs_[v]);
+    // Lane l's share of row r's sum: k = l, l + lanes, ... in order.
+    auto share = [&](const std::string& indent) {
+      return indent + acc + " acc = " + acc + "(0);\n" + indent + "for (uint k = l; k < " + u(w->k) + "; k += " +
+             u(lanes) + ") acc = NXV_LOOP_MAC" + id + "(acc, " + load_m + ", " + load_v + ");\n";
+    };
+    if (lanes == 1) {
+      phase(reads, {out},
+            "    for (uint r = t; r < " + u(w->rows) + "; r += " + u(kWorkgroup) + ") {\n      const uint l = 0u;\n" +
+                share("      ") + "      " + store_into(k, node.out.type, "r", "acc") + "    }\n");
+    } else {
+      // Every share at once into shared memory (rows in chunks that fit it), then each row's
+      // shares combined in matvec.comp's order: lane l adds lane l + s, s from lanes / 2 to 1.
       partials_.insert(acc);
       const std::string part = "nxv_part_" + acc;
-      s += "        " + part + "[t] = acc;\n        barrier();\n";
-      s += "        for (uint s = " + u(lanes / 2) + "; s > 0u; s >>= 1u) {\n          if (l < s) {\n            " + acc +
-           " mine = " + part + "[t], other = " + part + "[t + s];\n            " + part +
-           "[t] = mine + other;\n          }\n          barrier();\n        }\n";
-      s += "        acc = " + part + "[t];\n";
+      const uint32_t chunk = std::max<uint32_t>(1, kPartials / lanes);
+      std::string combine;
+      for (uint32_t l = 0; l < lanes; ++l)
+        combine += "        " + acc + " p" + std::to_string(l) + " = " + part + "[j * " + u(lanes) + " + " + u(l) + "];\n";
+      for (uint32_t step = lanes / 2; step > 0; step /= 2)
+        for (uint32_t l = 0; l < step; ++l)
+          combine += "        p" + std::to_string(l) + " = p" + std::to_string(l) + " + p" + std::to_string(l + step) + ";\n";
+      for (uint32_t base = 0; base < w->rows; base += chunk) {
+        uint32_t rows = std::min(chunk, w->rows - base);
+        phase(reads, {part},
+              "    for (uint q = t; q < " + u(uint64_t(rows) * lanes) + "; q += " + u(kWorkgroup) + ") {\n      const uint r = " +
+                  u(base) + " + q / " + u(lanes) + ", l = q % " + u(lanes) + ";\n" + share("      ") + "      " + part +
+                  "[q] = acc;\n    }\n");
+        phase({part}, {out},
+              "    for (uint j = t; j < " + u(rows) + "; j += " + u(kWorkgroup) + ") {\n" + combine + "        " +
+                  store_into(k, node.out.type, u(base) + " + j", "p0") + "    }\n");
+      }
     }
-    s += "        if (l == 0u && r < " + u(w->rows) + ") " + store_into(k, node.out.type, "r", "acc");
-    s += "        barrier();\n      }\n    }\n";
-    body_ += s;
     features_.add_type(mat.view.type);
     features_.add_type(vec.view.type);
     if (acc == "double") uses_f64_ = true;
@@ -373,19 +414,24 @@ class LoopCode {
         source = array(spec);
         if (!broadcasts_to(r.view, spec.shape)) refuse("a next state that does not broadcast to its state");
         std::string index = index_of(r, spec.shape);
-        body_ += loop_over(shape_size(spec.shape)) + (index != "e" ? decompose(spec.shape) : "") + "      nxv_a" +
-                 std::to_string(source) + "[e] = " + glsl_storage_type(kept_type(spec.type)) + "(" + read(r, index) +
-                 ");\n    }\n";
+        std::set<std::string> reads;
+        if (!r.global) reads.insert(name_of(r));
+        phase(reads, {"nxv_a" + std::to_string(source)},
+              loop_over(shape_size(spec.shape)) + (index != "e" ? decompose(spec.shape) : "") + "      nxv_a" +
+                  std::to_string(source) + "[e] = " + glsl_storage_type(kept_type(spec.type)) + "(" + read(r, index) +
+                  ");\n    }\n");
       }
       copies.emplace_back(state_array, source);
       if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
       outputs_.emplace_back(-1, next_address_++);
     }
-    body_ += "    barrier();\n";
     for (auto [to, from] : copies)
-      body_ += loop_over(arrays_[to].size) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
-               "[e];\n    }\n";
+      phase({"nxv_a" + std::to_string(from)}, {"nxv_a" + std::to_string(to)},
+            loop_over(arrays_[to].size) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
+                "[e];\n    }\n");
+    // The next trip reads the state: every trip ends with a barrier.
     body_ += "    barrier();\n";
+    written_.clear(), read_.clear();
   }
 
   std::string load_state() {
@@ -428,6 +474,7 @@ class LoopCode {
   bool uses_f64_ = false;
   std::vector<std::string> float_steps_;
   std::string chains_, body_;
+  std::set<std::string> written_, read_;  // shared arrays since the last barrier
 };
 
 }  // namespace
