@@ -1,22 +1,25 @@
 // The loop kernel: a counted loop whose body is small runs every trip in one dispatch of one
 // workgroup (loop_kernel.comp). The body's graph passes through the passes that keep the bits
 // of its ops run one by one (simplification, duplicates, elementwise chains); then each node
-// becomes a phase of the generated code, with a barrier after it:
+// becomes a phase of the generated code:
 //   * an elementwise chain computes its elements with the chain's own functions (the code the
-//     elementwise kernel runs), each invocation a stride of 256 elements;
+//     elementwise kernel runs), invocation t taking elements t, t + 256, ...;
 //   * a view (reshape, broadcast, transpose, squeeze, a static slice) computes nothing: its
 //     consumers read its source through the view's strides, as the eager kernels do;
 //   * a product that the eager path runs as one matrix-vector product sums each element as
-//     that kernel does: the same lanes, each summing its share of k in order, combined
-//     pairwise (ops/dot/dot_in_workgroup.hpp);
+//     that kernel does (ops/dot/dot_in_workgroup.hpp): every lane's share of every sum at once
+//     into shared memory, then each row's shares combined in the kernel's pairwise order;
 //   * values computed when the loop compiles (constants no chain took, iota) are read from
 //     their buffers.
-// Values and the changing state live in shared memory; state the body passes through
-// unchanged and the other inputs are read from their buffers. A trip ends by copying the next
-// state over the state. Anything else (reductions, host steps, f16 and complex types, a body
-// over the shared memory) is refused with the reason, and the caller records the trips instead.
+// A barrier separates two phases only where the later one reads or writes what the earlier
+// one touched at another invocation's element. Values and the changing state live in shared
+// memory; state the body passes through unchanged and the other inputs are read from their
+// buffers. A trip ends by copying the next state over the state. Anything else (reductions,
+// host steps, f16 and complex types, a body over the shared memory) is refused with the
+// reason, and the caller records the trips instead.
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <set>
 #include <string>
 
@@ -257,18 +260,32 @@ class LoopCode {
     return "nxv_a" + std::to_string(k) + "[" + index + "] = " + glsl_storage_type(kept_type(type)) + "(" + stored + ");\n";
   }
 
-  // Appends a phase reading and writing the named shared arrays, after a barrier where it
-  // reads what a phase since the last barrier wrote, or writes what one read or wrote.
-  void phase(const std::set<std::string>& reads, const std::set<std::string>& writes, const std::string& code) {
-    auto touches = [](const std::set<std::string>& a, const std::set<std::string>& b) {
-      return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) > 0; });
+  // A shared array a phase reads or writes, and whether at its own element only: in a phase
+  // whose invocation t takes elements t, t + 256, ..., reading or writing element e of the
+  // array (that invocation's own element in every such phase).
+  using Accesses = std::map<std::string, bool>;
+
+  // Appends a phase, after a barrier where it reads what a phase since the last barrier wrote,
+  // or writes what one read or wrote, unless both touch only their own elements.
+  void phase(const Accesses& reads, const Accesses& writes, const std::string& code) {
+    auto conflicts = [](const Accesses& now, const Accesses& before) {
+      return std::any_of(now.begin(), now.end(), [&](const auto& a) {
+        auto b = before.find(a.first);
+        return b != before.end() && !(a.second && b->second);
+      });
     };
-    if (touches(reads, written_) || touches(writes, written_) || touches(writes, read_)) {
+    if (conflicts(reads, written_) || conflicts(writes, written_) || conflicts(writes, read_)) {
       body_ += "    barrier();\n";
       written_.clear(), read_.clear();
     }
-    written_.insert(writes.begin(), writes.end());
-    read_.insert(reads.begin(), reads.end());
+    auto note = [](const Accesses& from, Accesses& to) {
+      for (const auto& [name, own] : from) {
+        auto [it, fresh] = to.emplace(name, own);
+        if (!fresh) it->second = it->second && own;
+      }
+    };
+    note(writes, written_);
+    note(reads, read_);
     body_ += code;
   }
 
@@ -301,18 +318,18 @@ class LoopCode {
     uint32_t k = array(node.out);
     refs_[v] = Ref{false, k, layout(node.out)};
     std::string args, loads;
-    std::set<std::string> reads;
+    Accesses reads;
     bool indexed = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const Ref& r = *refs_[node.inputs[i]];
-      if (!r.global) reads.insert(name_of(r));
       if (!broadcasts_to(r.view, node.out.shape)) refuse("an elementwise operand that does not broadcast to its result");
       std::string index = index_of(r, node.out.shape);
+      if (!r.global) reads[name_of(r)] = index == "e";
       indexed |= index != "e";
       loads += "      " + glsl_scalar_register_type(in[i]) + " x" + std::to_string(i) + " = " + read(r, index) + ";\n";
       args += (i ? ", x" : "x") + std::to_string(i);
     }
-    phase(reads, {name_of(*refs_[v])},
+    phase(reads, {{name_of(*refs_[v]), true}},
           loop_over(shape_size(node.out.shape)) + (indexed ? decompose(node.out.shape) : "") + loads +
               "      precise " + s.compute + " r = " + name + "(" + args + ");\n      " +
               store_into(k, node.out.type, "e", "r") + "    }\n");
@@ -352,9 +369,9 @@ class LoopCode {
     std::string load_m = glsl_load(mat.view.type, acc), load_v = glsl_load(vec.view.type, acc);
     load_m.replace(load_m.find('x'), 1, m);
     load_v.replace(load_v.find('x'), 1, x);
-    std::set<std::string> reads;
+    Accesses reads;
     for (const Ref* r : {&mat, &vec})
-      if (!r->global) reads.insert(name_of(*r));
+      if (!r->global) reads[name_of(*r)] = false;
     const std::string out = name_of(*refs_[v]);
     // Lane l's share of row r's sum: k = l, l + lanes, ... in order.
     auto share = [&](const std::string& indent) {
@@ -362,7 +379,7 @@ class LoopCode {
              u(lanes) + ") acc = NXV_LOOP_MAC" + id + "(acc, " + load_m + ", " + load_v + ");\n";
     };
     if (lanes == 1) {
-      phase(reads, {out},
+      phase(reads, {{out, true}},
             "    for (uint r = t; r < " + u(w->rows) + "; r += " + u(kWorkgroup) + ") {\n      const uint l = 0u;\n" +
                 share("      ") + "      " + store_into(k, node.out.type, "r", "acc") + "    }\n");
     } else {
@@ -379,11 +396,11 @@ class LoopCode {
           combine += "        p" + std::to_string(l) + " = p" + std::to_string(l) + " + p" + std::to_string(l + step) + ";\n";
       for (uint32_t base = 0; base < w->rows; base += chunk) {
         uint32_t rows = std::min(chunk, w->rows - base);
-        phase(reads, {part},
+        phase(reads, {{part, false}},
               "    for (uint q = t; q < " + u(uint64_t(rows) * lanes) + "; q += " + u(kWorkgroup) + ") {\n      const uint r = " +
                   u(base) + " + q / " + u(lanes) + ", l = q % " + u(lanes) + ";\n" + share("      ") + "      " + part +
                   "[q] = acc;\n    }\n");
-        phase({part}, {out},
+        phase({{part, false}}, {{out, base == 0}},
               "    for (uint j = t; j < " + u(rows) + "; j += " + u(kWorkgroup) + ") {\n" + combine + "        " +
                   store_into(k, node.out.type, u(base) + " + j", "p0") + "    }\n");
       }
@@ -414,9 +431,9 @@ class LoopCode {
         source = array(spec);
         if (!broadcasts_to(r.view, spec.shape)) refuse("a next state that does not broadcast to its state");
         std::string index = index_of(r, spec.shape);
-        std::set<std::string> reads;
-        if (!r.global) reads.insert(name_of(r));
-        phase(reads, {"nxv_a" + std::to_string(source)},
+        Accesses reads;
+        if (!r.global) reads[name_of(r)] = index == "e";
+        phase(reads, {{"nxv_a" + std::to_string(source), true}},
               loop_over(shape_size(spec.shape)) + (index != "e" ? decompose(spec.shape) : "") + "      nxv_a" +
                   std::to_string(source) + "[e] = " + glsl_storage_type(kept_type(spec.type)) + "(" + read(r, index) +
                   ");\n    }\n");
@@ -426,7 +443,7 @@ class LoopCode {
       outputs_.emplace_back(-1, next_address_++);
     }
     for (auto [to, from] : copies)
-      phase({"nxv_a" + std::to_string(from)}, {"nxv_a" + std::to_string(to)},
+      phase({{"nxv_a" + std::to_string(from), true}}, {{"nxv_a" + std::to_string(to), true}},
             loop_over(arrays_[to].size) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
                 "[e];\n    }\n");
     // The next trip reads the state: every trip ends with a barrier.
@@ -474,7 +491,7 @@ class LoopCode {
   bool uses_f64_ = false;
   std::vector<std::string> float_steps_;
   std::string chains_, body_;
-  std::set<std::string> written_, read_;  // shared arrays since the last barrier
+  Accesses written_, read_;  // shared arrays since the last barrier
 };
 
 }  // namespace
