@@ -59,7 +59,8 @@ IO.puts("device: #{Nx.Vulkan.device_info().name}")
     IO.puts(
       "  compiled in #{div(time.total_time, 1000)} ms: #{meta.mode}, #{meta.nodes} nodes, " <>
         "#{meta.fused} fused, #{meta.launches} launches, #{meta[:host_steps] || 0} host steps, " <>
-        "#{meta[:loop_kernels] || 0} loop kernels#{if meta.reason, do: " (#{meta.reason})"}"
+        "#{meta[:loop_kernels] || 0} loop kernels#{if meta.reason, do: " (#{meta.reason})"}" <>
+        Enum.map_join(meta[:loop_kernel_refusals] || [], &"; loop kernel refused: #{&1}")
     )
   end,
   nil

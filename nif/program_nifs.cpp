@@ -174,10 +174,11 @@ ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[])
   });
 }
 
-// program_compile_loop(device, input specs, nodes, outputs, state, trips): a counted loop's
-// body (its first `state` inputs the state, its outputs the next state) as one program that
-// runs `trips` trips in one launch (nxv::compile_loop_program); {:error, :unsupported, why}
-// where the body is not one workgroup's work.
+// program_compile_loop(device, input specs, nodes, outputs, state, trips, vectorized): a counted
+// loop's body (its first `state` inputs the state, its outputs the next state) as one program
+// that runs `trips` trips in one launch (nxv::compile_loop_program); `vectorized` lists the
+// inputs whose axis 0 holds independent chains. {:error, :unsupported, why} where the body is
+// not one workgroup's work.
 ERL_NIF_TERM program_compile_loop_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     int64_t index = get_int64(env, argv[0], "device");
@@ -186,9 +187,19 @@ ERL_NIF_TERM program_compile_loop_nif(ErlNifEnv* env, int, const ERL_NIF_TERM ar
     int64_t trips = get_int64(env, argv[5], "trips");
     if (state < 0 || trips < 1 || trips > int64_t(UINT32_MAX))
       throw nxv::Error(nxv::ErrorKind::InvalidArgument, "a loop needs a state count and from 1 to 2^32 - 1 trips");
+    // None listed: the engine tries the changing state's axis 0 (nxv::compile_loop_program).
+    std::vector<bool> vectorized;
+    for (ERL_NIF_TERM v : list_of(env, argv[6], "vectorized inputs")) {
+      vectorized.resize(graph.input_count(), false);
+      uint32_t i = value_id(env, v);
+      if (i >= graph.input_count()) throw nxv::Error(nxv::ErrorKind::InvalidArgument, "a vectorized input the body does not have");
+      vectorized[i] = true;
+    }
     auto device = device_at(index);
     std::shared_ptr<const nxv::Program> program;
-    on_big_stack([&] { program = nxv::compile_loop_program(*device, graph, size_t(state), uint32_t(trips)); });
+    on_big_stack([&] {
+      program = nxv::compile_loop_program(*device, graph, size_t(state), uint32_t(trips), vectorized);
+    });
     return program_term(env, std::move(program), index, device);
   });
 }

@@ -110,7 +110,59 @@ void expect_leapfrog_trips(int64_t n, int64_t d, uint32_t trips) {
   for (size_t j = 0; j < 2; ++j) expect_same_bits(*dev, want_again[j], again[j]);
 }
 
+// The same over `c` chains (q and p vectorized: axis 0), x broadcast to every chain as Nx's
+// vectorized dot does, the products batched over the chains.
+Graph leapfrog_chains(int64_t c, int64_t n, int64_t d) {
+  const DType f = DType::F64;
+  Graph g;
+  uint32_t q = g.input(f, {c, d}), p = g.input(f, {c, d}), x = g.input(f, {n, d}), y = g.input(f, {n}), h = g.input(f, {});
+  ShapeAttrs to_chains;
+  to_chains.axes = {1, 2};
+  uint32_t xb = g.add(OpId::broadcast, {f, {c, n, d}}, {x}, Attrs::of(to_chains));
+  DotAttrs rows = contracting(2, 1), columns = contracting(1, 1);
+  rows.left_batch = rows.right_batch = columns.left_batch = columns.right_batch = {0};
+  auto grad = [&](uint32_t at) {
+    uint32_t z = g.add(OpId::dot, {f, {c, n}}, {xb, at}, Attrs::of(rows));
+    uint32_t s = g.add(OpId::sigmoid, {f, {c, n}}, {z});
+    uint32_t r = g.add(OpId::subtract, {f, {c, n}}, {y, s});
+    uint32_t xr = g.add(OpId::dot, {f, {c, d}}, {r, xb}, Attrs::of(columns));
+    return g.add(OpId::subtract, {f, {c, d}}, {xr, at});
+  };
+  uint32_t half_h = g.add(OpId::multiply, {f, {}}, {h, g.add(OpId::constant, {f, {}}, {}, constant_attrs(0.5))});
+  uint32_t p1 = g.add(OpId::add, {f, {c, d}}, {p, g.add(OpId::multiply, {f, {c, d}}, {half_h, grad(q)})});
+  uint32_t q1 = g.add(OpId::add, {f, {c, d}}, {q, g.add(OpId::multiply, {f, {c, d}}, {h, p1})});
+  uint32_t p2 = g.add(OpId::add, {f, {c, d}}, {p1, g.add(OpId::multiply, {f, {c, d}}, {half_h, grad(q1)})});
+  for (uint32_t v : {q1, p2, x, y, h}) g.output(v);
+  return g;
+}
+
+void expect_chains(int64_t c, int64_t n, int64_t d, uint32_t trips) {
+  auto dev = shared_device();
+  if (!dev->has(kCapFloat64)) GTEST_SKIP() << "no f64";
+  Graph body = leapfrog_chains(c, n, d);
+  auto program = compile_loop_program(*dev, body, 5, trips, {true, true, false, false, false});
+  EXPECT_EQ(program->stats().launches, 1u);
+  std::mt19937 rng(19);
+  auto inputs = leapfrog_inputs(*dev, n, d);
+  inputs[0] = random_tensor(*dev, DType::F64, {c, d}, rng);
+  inputs[1] = random_tensor(*dev, DType::F64, {c, d}, rng);
+  auto outs = program->run(*dev, inputs);
+  auto want = trips_eagerly(*dev, body, inputs, 5, trips);
+  for (size_t j = 0; j < 2; ++j) expect_same_bits(*dev, want[j], outs[j]);
+}
+
 }  // namespace
+
+// Vectorized chains, one workgroup each: the bits of the batched ops run one by one.
+TEST(LoopKernel, ChainsRunInAWorkgroupEach) {
+  {
+    ScopedTuning no_blas{"host_blas", "0"};
+    expect_chains(5, 40, 8, 9);
+  }
+  GpuDotPaths gpu;
+  expect_chains(128, 200, 8, 4);
+  expect_chains(3, 300, 5, 2);
+}
 
 TEST(LoopKernel, LeapfrogTrajectoryHasTheBitsOfItsOpsOneByOne) {
   ScopedTuning no_blas{"host_blas", "0"};

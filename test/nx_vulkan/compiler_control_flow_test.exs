@@ -200,6 +200,19 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
       end)
     end
 
+    test "vectorized chains run in the loop kernel, one workgroup each, the Evaluator's bits" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        x = random({40, 6}, :f64)
+        y = Nx.greater(random({40}, :f64), 0) |> Nx.as_type(:f64)
+        q = random({5, 6}, :f64) |> Nx.vectorize(:chain)
+        p = random({5, 6}, :f64) |> Nx.vectorize(:chain)
+        attach_compilations()
+        compiled = Nx.Defn.jit(&leapfrogs/4, compiler: Compiler, cache: false).(q, p, x, y)
+        assert_received {:compiled, _, %{mode: :steps, loop_kernels: 1}}
+        assert_eager_bits(compiled, &leapfrogs/4, [q, p, x, y])
+      end)
+    end
+
     test "the loop kernel's option is checked" do
       assert_raise ArgumentError, ~r/:loop_kernel option/, fn ->
         Nx.Defn.jit(&scaled_counter/1, compiler: Compiler, loop_kernel: :yes).(Nx.iota({3}))

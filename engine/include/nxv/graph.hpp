@@ -78,7 +78,8 @@ class Program {
 
  private:
   friend std::shared_ptr<const Program> compile_program(Device&, const Graph&);
-  friend std::shared_ptr<const Program> compile_loop_program(Device&, const Graph&, size_t, uint32_t);
+  friend std::shared_ptr<const Program> compile_loop_program(Device&, const Graph&, size_t, uint32_t,
+                                                             const std::vector<bool>&);
   Program();
   std::unique_ptr<GraphExecutable> exec_;
   ProgramStats stats_;
@@ -94,7 +95,12 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
 // after `trips` trips, with the bits of the body's ops run one by one that many times.
 // Unsupported, naming the reason, where the body is not one workgroup's work (ops it does not
 // compute in a loop kernel, f16 or complex types, values over the shared memory): the caller
-// then records the trips as a program (compile_program).
-std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips);
+// then records the trips as a program (compile_program). Inputs flagged in `vectorized` hold
+// independent chains along axis 0 (Nx's vectorized axis, devectorized): each chain runs in a
+// workgroup of its own, and every value computed from them keeps that axis first. Without
+// flags, the changing state's common axis 0 is tried as chains (taken only where every op of
+// the body keeps them apart), then one workgroup.
+std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips,
+                                                    const std::vector<bool>& vectorized = {});
 
 }  // namespace nxv

@@ -34,12 +34,39 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
   return program;
 }
 
-std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips) {
+std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips,
+                                                    const std::vector<bool>& vectorized) {
   std::vector<Tensor> examples;
   examples.reserve(body.input_count());
   for (uint32_t i = 0; i < body.input_count(); ++i) examples.push_back(empty(device, body.value(i).type, body.value(i).shape));
   std::shared_ptr<Program> program(new Program());
-  program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, examples));
+  std::vector<bool> chains = vectorized;
+  if (chains.empty()) {
+    // Unsaid, the changing state's common axis 0 is tried as independent chains: the loop
+    // kernel takes a body as chains only where every op keeps them apart, so the guess never
+    // changes a result; where it does not take them, the loop runs in one workgroup.
+    chains.assign(body.input_count(), false);
+    int64_t extent = -1;
+    for (size_t j = 0; j < state && extent != 0; ++j) {
+      const Shape& shape = body.value(uint32_t(j)).shape;
+      // Unchanged state and scalars (a counter) are not chains: every workgroup reads them.
+      if (shape.empty() || (body.outputs().size() == state && body.outputs()[j] == uint32_t(j))) continue;
+      if (extent > 0 && shape[0] != extent) extent = 0;
+      else extent = shape[0], chains[j] = true;
+    }
+    if (extent <= 1) chains.clear();
+  }
+  try {
+    program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, chains, examples));
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported || !vectorized.empty() || chains.empty()) throw;
+    try {
+      program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, {}, examples));
+    } catch (const Error& again) {
+      if (again.kind() != ErrorKind::Unsupported) throw;
+      throw Error(ErrorKind::Unsupported, std::string(again.what()) + " (as chains along axis 0: " + e.what() + ")");
+    }
+  }
   program->stats_ = {body.nodes().size() * trips, 0, program->exec_->executable().launches().size(), 0,
                      program->exec_->bytes_per_run()};
   return program;

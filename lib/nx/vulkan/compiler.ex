@@ -94,6 +94,9 @@ defmodule Nx.Vulkan.Compiler do
   @fallback_modes [:host_steps, :eval, :raise]
   # Loops of fewer trips are unrolled even where the engine's loop kernel would take them.
   @loop_kernel_trips 8
+  # Why loops were recorded trip by trip rather than by the loop kernel, for the compilation's
+  # telemetry event (`:loop_kernel_refusals`).
+  @loop_refusals {__MODULE__, :loop_refusals}
 
   # Compiled functions and programs kept at most (then the cache starts again).
   @max_cached 4096
@@ -328,6 +331,7 @@ defmodule Nx.Vulkan.Compiler do
   defp compile(key, vars, fun, settings) do
     start = System.monotonic_time()
     note_compilation(key, vars, settings)
+    outer_refusals = Process.delete(@loop_refusals)
 
     disk_keys = %{
       arguments: vars |> Composite.flatten_list() |> Enum.map(&arg_key/1),
@@ -362,11 +366,17 @@ defmodule Nx.Vulkan.Compiler do
           launches: 0,
           in_place: 0,
           run_bytes: 0,
-          disk_cache: nil
+          disk_cache: nil,
+          loop_kernels: 0,
+          loop_kernel_refusals: Enum.reverse(Process.get(@loop_refusals, []))
         },
         meta
       )
     )
+
+    if outer_refusals,
+      do: Process.put(@loop_refusals, outer_refusals),
+      else: Process.delete(@loop_refusals)
 
     compiled
   end
@@ -568,6 +578,7 @@ defmodule Nx.Vulkan.Compiler do
 
     with {:ok, %{nodes: nodes, donations: []} = recorded} <- recorded,
          true <- recorded.params == Enum.to_list(0..(state - 1)//1),
+         {:ok, vectorized} <- vectorized_state(arg),
          {:ok, {program, _stats}} <-
            NIF.program_compile_loop(
              settings.device,
@@ -575,7 +586,8 @@ defmodule Nx.Vulkan.Compiler do
              nodes,
              recorded.outputs,
              state,
-             trips
+             trips,
+             vectorized
            ) do
       run = Map.take(recorded, [:params, :captures, :result])
       {:ok, {:program, Map.merge(run, %{program: program, device: settings.device, donated: []})}}
@@ -583,9 +595,36 @@ defmodule Nx.Vulkan.Compiler do
       {:error, kind, message} when kind not in [:unsupported, :invalid_argument] ->
         Error.raise_error!(kind, message)
 
+      {:error, _kind, message} ->
+        note_loop_refusal(message)
+
+      {:ok, %{steps: _}} ->
+        note_loop_refusal("its body runs host steps")
+
+      {:stop, reason} ->
+        note_loop_refusal(reason)
+
       _ ->
-        :none
+        note_loop_refusal("its body donates or leaves part of its state unread")
     end
+  end
+
+  # The state's vectorized parts (one vectorized axis, devectorized to axis 0): the loop
+  # kernel's chains, one workgroup each.
+  defp vectorized_state(arg) do
+    arg
+    |> leaves()
+    |> Enum.with_index()
+    |> Enum.reduce_while({:ok, []}, fn
+      {%T{vectorized_axes: []}, _}, acc -> {:cont, acc}
+      {%T{vectorized_axes: [_]}, i}, {:ok, list} -> {:cont, {:ok, [i | list]}}
+      _, _ -> {:halt, {:error, :unsupported, "a state vectorized on more than one axis"}}
+    end)
+  end
+
+  defp note_loop_refusal(reason) do
+    Process.put(@loop_refusals, [reason | Process.get(@loop_refusals, [])])
+    :none
   end
 
   defp loop_entries(key, arg, condition, body, settings) do

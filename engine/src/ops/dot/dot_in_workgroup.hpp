@@ -21,12 +21,15 @@ struct WorkgroupMatvec {
   uint32_t rows = 0, k = 0, k_lanes = 1;
   uint32_t mat_operand = 0;
   int64_t mat_row = 0, mat_k = 0, vec_k = 0;
+  // Batched products: batch b reads the operands `b * mat_batch` and `b * vec_batch` further.
+  uint32_t batch = 1;
+  int64_t mat_batch = 0, vec_batch = 0;
   std::string acc;  // the accumulator's GLSL type
   std::string mac;  // MAC(acc, a, b) as the eager kernel defines it
 };
 
-// The product as above, or nullopt with `why` set where its eager kernel sums otherwise (a
-// matrix product, split-K, the host BLAS, a batch, complex types).
+// The product as above (each batch item's, where it has batch axes), or nullopt with `why` set
+// where its eager kernel sums otherwise (a matrix product, split-K, the host BLAS, complex types).
 std::optional<WorkgroupMatvec> workgroup_matvec(Device& device, const DotAttrs& attrs, const TensorSpec& left,
                                                 const TensorSpec& right, DType out, std::string& why);
 

@@ -2,7 +2,7 @@
 // generated code holds the body's elementwise chains (ops/elementwise/fusion.cpp), its
 // matrix-vector products in their eager kernels' order (ops/dot/dot_in_workgroup.hpp), the
 // values and the loop state in shared memory, and nxv_loop_main, which runs the trips.
-// Push constants: the inputs' and outputs' addresses, then the trip count.
+// Push constants: LoopPush (loop_push.h), the buffers' addresses in a parameter block.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -25,6 +25,7 @@ layout(local_size_x_id = 0) in;
 #include "nxv_math.glsl"
 #include "loop_push.h"
 layout(push_constant, std430) uniform Params { LoopPush pc; };
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer LoopParamsBuf { LoopParams p; };
 #include "nxv_generated.glsl"
 
 void main() {

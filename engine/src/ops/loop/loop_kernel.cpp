@@ -66,6 +66,9 @@ struct Ref {
   bool global = false;
   uint32_t index = 0;  // the address's position, or the shared array's
   Tensor view;         // no buffer: the layout only
+  // Axis 0 is the chain axis (independent loops, one per workgroup): a shared array then holds
+  // the workgroup's own chain only.
+  bool batched = false;
 };
 
 struct SharedArray {
@@ -75,9 +78,10 @@ struct SharedArray {
 
 class LoopCode {
  public:
-  LoopCode(Device& device, const Graph& g, size_t state, const std::vector<bool>& invariant, uint32_t addresses)
-      : device_(device), g_(g), state_(state), invariant_(invariant), has_f64_(device.has(kCapFloat64)),
-        next_address_(addresses) {}
+  LoopCode(Device& device, const Graph& g, size_t state, const std::vector<bool>& invariant,
+           const std::vector<bool>& batched, int64_t chains, uint32_t addresses)
+      : device_(device), g_(g), state_(state), invariant_(invariant), batched_inputs_(batched), chains_(chains),
+        has_f64_(device.has(kCapFloat64)), next_address_(addresses) {}
 
   // Generates the kernel's code; `fixed` gains the values computed now (with their addresses).
   void generate(std::vector<std::pair<uint32_t, Tensor>>& fixed) {
@@ -87,11 +91,12 @@ class LoopCode {
       const OutSpec& s = g_.value(i);
       check_type(s.type, "an input");
       Tensor view = layout(s);
+      bool batched = batched_inputs_[i];
       if (i < state_ && !invariant_[i]) {
-        refs_[i] = Ref{false, array(s), view};
+        refs_[i] = Ref{false, array(s, batched), view, batched};
         state_arrays_.push_back({i, refs_[i]->index});
       } else {
-        refs_[i] = Ref{true, i, view};
+        refs_[i] = Ref{true, i, view, batched};
       }
     }
     std::vector<Tensor> values(g_.value_count());
@@ -157,9 +162,12 @@ class LoopCode {
     if (shared > limit)
       refuse("its values need " + std::to_string(shared) + " bytes of shared memory; the device has " + std::to_string(limit));
     // The state's loads and stores name their buffers' types too.
-    std::string main = "void nxv_loop_main() {\n  const uint t = gl_LocalInvocationID.x;\n" + load_state() +
-                       "  barrier();\n  for (uint trip = 0u; trip < pc.trips; ++trip) {\n" + body_ + "  }\n" +
-                       store_state() + "}\n";
+    std::string state_in = load_state(), state_out = store_state(), addresses;
+    for (uint32_t a : addresses_used_)
+      addresses += "  const uvec2 nxv_addr" + std::to_string(a) + " = LoopParamsBuf(pc.params_addr).p.addr[" + std::to_string(a) + "];\n";
+    std::string main = "void nxv_loop_main() {\n  const uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.x;\n" + addresses +
+                       state_in + "  barrier();\n  for (uint trip = 0u; trip < pc.trips; ++trip) {\n" + body_ + "  }\n" +
+                       state_out + "}\n";
     std::string buffers;
     for (DType t : buffer_types_) features.add_type(t);
     for (DType t : buffer_types_)
@@ -169,7 +177,7 @@ class LoopCode {
     auto& d = key.defines;
     d.assign(defines_.begin(), defines_.end());
     features.add_defines(d);
-    key.generated = buffers + chains_ + decls + main;
+    key.generated = buffers + chain_code_ + decls + main;
     GlslDefines scanned = d;
     scanned.emplace_back("", key.generated);
     auto uses = glsl_use_defines(scanned);
@@ -197,11 +205,14 @@ class LoopCode {
     return t;
   }
 
-  uint32_t array(const OutSpec& s) {
+  uint32_t array(const OutSpec& s, bool batched) {
     if (shape_size(s.shape) == 0) refuse("an empty tensor");
-    arrays_.push_back({s.type, shape_size(s.shape)});
+    arrays_.push_back({s.type, elements(s.shape, batched)});
     return uint32_t(arrays_.size() - 1);
   }
+
+  // The elements of a value one workgroup computes: its chain's, or all.
+  int64_t elements(const Shape& shape, bool batched) const { return shape_size(shape) / (batched ? chains_ : 1); }
 
   // A view node: its value is its input's, seen through other strides.
   bool view_of(const GraphNode& node, uint32_t v) {
@@ -209,7 +220,9 @@ class LoopCode {
     const Ref& in = *refs_[node.inputs[0]];
     auto view = family_of(node.op).view_result(node.op, node.out, {in.view}, node.attrs);
     if (!view || view->type != in.view.type) return false;
-    refs_[v] = Ref{in.global, in.index, *view};
+    if (in.batched && (view->shape.empty() || view->shape[0] != chains_ || view->strides[0] != in.view.strides[0]))
+      refuse(std::string(op_info(node.op).name) + " moves the chain axis (the vectorized axis)");
+    refs_[v] = Ref{in.global, in.index, *view, in.batched};
     return true;
   }
 
@@ -218,29 +231,37 @@ class LoopCode {
     DType t = r.view.type;
     if (r.global) {
       buffer_types_.insert(t);
-      return "NxvLoopBuf_" + std::string(dtype_name(t)) + "(pc.addr[" + std::to_string(r.index) + "]).v[" + index + "]";
+      addresses_used_.insert(r.index);
+      return "NxvLoopBuf_" + std::string(dtype_name(t)) + "(nxv_addr" + std::to_string(r.index) + ").v[" + index + "]";
     }
     return glsl_storage_type(t) + "(nxv_a" + std::to_string(r.index) + "[" + index + "])";
   }
 
   // The index into `r` of the element of a value of `shape` whose row-major index is `e`, with
   // `r` broadcast to `shape` as Nx broadcasts (trailing axes aligned, size-1 axes repeated).
-  // Uses the variables i0.. that decompose(shape) declares.
-  static std::string index_of(const Ref& r, const Shape& shape) {
+  // In a `batched` value's phase, `e` counts the workgroup's chain's elements and axis 0 is the
+  // chain `c`, which a shared array of a batched value leaves out (it holds one chain). Uses the
+  // variables i1.. (i0..) that decompose(shape, batched) declares.
+  static std::string index_of(const Ref& r, const Shape& shape, bool batched) {
     const Tensor& v = r.view;
-    if (v.shape == shape && v.offset == 0 && v.strides == row_major_strides(shape)) return "e";
+    bool own = !r.global && r.batched;
+    if (v.shape == shape && v.offset == 0 && v.strides == row_major_strides(shape) && (own || !batched)) return "e";
     std::string x = u(uint64_t(v.offset));
     size_t skip = shape.size() - v.shape.size();
-    for (size_t d = 0; d < v.shape.size(); ++d)
-      if (v.shape[d] != 1 && v.strides[d] != 0) x += " + i" + std::to_string(d + skip) + " * " + u(uint64_t(v.strides[d]));
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      if (v.shape[d] == 1 || v.strides[d] == 0) continue;
+      bool chain = batched && d + skip == 0;
+      if (chain && own) continue;
+      x += " + " + (chain ? std::string("c") : "i" + std::to_string(d + skip)) + " * " + u(uint64_t(v.strides[d]));
+    }
     return x;
   }
 
-  static std::string decompose(const Shape& shape) {
+  static std::string decompose(const Shape& shape, bool batched) {
     std::string s = "      uint rest = e;\n";
-    for (size_t d = shape.size(); d-- > 0;) {
+    for (size_t d = shape.size(); d-- > (batched ? 1 : 0);) {
       s += "      uint i" + std::to_string(d) + " = rest % " + u(uint64_t(shape[d])) + ";\n";
-      if (d) s += "      rest /= " + u(uint64_t(shape[d])) + ";\n";
+      s += "      rest /= " + u(uint64_t(shape[d])) + ";\n";
     }
     return s;
   }
@@ -312,25 +333,29 @@ class LoopCode {
     const std::string name = "nxv_c" + std::to_string(n);
     std::string code;
     ScalarExpr s = chain_scalar_expr(chain, in, has_f64_, code, name);
-    chains_ += code;
+    chain_code_ += code;
     defines_.insert(s.defines.begin(), s.defines.end());
     features_.merge(s.features);
-    uint32_t k = array(node.out);
-    refs_[v] = Ref{false, k, layout(node.out)};
+    bool batched = std::any_of(node.inputs.begin(), node.inputs.end(), [&](uint32_t x) { return refs_[x]->batched; });
+    for (uint32_t x : node.inputs)
+      if (refs_[x]->batched && refs_[x]->view.shape.size() != node.out.shape.size())
+        refuse(std::string(op_info(node.op).name) + " broadcasts a vectorized operand along its chain axis");
+    uint32_t k = array(node.out, batched);
+    refs_[v] = Ref{false, k, layout(node.out), batched};
     std::string args, loads;
     Accesses reads;
     bool indexed = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const Ref& r = *refs_[node.inputs[i]];
       if (!broadcasts_to(r.view, node.out.shape)) refuse("an elementwise operand that does not broadcast to its result");
-      std::string index = index_of(r, node.out.shape);
+      std::string index = index_of(r, node.out.shape, batched);
       if (!r.global) reads[name_of(r)] = index == "e";
       indexed |= index != "e";
       loads += "      " + glsl_scalar_register_type(in[i]) + " x" + std::to_string(i) + " = " + read(r, index) + ";\n";
       args += (i ? ", x" : "x") + std::to_string(i);
     }
     phase(reads, {{name_of(*refs_[v]), true}},
-          loop_over(shape_size(node.out.shape)) + (indexed ? decompose(node.out.shape) : "") + loads +
+          loop_over(elements(node.out.shape, batched)) + (indexed ? decompose(node.out.shape, batched) : "") + loads +
               "      precise " + s.compute + " r = " + name + "(" + args + ");\n      " +
               store_into(k, node.out.type, "e", "r") + "    }\n");
   }
@@ -357,15 +382,26 @@ class LoopCode {
     if (!w) refuse(why);
     const Ref& mat = w->mat_operand == 0 ? left : right;
     const Ref& vec = w->mat_operand == 0 ? right : left;
-    uint32_t k = array(node.out);
-    refs_[v] = Ref{false, k, layout(node.out)};
+    const auto& attrs = node.attrs.as<DotAttrs>();
+    bool batched = left.batched || right.batched;
+    if (batched ? w->batch != chains_ || attrs.left_batch != std::vector<int64_t>{0} ||
+                      attrs.right_batch != std::vector<int64_t>{0}
+                : w->batch != 1)
+      refuse("dot: a product whose batch (" + std::to_string(w->batch) + ") is not the " + std::to_string(chains_) +
+             " chains (the vectorized axis)");
+    uint32_t k = array(node.out, batched);
+    refs_[v] = Ref{false, k, layout(node.out), batched};
     const std::string acc = w->acc, id = std::to_string(v);
     std::string mac = w->mac;
     defines_.insert({"NXV_LOOP_MAC" + id + "(acc, a, b)", mac});
     const uint32_t lanes = w->k_lanes;
-    auto at = [](const Ref& r, const std::string& i) { return u(uint64_t(r.view.offset)) + " + " + i; };
-    std::string m = read(mat, at(mat, "r * " + u(uint64_t(w->mat_row)) + " + k * " + u(uint64_t(w->mat_k))));
-    std::string x = read(vec, at(vec, "k * " + u(uint64_t(w->vec_k))));
+    // A workgroup's chain is its batch item: a shared array of a batched value holds it alone.
+    auto at = [&](const Ref& r, int64_t batch_stride, const std::string& i) {
+      std::string chain = batched && !(r.batched && !r.global) && batch_stride ? "c * " + u(uint64_t(batch_stride)) + " + " : "";
+      return u(uint64_t(r.view.offset)) + " + " + chain + i;
+    };
+    std::string m = read(mat, at(mat, w->mat_batch, "r * " + u(uint64_t(w->mat_row)) + " + k * " + u(uint64_t(w->mat_k))));
+    std::string x = read(vec, at(vec, w->vec_batch, "k * " + u(uint64_t(w->vec_k))));
     std::string load_m = glsl_load(mat.view.type, acc), load_v = glsl_load(vec.view.type, acc);
     load_m.replace(load_m.find('x'), 1, m);
     load_v.replace(load_v.find('x'), 1, x);
@@ -422,19 +458,21 @@ class LoopCode {
       }
       const OutSpec& spec = g_.value(uint32_t(j));
       const Ref& r = *refs_[out];
+      const bool batched = batched_inputs_[j];
+      if (r.batched && !batched) refuse("a state that is not vectorized gets a vectorized next value");
       uint32_t state_array = refs_[j]->index;
-      bool own = !r.global && r.view.offset == 0 && r.view.shape == spec.shape &&
+      bool own = !r.global && r.batched == batched && r.view.offset == 0 && r.view.shape == spec.shape &&
                  r.view.strides == row_major_strides(spec.shape) &&
                  std::none_of(state_arrays_.begin(), state_arrays_.end(), [&](auto& p) { return p.second == r.index; });
       uint32_t source = r.index;
       if (!own) {
-        source = array(spec);
+        source = array(spec, batched);
         if (!broadcasts_to(r.view, spec.shape)) refuse("a next state that does not broadcast to its state");
-        std::string index = index_of(r, spec.shape);
+        std::string index = index_of(r, spec.shape, batched);
         Accesses reads;
         if (!r.global) reads[name_of(r)] = index == "e";
         phase(reads, {{"nxv_a" + std::to_string(source), true}},
-              loop_over(shape_size(spec.shape)) + (index != "e" ? decompose(spec.shape) : "") + "      nxv_a" +
+              loop_over(elements(spec.shape, batched)) + (index != "e" ? decompose(spec.shape, batched) : "") + "      nxv_a" +
                   std::to_string(source) + "[e] = " + glsl_storage_type(kept_type(spec.type)) + "(" + read(r, index) +
                   ");\n    }\n");
       }
@@ -455,8 +493,9 @@ class LoopCode {
     std::string s;
     for (auto [input, k] : state_arrays_) {
       Ref r{true, input, layout(g_.value(input))};
+      std::string index = batched_inputs_[input] ? "c * " + u(uint64_t(arrays_[k].size)) + " + e" : "e";
       s += loop_over(arrays_[k].size) + "      nxv_a" + std::to_string(k) + "[e] = " +
-           glsl_storage_type(kept_type(arrays_[k].type)) + "(" + read(r, "e") + ");\n    }\n";
+           glsl_storage_type(kept_type(arrays_[k].type)) + "(" + read(r, index) + ");\n    }\n";
     }
     return s;
   }
@@ -468,8 +507,13 @@ class LoopCode {
       uint32_t k = refs_[j]->index, address = outputs_[j].second;
       DType t = arrays_[k].type;
       buffer_types_.insert(t);
-      s += loop_over(arrays_[k].size) + "      NxvLoopBuf_" + std::string(dtype_name(t)) + "(pc.addr[" +
-           std::to_string(address) + "]).v[e] = " + glsl_storage_type(t) + "(nxv_a" + std::to_string(k) + "[e]);\n    }\n";
+      // A state of every chain is each workgroup's to store; one of none, the first's.
+      bool batched = batched_inputs_[j];
+      std::string index = batched ? "c * " + u(uint64_t(arrays_[k].size)) + " + e" : "e";
+      addresses_used_.insert(address);
+      s += std::string(batched ? "" : "  if (c == 0u)\n") + loop_over(arrays_[k].size) + "      NxvLoopBuf_" +
+           std::string(dtype_name(t)) + "(nxv_addr" + std::to_string(address) + ").v[" + index + "] = " +
+           glsl_storage_type(t) + "(nxv_a" + std::to_string(k) + "[e]);\n    }\n";
     }
     return s;
   }
@@ -478,6 +522,8 @@ class LoopCode {
   const Graph& g_;
   size_t state_;
   std::vector<bool> invariant_;
+  std::vector<bool> batched_inputs_;
+  int64_t chains_;
   bool has_f64_;
   uint32_t next_address_;
   std::vector<std::optional<Ref>> refs_;
@@ -490,14 +536,15 @@ class LoopCode {
   FeatureSet features_;
   bool uses_f64_ = false;
   std::vector<std::string> float_steps_;
-  std::string chains_, body_;
+  std::string chain_code_, body_;
   Accesses written_, read_;  // shared arrays since the last barrier
+  std::set<uint32_t> addresses_used_;
 };
 
 }  // namespace
 
 GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t state, uint32_t trips,
-                                   const std::vector<Tensor>& example_inputs) {
+                                   const std::vector<bool>& batched, const std::vector<Tensor>& example_inputs) {
   if (example_inputs.size() != body.input_count())
     throw Error(ErrorKind::InvalidArgument, "the loop body takes " + std::to_string(body.input_count()) + " inputs");
   if (state > body.input_count() || body.outputs().size() != state)
@@ -509,6 +556,20 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
       throw Error(ErrorKind::InvalidArgument, "a loop body's output " + std::to_string(j) + " differs from its state's type or shape");
   }
   if (trips == 0) refuse("a loop of no trips");
+  if (!batched.empty() && batched.size() != body.input_count())
+    throw Error(ErrorKind::InvalidArgument, "a loop body's vectorized inputs: one flag per input");
+  std::vector<bool> batched_inputs = batched.empty() ? std::vector<bool>(body.input_count(), false) : batched;
+  // Chains: the common extent of the vectorized inputs' axis 0, each chain one workgroup.
+  int64_t chains = 1;
+  for (uint32_t i = 0; i < body.input_count(); ++i) {
+    if (!batched_inputs[i]) continue;
+    const Shape& shape = body.value(i).shape;
+    if (shape.empty() || (chains > 1 && shape[0] != chains))
+      throw Error(ErrorKind::InvalidArgument, "a loop body's vectorized inputs need one common extent on axis 0");
+    chains = shape[0];
+  }
+  const uint32_t max_groups = device.impl().core->info().max_workgroup_count[0];
+  if (chains > int64_t(max_groups)) refuse("more chains than one dispatch's workgroups");
   if (body.input_count() > NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
   const Graph g = without_dead_nodes(fuse_chains(device, constants_per_reader(without_duplicates(simplified(body)))));
   std::vector<bool> invariant(state);
@@ -524,7 +585,7 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
     Support support = check_op(device, node.op, node.out, std::span<const TensorSpec>(specs), node.attrs);
     if (!support) throw Error(support.kind, support.reason);
   }
-  LoopCode code(device, g, state, invariant, uint32_t(body.input_count()));
+  LoopCode code(device, g, state, invariant, batched_inputs, chains, uint32_t(body.input_count()));
   std::vector<std::pair<uint32_t, Tensor>> fixed;
   code.generate(fixed);
   const Kernel& kernel = device.impl().kernels.get(code.key());
@@ -533,9 +594,9 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
   GraphExecutable exec;
   LoopPush push{};
   push.trips = trips;
-  std::vector<AddressPatch> patches;
+  std::vector<AddressPatch> patches;  // into the parameter block
   auto address = [&](uint32_t k, uint32_t slot) {
-    patches.push_back({uint32_t(offsetof(LoopPush, addr) + k * sizeof(uint64_t)), {slot, 0}});
+    patches.push_back({uint32_t(offsetof(LoopParams, addr) + k * sizeof(uint64_t)), {slot, 0}});
   };
   std::vector<uint32_t> slots;
   for (uint32_t i = 0; i < body.input_count(); ++i) {
@@ -564,7 +625,8 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
     address(k, slot);
     outputs.emplace_back(slot, out);
   }
-  Launch& l = builder.launch(kernel, {1, 1, 1}, push, std::move(patches));
+  Launch& l = builder.launch(kernel, {uint32_t(chains), 1, 1}, push, {});
+  builder.params(l, LoopParams{}, offsetof(LoopPush, params_addr), std::move(patches));
   for (uint32_t s : slots) builder.use(l, s, Access::Read);
   for (auto& [slot, buffer] : exec.fixed_) builder.use(l, slot, Access::Read);
   for (size_t j = 0; j < state; ++j)
