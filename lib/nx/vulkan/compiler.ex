@@ -22,7 +22,10 @@ defmodule Nx.Vulkan.Compiler do
   16 elements in `defn` code, which the engine folds when it compiles the program).
 
   Control flow and host code: a `while` with a trip count fixed at compile time (a counter
-  from a constant) is unrolled into the program; any other `while` keeps its state on the
+  from a constant) runs in one submission: with 8 trips or more and a body of elementwise ops,
+  views and matrix-vector products over tensors that fit one workgroup's shared memory, in one
+  launch (the engine's loop kernel, one workgroup per chain of a vectorized state), else
+  unrolled into the program; any other `while` keeps its state on the
   device and reads its predicate on the host, one program per trip for its first trips, then
   blocks of trips in one program (each trip kept only while the predicate holds). A `cond`
   whose branches are small and run no host code computes every branch and selects. `io_call`
@@ -54,6 +57,9 @@ defmodule Nx.Vulkan.Compiler do
       others trace again and replace it, with a warning. Functions with host steps or run
       through the Evaluator are not stored.
 
+    * `:loop_kernel` - `true` (the default) runs loops of fixed trip count in the engine's
+      loop kernel where it takes them; `false` unrolls them into the program.
+
   Other options (such as `:batch_keys`, which `Nx.Serving` and Bumblebee pass)
   are accepted and ignored.
 
@@ -66,8 +72,10 @@ defmodule Nx.Vulkan.Compiler do
   `:program_cache` (`:hit` when a structurally equal program was compiled before, `:miss`,
   or `nil`), `:nodes`, `:fused`, `:launches`, `:in_place` (donations written in place),
   `:run_bytes` (device memory a call allocates for results and intermediates: intermediates
-  whose launches lie apart share buffers) and `:disk_cache` (`:hit` or `:miss` with
-  `cache: path`, else `nil`).
+  whose launches lie apart share buffers), `:disk_cache` (`:hit` or `:miss` with
+  `cache: path`, else `nil`), `:loop_kernels` (loops run by the loop kernel; with `:steps`
+  mode, each is a step of its own, not a host step) and `:loop_kernel_refusals` (why loops of
+  fixed trip count were unrolled instead).
 
   ## Buffer donation
 
