@@ -225,9 +225,11 @@ TEST(LoopKernel, BodiesItDoesNotComputeAreRefusedWithTheReason) {
     refused(g, 1, "f16");
   }
   {
-    Graph g;  // over the shared memory
-    uint32_t x = g.input(DType::F64, {1 << 16});
-    g.output(g.add(OpId::add, {DType::F64, {1 << 16}}, {x, x}));
+    Graph g;  // over the shared memory (flattened: the rows are no chains)
+    uint32_t x = g.input(DType::F64, {256, 256});
+    uint32_t flat = g.add(OpId::reshape, {DType::F64, {1 << 16}}, {x}, Attrs::of(ShapeAttrs{}));
+    uint32_t twice = g.add(OpId::add, {DType::F64, {1 << 16}}, {flat, flat});
+    g.output(g.add(OpId::reshape, {DType::F64, {256, 256}}, {twice}, Attrs::of(ShapeAttrs{})));
     refused(g, 1, "shared memory");
   }
   {
