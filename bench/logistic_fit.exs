@@ -48,7 +48,8 @@ IO.puts("device: #{Nx.Vulkan.device_info().name}")
   fn _, time, meta, _ ->
     IO.puts(
       "  compiled in #{div(time.total_time, 1000)} ms: #{meta.mode}, #{meta.nodes} nodes, " <>
-        "#{meta.launches} launches"
+        "#{meta.launches} launches, #{meta[:loop_kernels] || 0} loop kernels" <>
+        Enum.map_join(meta[:loop_kernel_refusals] || [], &"; loop kernel refused: #{&1}")
     )
   end,
   nil

@@ -151,7 +151,78 @@ void expect_chains(int64_t c, int64_t n, int64_t d, uint32_t trips) {
   for (size_t j = 0; j < 2; ++j) expect_same_bits(*dev, want[j], outs[j]);
 }
 
+// Gradient steps with reductions: sums over every axis and one axis (rows and columns), a
+// max, all and any on comparisons; `c` chains of the parameters (axis 0) where c > 0.
+Graph fit_steps(DType f, int64_t c, int64_t n, int64_t d) {
+  Graph g;
+  auto shape = [&](Shape s) {
+    if (c > 0) s.insert(s.begin(), c);
+    return s;
+  };
+  uint32_t w = g.input(f, shape({d})), x = g.input(f, {n, d}), y = g.input(f, {n});
+  ReduceAttrs all, rows, columns;
+  rows.all_axes = columns.all_axes = false;
+  rows.axes = {c > 0 ? 2 : 1};
+  columns.axes = {c > 0 ? 1 : 0};
+  // x * w broadcast: [n, d] (per chain), its row sums the logits.
+  uint32_t wb = c > 0 ? g.add(OpId::reshape, {f, {c, 1, d}}, {w}, Attrs::of(ShapeAttrs{})) : w;
+  uint32_t xw = g.add(OpId::multiply, {f, shape({n, d})}, {x, wb});
+  uint32_t z = g.add(OpId::sum, {f, shape({n})}, {xw}, Attrs::of(rows));
+  uint32_t r = g.add(OpId::subtract, {f, shape({n})}, {g.add(OpId::sigmoid, {f, shape({n})}, {z}), y});
+  uint32_t rb = g.add(OpId::reshape, {f, shape({n, 1})}, {r}, Attrs::of(ShapeAttrs{}));
+  uint32_t grad = g.add(OpId::sum, {f, shape({d})}, {g.add(OpId::multiply, {f, shape({n, d})}, {rb, x})}, Attrs::of(columns));
+  ReduceAttrs last = rows;
+  last.axes = {c > 0 ? 1 : 0};
+  uint32_t total = c > 0 ? g.add(OpId::sum, {f, shape({})}, {r}, Attrs::of(last)) : g.add(OpId::sum, {f, {}}, {r}, Attrs::of(all));
+  uint32_t worst = c > 0 ? g.add(OpId::reduce_max, {f, shape({})}, {g.add(OpId::abs, {f, shape({n})}, {r})}, Attrs::of(last))
+                         : g.add(OpId::reduce_max, {f, {}}, {g.add(OpId::abs, {f, {n}}, {r})}, Attrs::of(all));
+  uint32_t zero = g.add(OpId::constant, {f, {}}, {}, constant_attrs(0));
+  uint32_t positive = g.add(OpId::greater, {DType::U8, shape({n})}, {r, zero});
+  uint32_t any = c > 0 ? g.add(OpId::any, {DType::U8, shape({})}, {positive}, Attrs::of(last))
+                       : g.add(OpId::any, {DType::U8, {}}, {positive}, Attrs::of(all));
+  uint32_t every = c > 0 ? g.add(OpId::all, {DType::U8, shape({})}, {positive}, Attrs::of(last))
+                         : g.add(OpId::all, {DType::U8, {}}, {positive}, Attrs::of(all));
+  uint32_t flags = g.add(OpId::as_type, {f, shape({})}, {g.add(OpId::add, {DType::U8, shape({})}, {any, every})});
+  uint32_t scale = g.add(OpId::add, {f, shape({})}, {g.add(OpId::add, {f, shape({})}, {total, worst}), flags});
+  uint32_t sb = c > 0 ? g.add(OpId::reshape, {f, {c, 1}}, {scale}, Attrs::of(ShapeAttrs{})) : scale;
+  uint32_t step = g.add(OpId::multiply, {f, shape({d})}, {g.add(OpId::add, {f, shape({d})}, {grad, sb}),
+                                                         g.add(OpId::constant, {f, {}}, {}, constant_attrs(0.01))});
+  g.output(g.add(OpId::subtract, {f, shape({d})}, {w, step}));
+  g.output(x);
+  g.output(y);
+  return g;
+}
+
+void expect_fit(DType f, int64_t c, int64_t n, int64_t d, uint32_t trips) {
+  auto dev = shared_device();
+  if (f == DType::F64 && !dev->has(kCapFloat64)) GTEST_SKIP() << "no f64";
+  Graph body = fit_steps(f, c, n, d);
+  auto program = compile_loop_program(*dev, body, 3, trips);
+  EXPECT_EQ(program->stats().launches, 1u);
+  std::mt19937 rng(23);
+  Shape ws = c > 0 ? Shape{c, d} : Shape{d};
+  std::vector<Tensor> inputs{random_tensor(*dev, f, ws, rng), random_tensor(*dev, f, {n, d}, rng),
+                             random_tensor(*dev, f, {n}, rng)};
+  auto outs = program->run(*dev, inputs);
+  auto want = trips_eagerly(*dev, body, inputs, 3, trips);
+  expect_same_bits(*dev, want[0], outs[0]);
+}
+
 }  // namespace
+
+// Reductions in their eager kernels' order: the plans of CPU drivers (one invocation a row)
+// and of GPUs (lanes a row, subgroup shuffles, columns apart), one chain and several.
+TEST(LoopKernel, ReductionsFoldAndCombineAsTheirKernels) {
+  {
+    ScopedTuning no_blas{"host_blas", "0"};
+    expect_fit(DType::F32, 0, 150, 4, 9);
+    expect_fit(DType::F64, 3, 40, 5, 4);
+  }
+  GpuDotPaths gpu;
+  expect_fit(DType::F32, 0, 150, 4, 9);
+  expect_fit(DType::F64, 0, 120, 8, 3);
+  expect_fit(DType::F32, 4, 64, 4, 5);
+}
 
 // Vectorized chains, one workgroup each: the bits of the batched ops run one by one.
 TEST(LoopKernel, ChainsRunInAWorkgroupEach) {
@@ -212,11 +283,11 @@ TEST(LoopKernel, BodiesItDoesNotComputeAreRefusedWithTheReason) {
     }
   };
   {
-    Graph g;  // a reduction
+    Graph g;  // an index
     uint32_t x = g.input(DType::F32, {16});
-    uint32_t s = g.add(OpId::sum, {DType::F32, {}}, {x}, Attrs::of(ReduceAttrs{}));
-    g.output(g.add(OpId::add, {DType::F32, {16}}, {x, s}));
-    refused(g, 1, "sum");
+    uint32_t s = g.add(OpId::argmax, {DType::S32, {}}, {x}, Attrs::of(ArgReduceAttrs{}));
+    g.output(g.add(OpId::add, {DType::F32, {16}}, {x, g.add(OpId::as_type, {DType::F32, {}}, {s})}));
+    refused(g, 1, "argmax");
   }
   {
     Graph g;  // f16

@@ -23,7 +23,7 @@ defmodule Nx.Vulkan.Compiler do
 
   Control flow and host code: a `while` with a trip count fixed at compile time (a counter
   from a constant) runs in one submission: with 8 trips or more and a body of elementwise ops,
-  views and matrix-vector products over tensors that fit one workgroup's shared memory, in one
+  views, reductions and matrix-vector products over tensors that fit one workgroup's shared memory, in one
   launch (the engine's loop kernel, one workgroup per chain of a vectorized state), else
   unrolled into the program; any other `while` keeps its state on the
   device and reads its predicate on the host, one program per trip for its first trips, then

@@ -9,14 +9,17 @@
 //   * a product that the eager path runs as one matrix-vector product sums each element as
 //     that kernel does (ops/dot/dot_in_workgroup.hpp): every lane's share of every sum at once
 //     into shared memory, then each row's shares combined in the kernel's pairwise order;
+//   * a reduction (sum, product, max, min, all, any) folds and combines as its eager kernel's
+//     passes do (ops/reduce/reduce_in_workgroup.hpp): each lane's fold in order, then the lanes
+//     level by level (the subgroup shuffles' pairs, then the shared-memory tree's);
 //   * values computed when the loop compiles (constants no chain took, iota) are read from
 //     their buffers.
 // A barrier separates two phases only where the later one reads or writes what the earlier
 // one touched at another invocation's element. Values and the changing state live in shared
 // memory; state the body passes through unchanged and the other inputs are read from their
-// buffers. A trip ends by copying the next state over the state. Anything else (reductions,
-// host steps, f16 and complex types, a body over the shared memory) is refused with the
-// reason, and the caller records the trips instead.
+// buffers. A trip ends by copying the next state over the state. Anything else (argmax and
+// argmin, reduce/5, gathers, host steps, f16 and complex types, a body over the shared memory)
+// is refused with the reason, and the caller records the trips instead.
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -35,6 +38,8 @@
 #include "ops/elementwise/fusion.hpp"
 #include "ops/family.hpp"
 #include "ops/loop/loop_push.h"
+#include "ops/reduce/reduce_attrs.hpp"
+#include "ops/reduce/reduce_in_workgroup.hpp"
 
 namespace nxv {
 namespace {
@@ -54,6 +59,11 @@ DType kept_type(DType t) {
     case DType::S8: case DType::S16: return DType::S32;
     default: return t;
   }
+}
+
+bool is_reduction(OpId op) {
+  return op == OpId::sum || op == OpId::product || op == OpId::reduce_max || op == OpId::reduce_min ||
+         op == OpId::all || op == OpId::any;
 }
 
 bool supported_type(DType t) { return !is_complex(t) && (!is_float(t) || t == DType::F32 || t == DType::F64); }
@@ -127,6 +137,8 @@ class LoopCode {
       }
       if (node.op == OpId::dot) {
         product(node, v);
+      } else if (is_reduction(node.op)) {
+        reduction(node, v);
       } else if (family_of(node.op).pointwise(node, g_)) {
         chain(node, v, n);
       } else {
@@ -154,9 +166,14 @@ class LoopCode {
       shared += uint64_t(arrays_[k].size) * dtype_size(t);
       decls += "shared " + glsl_storage_type(t) + " nxv_a" + std::to_string(k) + "[" + std::to_string(arrays_[k].size) + "];\n";
     }
-    for (const auto& acc : partials_) {
-      shared += uint64_t(kPartials) * (acc == "double" || acc == "int64_t" || acc == "uint64_t" ? 8 : 4);
-      decls += "shared " + acc + " nxv_part_" + acc + "[" + std::to_string(kPartials) + "];\n";
+    for (size_t k = 0; k < raw_arrays_.size(); ++k) {
+      const auto& [type, size] = raw_arrays_[k];
+      shared += uint64_t(size) * (type == "double" || type == "int64_t" || type == "uint64_t" ? 8 : 4);
+      decls += "shared " + type + " nxv_r" + std::to_string(k) + "[" + std::to_string(size) + "];\n";
+    }
+    for (const auto& [acc, size] : partials_) {
+      shared += size * (acc == "double" || acc == "int64_t" || acc == "uint64_t" ? 8 : 4);
+      decls += "shared " + acc + " nxv_part_" + acc + "[" + std::to_string(size) + "];\n";
     }
     uint64_t limit = device_.impl().core->info().max_shared_memory;
     if (shared > limit)
@@ -421,9 +438,9 @@ class LoopCode {
     } else {
       // Every share at once into shared memory (rows in chunks that fit it), then each row's
       // shares combined in matvec.comp's order: lane l adds lane l + s, s from lanes / 2 to 1.
-      partials_.insert(acc);
-      const std::string part = "nxv_part_" + acc;
       const uint32_t chunk = std::max<uint32_t>(1, kPartials / lanes);
+      note_partials(acc, std::min<uint64_t>(chunk, w->rows) * lanes);
+      const std::string part = "nxv_part_" + acc;
       std::string combine;
       for (uint32_t l = 0; l < lanes; ++l)
         combine += "        " + acc + " p" + std::to_string(l) + " = " + part + "[j * " + u(lanes) + " + " + u(l) + "];\n";
@@ -444,6 +461,107 @@ class LoopCode {
     features_.add_type(mat.view.type);
     features_.add_type(vec.view.type);
     if (acc == "double") uses_f64_ = true;
+  }
+
+  void note_partials(const std::string& acc, uint64_t elements) {
+    uint64_t& size = partials_[acc];
+    size = std::max(size, elements);
+  }
+
+  void reduction(const GraphNode& node, uint32_t v) {
+    if (node.inputs.size() != 1) refuse(std::string(op_info(node.op).name) + " with fused inputs");
+    const Ref in = *refs_[node.inputs[0]];
+    std::string why;
+    auto w = workgroup_reduce(device_, node.op, node.out, spec_of(in.view), node.attrs, why);
+    if (!w) refuse(why);
+    const bool batched = in.batched;
+    if (batched && reduced_axes(node.op, node.attrs, in.view.shape.size())[0])
+      refuse(std::string(op_info(node.op).name) + " over the chain axis (the vectorized axis)");
+    uint32_t k = array(node.out, batched);
+    refs_[v] = Ref{false, k, layout(node.out), batched};
+    const std::string id = std::to_string(v), acc = w->acc;
+    defines_.insert({"NXV_LOOP_COMBINE" + id + "(a, b)", "(" + w->combine + ")"});
+    defines_.insert({"NXV_LOOP_LOAD" + id + "(x)", w->load});
+    std::string source;  // the pass before's partials (a shared array of the workgroup's rows)
+    for (size_t p = 0; p < w->passes.size(); ++p) {
+      const WorkgroupReducePass& pass = w->passes[p];
+      const ReduceGeometry& g = pass.geometry;
+      const bool first = p == 0, last = p + 1 == w->passes.size();
+      uint64_t outer = g.outer;  // the workgroup's chain's
+      if (batched) {
+        if (g.outer % uint64_t(chains_) != 0) refuse(std::string(op_info(node.op).name) + " over the chain axis");
+        outer /= uint64_t(chains_);
+      }
+      const uint64_t rows = outer * pass.chunks * g.inner;
+      std::string dest = last ? name_of(*refs_[v]) : "nxv_r" + std::to_string(raw_arrays_.size());
+      if (!last) raw_arrays_.emplace_back(acc, rows);
+      Accesses reads;
+      if (first && !in.global) reads[name_of(in)] = false;
+      if (!first) reads[source] = false;
+      // Lane l's fold of row `row` (of the workgroup's rows of this pass) into acc.
+      auto fold = [&](const std::string& row) {
+        const bool own = !first || (!in.global && in.batched);
+        std::string s = "      const uint og = " + row + " / " + u(g.inner) + ", chunk = og % " + u(pass.chunks) +
+                        ", o = og / " + u(pass.chunks) + ";\n";
+        std::string o = batched && !own ? "(c * " + u(outer) + " + o)" : "o";
+        std::string base = (first ? u(uint64_t(in.view.offset)) + " + " : std::string()) + o + " * " + u(g.outer_stride) +
+                           " + (" + row + " % " + u(g.inner) + ") * " + u(g.inner_stride);
+        auto element = [&](const std::string& r) {
+          std::string at = base + " + (" + r + ") * " + u(g.reduced_stride);
+          return first ? "NXV_LOOP_LOAD" + id + "(" + read(in, at) + ")" : source + "[" + at + "]";
+        };
+        s += "      const uint r0 = chunk * " + u(pass.chunk_len) + ", r1 = min(" + u(g.reduced) + ", r0 + " +
+             u(pass.chunk_len) + ");\n      " + acc + " acc = " + w->ident + ";\n";
+        if (pass.vec4) {
+          s += "      for (uint j = r0 / 4u + l; j < r1 / 4u; j += " + u(pass.lanes) + ") {\n";
+          for (int e = 0; e < 4; ++e)
+            s += "        acc = NXV_LOOP_COMBINE" + id + "(acc, " + element("4u * j + " + u(uint64_t(e))) + ");\n";
+          s += "      }\n";
+        } else {
+          s += "      for (uint r = r0 + l; r < r1; r += " + u(pass.lanes) + ") acc = NXV_LOOP_COMBINE" + id + "(acc, " +
+               element("r") + ");\n";
+        }
+        return s;
+      };
+      auto store = [&](const std::string& index, const std::string& value) {
+        return last ? store_into(k, node.out.type, index, value) : dest + "[" + index + "] = " + value + ";\n";
+      };
+      if (pass.lanes == 1) {
+        phase(reads, {{dest, true}},
+              "    for (uint row = t; row < " + u(rows) + "; row += " + u(kWorkgroup) + ") {\n      const uint l = 0u;\n" +
+                  fold("row") + "      " + store("row", "acc") + "    }\n");
+      } else {
+        // Every lane's fold at once into shared memory (rows in chunks that fit it), then the
+        // lanes combined level by level as reduce.comp combines them.
+        const std::string part = "nxv_part_" + acc;
+        const uint32_t lanes = pass.lanes, chunk = std::max<uint32_t>(1, kPartials / lanes);
+        note_partials(acc, std::min<uint64_t>(chunk, rows) * lanes);
+        auto level = [&](uint64_t chunk_rows, uint32_t step, uint32_t reach, uint64_t per_row) {
+          // Lanes l = 0, step, 2 step, ... (per_row of them) take lane l + reach.
+          phase({{part, false}}, {{part, false}},
+                "    for (uint q = t; q < " + u(chunk_rows * per_row) + "; q += " + u(kWorkgroup) +
+                    ") {\n      const uint at = (q / " + u(per_row) + ") * " + u(lanes) + " + (q % " + u(per_row) + ") * " +
+                    u(step) + ";\n      " + part + "[at] = NXV_LOOP_COMBINE" + id + "(" + part + "[at], " + part + "[at + " +
+                    u(reach) + "]);\n    }\n");
+        };
+        for (uint64_t base = 0; base < rows; base += chunk) {
+          uint64_t chunk_rows = std::min<uint64_t>(chunk, rows - base);
+          phase(reads, {{part, false}},
+                "    for (uint q = t; q < " + u(chunk_rows * lanes) + "; q += " + u(kWorkgroup) +
+                    ") {\n      const uint row = " + u(base) + " + q / " + u(lanes) + ", l = q % " + u(lanes) + ";\n" +
+                    fold("row") + "      " + part + "[q] = acc;\n    }\n");
+          // Shuffles: each lane takes lane l ^ d, the lanes at multiples of 2d the ones that count.
+          for (uint32_t d = 1; d < pass.shuffle_width; d *= 2) level(chunk_rows, 2 * d, d, lanes / (2 * d));
+          // Shared memory: lanes below s at multiples of the shuffles' width take lane l + s.
+          for (uint32_t s = lanes / 2; s >= pass.shuffle_width && s > 0; s /= 2)
+            level(chunk_rows, pass.shuffle_width, s, s / pass.shuffle_width);
+          phase({{part, false}}, {{dest, base == 0}},
+                "    for (uint j = t; j < " + u(chunk_rows) + "; j += " + u(kWorkgroup) + ") " +
+                    store(u(base) + " + j", part + "[j * " + u(lanes) + "]"));
+        }
+      }
+      source = dest;
+    }
   }
 
   // The trip's end: each changing state's next value (copied first where it is not a value of
@@ -531,7 +649,7 @@ class LoopCode {
   std::vector<std::pair<uint32_t, uint32_t>> state_arrays_;  // input, its shared array
   std::vector<std::pair<int64_t, uint32_t>> outputs_;
   std::set<DType> buffer_types_;
-  std::set<std::string> partials_;
+  std::map<std::string, uint64_t> partials_;  // partial sums' shared arrays: GLSL type, elements
   std::set<std::pair<std::string, std::string>> defines_;
   FeatureSet features_;
   bool uses_f64_ = false;
@@ -539,6 +657,7 @@ class LoopCode {
   std::string chain_code_, body_;
   Accesses written_, read_;  // shared arrays since the last barrier
   std::set<uint32_t> addresses_used_;
+  std::vector<std::pair<std::string, uint64_t>> raw_arrays_;  // a reduction's partials: GLSL type, elements
 };
 
 }  // namespace

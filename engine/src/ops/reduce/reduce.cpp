@@ -27,6 +27,32 @@
 #include "ops/reduce/scan.hpp"
 
 namespace nxv {
+
+FoldKind fold_kind(OpId op) {
+  switch (op) {
+    case OpId::sum: return FoldKind::Sum;
+    case OpId::product: return FoldKind::Product;
+    case OpId::reduce_min: case OpId::argmin: return FoldKind::Min;
+    case OpId::all: return FoldKind::All;
+    case OpId::any: return FoldKind::Any;
+    default: return FoldKind::Max;
+  }
+}
+
+std::vector<bool> reduced_axes(OpId op, const Attrs& attrs, size_t rank) {
+  std::vector<bool> flags(rank, false);
+  if ((op == OpId::argmax || op == OpId::argmin)) {
+    const auto& a = attrs.as<ArgReduceAttrs>();
+    if (a.axis < 0) flags.assign(rank, true);
+    else flags[size_t(a.axis)] = true;
+  } else {
+    const auto& a = attrs.as<ReduceAttrs>();
+    if (a.all_axes) flags.assign(rank, true);
+    for (int64_t x : a.axes) flags[size_t(x)] = true;
+  }
+  return flags;
+}
+
 namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
@@ -48,17 +74,6 @@ struct FusedParams {
 };
 constexpr uint32_t kFusedEpilogueOffset = offsetof(FusedParams, epi);
 static_assert(kFusedEpilogueOffset == sizeof(ReducePrologueParams));
-
-FoldKind fold_kind(OpId op) {
-  switch (op) {
-    case OpId::sum: return FoldKind::Sum;
-    case OpId::product: return FoldKind::Product;
-    case OpId::reduce_min: case OpId::argmin: return FoldKind::Min;
-    case OpId::all: return FoldKind::All;
-    case OpId::any: return FoldKind::Any;
-    default: return FoldKind::Max;
-  }
-}
 
 std::string acc_type(OpId op, DType out, DType in) { return fold_acc_type(fold_kind(op), out, in); }
 
@@ -172,20 +187,6 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
 }
 
 // The reduced axes of `op` on an input of rank `rank`, one flag per axis.
-std::vector<bool> reduced_axes(OpId op, const Attrs& attrs, size_t rank) {
-  std::vector<bool> flags(rank, false);
-  if (is_arg(op)) {
-    const auto& a = attrs.as<ArgReduceAttrs>();
-    if (a.axis < 0) flags.assign(rank, true);
-    else flags[size_t(a.axis)] = true;
-  } else {
-    const auto& a = attrs.as<ReduceAttrs>();
-    if (a.all_axes) flags.assign(rank, true);
-    for (int64_t x : a.axes) flags[size_t(x)] = true;
-  }
-  return flags;
-}
-
 Shape expected_shape(const Shape& in, const std::vector<bool>& reduced, bool keep) {
   Shape s;
   for (size_t a = 0; a < in.size(); ++a) {

@@ -5,7 +5,10 @@
 #include <optional>
 #include <vector>
 
+#include "nxv/attrs.hpp"
+#include "nxv/ops.hpp"
 #include "ops/elementwise/fusion.hpp"
+#include "ops/reduce/folds.hpp"
 
 namespace nxv {
 
@@ -48,5 +51,10 @@ struct CumulativeAttrs {
   int64_t axis = 0;
   bool reverse = false;
 };
+
+// The fold of sum, product, reduce_max, reduce_min, all, any (argmax: Max, argmin: Min).
+FoldKind fold_kind(OpId op);
+// Which of a rank-`rank` input's axes the op (with its attributes) reduces.
+std::vector<bool> reduced_axes(OpId op, const Attrs& attrs, size_t rank);
 
 }  // namespace nxv
