@@ -41,7 +41,7 @@ ErlNifFunc nif_functions[] = {
     {"op_table", 0, nxv_nif::op_table_nif, 0},
     {"check_op", 6, nxv_nif::check_op_nif, kIO},
     {"program_compile", 5, nxv_nif::program_compile_nif, kCPU},
-    {"program_compile_loop", 7, nxv_nif::program_compile_loop_nif, kCPU},
+    {"program_compile_loop", 8, nxv_nif::program_compile_loop_nif, kCPU},
     {"program_run", 2, nxv_nif::program_run_nif, 0},
     {"devices", 0, nxv_nif::devices_nif, kIO},
     {"default_device", 0, nxv_nif::default_device_nif, kIO},

@@ -174,17 +174,18 @@ ERL_NIF_TERM program_compile_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[])
   });
 }
 
-// program_compile_loop(device, input specs, nodes, outputs, state, trips, vectorized): a counted
-// loop's body (its first `state` inputs the state, its outputs the next state) as one program
-// that runs `trips` trips in one launch (nxv::compile_loop_program); `vectorized` lists the
-// inputs whose axis 0 holds independent chains. {:error, :unsupported, why} where the body is
-// not one workgroup's work.
+// program_compile_loop(device, input specs, nodes, outputs, state, trips, vectorized, conditional):
+// a loop's body (its first `state` inputs the state, its outputs the next state, then with
+// `conditional` = 1 its condition) as one program that runs up to `trips` trips in one launch
+// (nxv::compile_loop_program); `vectorized` lists the inputs whose axis 0 holds independent
+// chains. {:error, :unsupported, why} where the body is not one workgroup's work.
 ERL_NIF_TERM program_compile_loop_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
   return guard(env, [&] {
     int64_t index = get_int64(env, argv[0], "device");
     nxv::Graph graph = graph_of(env, argv);
     int64_t state = get_int64(env, argv[4], "state");
     int64_t trips = get_int64(env, argv[5], "trips");
+    bool conditional = get_int64(env, argv[7], "conditional") != 0;
     if (state < 0 || trips < 1 || trips > int64_t(UINT32_MAX))
       throw nxv::Error(nxv::ErrorKind::InvalidArgument, "a loop needs a state count and from 1 to 2^32 - 1 trips");
     // None listed: the engine tries the changing state's axis 0 (nxv::compile_loop_program).
@@ -198,7 +199,7 @@ ERL_NIF_TERM program_compile_loop_nif(ErlNifEnv* env, int, const ERL_NIF_TERM ar
     auto device = device_at(index);
     std::shared_ptr<const nxv::Program> program;
     on_big_stack([&] {
-      program = nxv::compile_loop_program(*device, graph, size_t(state), uint32_t(trips), vectorized);
+      program = nxv::compile_loop_program(*device, graph, size_t(state), uint32_t(trips), vectorized, conditional);
     });
     return program_term(env, std::move(program), index, device);
   });

@@ -224,6 +224,50 @@ TEST(LoopKernel, ReductionsFoldAndCombineAsTheirKernels) {
   expect_fit(DType::F32, 4, 64, 4, 5);
 }
 
+// A data-dependent loop: x = x * 1.001 + 0.5 while sum(x) < limit, its condition computed in
+// the kernel each trip; runs of `trips` trips until one says the loop is done, against the ops
+// run one by one with the condition read on the host.
+TEST(LoopKernel, ConditionsEndTheLoopOnTheDevice) {
+  auto dev = shared_device();
+  Graph g;
+  uint32_t x = g.input(DType::F32, {16}), n = g.input(DType::S32, {}), limit = g.input(DType::F32, {});
+  uint32_t scaled = g.add(OpId::multiply, {DType::F32, {16}}, {x, g.add(OpId::constant, {DType::F32, {}}, {}, constant_attrs(1.001))});
+  g.output(g.add(OpId::add, {DType::F32, {16}}, {scaled, g.add(OpId::constant, {DType::F32, {}}, {}, constant_attrs(0.5))}));
+  g.output(g.add(OpId::add, {DType::S32, {}}, {n, g.add(OpId::constant, {DType::S32, {}}, {}, integer_attrs(1))}));
+  g.output(limit);
+  uint32_t total = g.add(OpId::sum, {DType::F32, {}}, {x}, Attrs::of(ReduceAttrs{}));
+  g.output(g.add(OpId::less, {DType::U8, {}}, {total, limit}));
+  std::vector<float> start(16);
+  for (size_t i = 0; i < start.size(); ++i) start[i] = float(i) / 100;
+  for (uint32_t per_run : {64u, 4096u}) {
+    auto program = compile_loop_program(*dev, g, 3, per_run, {}, true);
+    std::vector<Tensor> state{upload(*dev, DType::F32, {16}, start), upload(*dev, DType::S32, {}, std::vector<int32_t>{0}),
+                              upload(*dev, DType::F32, {}, std::vector<float>{14000})};
+    int runs = 0;
+    for (;; ++runs) {
+      auto outs = program->run(*dev, state);
+      ASSERT_EQ(outs.size(), 4u);
+      state = {outs[0], outs[1], outs[2]};
+      if (download<uint8_t>(*dev, outs[3])[0] != 0) break;
+      ASSERT_LT(runs, 100);
+    }
+    // The same loop op by op, the condition read on the host.
+    std::vector<Tensor> eager{upload(*dev, DType::F32, {16}, start), upload(*dev, DType::S32, {}, std::vector<int32_t>{0}),
+                              upload(*dev, DType::F32, {}, std::vector<float>{14000})};
+    for (int trip = 0;; ++trip) {
+      auto outs = run_eagerly(*dev, g, eager);
+      if (download<uint8_t>(*dev, outs[3])[0] == 0) break;
+      eager = {outs[0], outs[1], outs[2]};
+      ASSERT_LT(trip, 100000);
+    }
+    expect_same_bits(*dev, eager[0], state[0]);
+    expect_same_bits(*dev, eager[1], state[1]);
+    int32_t trips = download<int32_t>(*dev, state[1])[0];
+    EXPECT_GT(trips, 900);
+    EXPECT_EQ(runs, int(trips / per_run));
+  }
+}
+
 // Vectorized chains, one workgroup each: the bits of the batched ops run one by one.
 TEST(LoopKernel, ChainsRunInAWorkgroupEach) {
   {

@@ -245,14 +245,33 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
 
     test "other loops: the state stays on the device, one program per trip, the predicate read on the host" do
       Nx.Vulkan.with_host_fallback(:raise, fn ->
-        assert_compiled(:steps, &newton_sqrt/1, [Nx.abs(random({37}, :f64)) |> Nx.add(0.1)])
-        {_, n} = assert_compiled(:steps, &halve_until_small/1, [random({9}) |> Nx.multiply(100)])
+        off = [loop_kernel: false]
+        assert_compiled(:steps, &newton_sqrt/1, [Nx.abs(random({37}, :f64)) |> Nx.add(0.1)], off)
+
+        {_, n} =
+          assert_compiled(:steps, &halve_until_small/1, [random({9}) |> Nx.multiply(100)], off)
+
         assert Nx.to_number(n) > 3
-        assert_compiled(:steps, &halve_until_small/1, [Nx.tensor([0.25, 0.25])])
+        assert_compiled(:steps, &halve_until_small/1, [Nx.tensor([0.25, 0.25])], off)
         # The inner loop's trips depend on the outer loop's counter.
-        assert_compiled(:steps, &nested_loops/1, [random({5, 3})])
+        assert_compiled(:steps, &nested_loops/1, [random({5, 3})], off)
         # Too many trips to unroll.
-        assert_compiled(:steps, &long_count/1, [Nx.tensor([1, 2], type: :s32)])
+        assert_compiled(:steps, &long_count/1, [Nx.tensor([1, 2], type: :s32)], off)
+      end)
+    end
+
+    test "the loop kernel runs data-dependent loops on the device, the predicate read once per launch" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        assert_compiled(:loop_kernel, &newton_sqrt/1, [Nx.abs(random({37}, :f64)) |> Nx.add(0.1)])
+
+        {_, n} =
+          assert_compiled(:loop_kernel, &halve_until_small/1, [random({9}) |> Nx.multiply(100)])
+
+        assert Nx.to_number(n) > 3
+        # No trip at all; and 2000 trips, two launches.
+        assert_compiled(:loop_kernel, &halve_until_small/1, [Nx.tensor([0.25, 0.25])])
+        x = assert_compiled(:loop_kernel, &long_count/1, [Nx.tensor([1, 2], type: :s32)])
+        assert Nx.to_flat_list(x) == [2001, 2002]
       end)
     end
 

@@ -79,7 +79,7 @@ class Program {
  private:
   friend std::shared_ptr<const Program> compile_program(Device&, const Graph&);
   friend std::shared_ptr<const Program> compile_loop_program(Device&, const Graph&, size_t, uint32_t,
-                                                             const std::vector<bool>&);
+                                                             const std::vector<bool>&, bool);
   Program();
   std::unique_ptr<GraphExecutable> exec_;
   ProgramStats stats_;
@@ -99,8 +99,11 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
 // independent chains along axis 0 (Nx's vectorized axis, devectorized): each chain runs in a
 // workgroup of its own, and every value computed from them keeps that axis first. Without
 // flags, the changing state's common axis 0 is tried as chains (taken only where every op of
-// the body keeps them apart), then one workgroup.
+// the body keeps them apart), then one workgroup. A `conditional` loop (a `while` whose trips
+// are known only by running it) has one more output, its condition on the state a trip starts
+// from: the first trip where it is zero ends the loop, and a run returns one more result, a u8
+// that is 1 where the loop ended within `trips` (else the caller runs it again on the state).
 std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips,
-                                                    const std::vector<bool>& vectorized = {});
+                                                    const std::vector<bool>& vectorized = {}, bool conditional = false);
 
 }  // namespace nxv

@@ -30,7 +30,7 @@ class GraphExecutable {
 
  private:
   friend GraphExecutable compile_graph(Device&, const Graph&, const std::vector<Tensor>&);
-  friend GraphExecutable compile_loop_graph(Device&, const Graph&, size_t, uint32_t, const std::vector<bool>&,
+  friend GraphExecutable compile_loop_graph(Device&, const Graph&, size_t, uint32_t, const std::vector<bool>&, bool,
                                             const std::vector<Tensor>&);
   Executable exec_;
   std::vector<TensorSpec> input_specs_;
@@ -51,10 +51,13 @@ GraphExecutable compile_graph(Device& device, const Graph& graph, const std::vec
 // A counted loop in one kernel (ops/loop/loop_kernel.cpp): `body` computes the next state (its
 // outputs) from the state (its first `state` inputs) and the other inputs, `trips` times; the
 // executable's results are the final state. Inputs flagged in `batched` (none where empty) hold
-// independent chains along axis 0, one workgroup each. Unsupported (with the reason) where the
-// body does not fit one workgroup's kernel.
+// independent chains along axis 0, one workgroup each. A `conditional` body's last output is its
+// condition on the state a trip starts from: a trip where it is zero ends the loop, and the
+// executable's last result (u8) says whether it ended so within `trips`. Unsupported (with the
+// reason) where the body does not fit one workgroup's kernel.
 GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t state, uint32_t trips,
-                                   const std::vector<bool>& batched, const std::vector<Tensor>& example_inputs);
+                                   const std::vector<bool>& batched, bool conditional,
+                                   const std::vector<Tensor>& example_inputs);
 
 // The eager path: `op` as a one-node graph, recorded at once on the device's stream.
 Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs);

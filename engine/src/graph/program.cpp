@@ -35,7 +35,7 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
 }
 
 std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph& body, size_t state, uint32_t trips,
-                                                    const std::vector<bool>& vectorized) {
+                                                    const std::vector<bool>& vectorized, bool conditional) {
   std::vector<Tensor> examples;
   examples.reserve(body.input_count());
   for (uint32_t i = 0; i < body.input_count(); ++i) examples.push_back(empty(device, body.value(i).type, body.value(i).shape));
@@ -50,24 +50,24 @@ std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph&
     for (size_t j = 0; j < state && extent != 0; ++j) {
       const Shape& shape = body.value(uint32_t(j)).shape;
       // Unchanged state and scalars (a counter) are not chains: every workgroup reads them.
-      if (shape.empty() || (body.outputs().size() == state && body.outputs()[j] == uint32_t(j))) continue;
+      if (shape.empty() || body.outputs().at(j) == uint32_t(j)) continue;
       if (extent > 0 && shape[0] != extent) extent = 0;
       else extent = shape[0], chains[j] = true;
     }
     if (extent <= 1) chains.clear();
   }
   try {
-    program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, chains, examples));
+    program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, chains, conditional, examples));
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported || !vectorized.empty() || chains.empty()) throw;
     try {
-      program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, {}, examples));
+      program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, {}, conditional, examples));
     } catch (const Error& again) {
       if (again.kind() != ErrorKind::Unsupported) throw;
       throw Error(ErrorKind::Unsupported, std::string(again.what()) + " (as chains along axis 0: " + e.what() + ")");
     }
   }
-  program->stats_ = {body.nodes().size() * trips, 0, program->exec_->executable().launches().size(), 0,
+  program->stats_ = {body.nodes().size() * (conditional ? 1 : trips), 0, program->exec_->executable().launches().size(), 0,
                      program->exec_->bytes_per_run()};
   return program;
 }

@@ -444,7 +444,10 @@ defmodule Nx.Vulkan.Compiler do
     end
   end
 
-  defp loop_kernel_step?({:host, _, {{:loop_kernel, _}, _}, _, _, _}), do: true
+  defp loop_kernel_step?({:host, _, {{kind, _}, _}, _, _, _})
+       when kind in [:loop_kernel, :loop_kernel_until],
+       do: true
+
   defp loop_kernel_step?(_), do: false
 
   # Ops the engine refuses become host steps, unless native_fallback: :raise forbids them.
@@ -557,7 +560,65 @@ defmodule Nx.Vulkan.Compiler do
         end
 
       :unknown ->
-        loop_entries(key, arg, rewritten(key, condition, settings), body, settings)
+        condition = rewritten(key, condition, settings)
+
+        case !host_op(rewritten, settings) &&
+               loop_kernel_until(key, arg, body, condition, settings) do
+          {:ok, entry} -> {:loop_kernel_until, entry}
+          _ -> loop_entries(key, arg, condition, body, settings)
+        end
+    end
+  end
+
+  # Trips of a data-dependent loop in one launch, at most this many each.
+  @until_trips 1024
+
+  # A loop whose trips are known only by running it, in the loop kernel: each launch runs up to
+  # @until_trips trips, each first computing the condition on the state (the body's last
+  # output) and ending the loop where it is zero; the host reads whether it ended once per
+  # launch. :none where the kernel does not take the body.
+  defp loop_kernel_until(_key, _arg, _body, _condition, %{loop_kernel: false}), do: :none
+
+  defp loop_kernel_until(key, arg, body, condition, settings) do
+    state = length(leaves(arg))
+
+    {recorded, _eval_fun} =
+      record_scope(
+        key,
+        [arg],
+        [body, condition],
+        fn [b, c], params ->
+          Enum.each(params, & &1.())
+          List.to_tuple(leaves(b.(params)) ++ [c.(params)])
+        end,
+        settings
+      )
+
+    with {:ok, %{nodes: nodes, donations: []} = recorded} <- recorded,
+         true <- recorded.params == Enum.to_list(0..(state - 1)//1),
+         {:ok, vectorized} <- vectorized_state(arg),
+         {:ok, {program, _stats}} <-
+           NIF.program_compile_loop(
+             settings.device,
+             recorded.input_specs,
+             nodes,
+             recorded.outputs,
+             state,
+             @until_trips,
+             vectorized,
+             1
+           ) do
+      run = Map.take(recorded, [:params, :captures, :result])
+      {:ok, {:program, Map.merge(run, %{program: program, device: settings.device, donated: []})}}
+    else
+      {:error, kind, message} when kind not in [:unsupported, :invalid_argument] ->
+        Error.raise_error!(kind, message)
+
+      {:error, _kind, message} ->
+        note_loop_refusal(message)
+
+      _ ->
+        :none
     end
   end
 
@@ -595,7 +656,8 @@ defmodule Nx.Vulkan.Compiler do
              recorded.outputs,
              state,
              trips,
-             vectorized
+             vectorized,
+             0
            ) do
       run = Map.take(recorded, [:params, :captures, :result])
       {:ok, {:program, Map.merge(run, %{program: program, device: settings.device, donated: []})}}

@@ -28,8 +28,17 @@ defmodule Nx.Vulkan.NIF do
   def check_op(_device, _op_id, _out_type, _out_shape, _input_specs, _options), do: nif_error()
   def program_compile(_device, _input_specs, _nodes, _outputs, _donations), do: nif_error()
 
-  def program_compile_loop(_device, _input_specs, _nodes, _outputs, _state, _trips, _vectorized),
-    do: nif_error()
+  def program_compile_loop(
+        _device,
+        _input_specs,
+        _nodes,
+        _outputs,
+        _state,
+        _trips,
+        _vectorized,
+        _conditional
+      ),
+      do: nif_error()
 
   def program_run(_program, _refs), do: nif_error()
   def devices, do: nif_error()

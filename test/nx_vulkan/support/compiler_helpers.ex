@@ -56,13 +56,26 @@ defmodule Nx.Vulkan.Test.CompilerHelpers do
     ExUnit.Callbacks.on_exit(fn -> :telemetry.detach(id) end)
   end
 
-  # Compiled (as `mode`) against the Evaluator on our backend, bit for bit.
-  def assert_compiled(mode, fun, args) do
+  # Compiled (as `mode`; `:steps` with host steps, `:loop_kernel` as steps of the engine's loop
+  # kernel only) against the Evaluator on our backend, bit for bit.
+  def assert_compiled(mode, fun, args, opts \\ []) do
     attach_compilations()
     # cache: false compiles (and reports) even where an earlier test compiled the same function.
-    compiled = apply(Nx.Defn.jit(fun, compiler: Compiler, cache: false), args)
-    assert_received {:compiled, _, %{mode: ^mode} = meta}
-    if mode == :steps, do: assert(meta.host_steps > 0)
+    compiled = apply(Nx.Defn.jit(fun, [compiler: Compiler, cache: false] ++ opts), args)
+
+    case mode do
+      :loop_kernel ->
+        assert_received {:compiled, _, %{mode: :steps, host_steps: 0, loop_kernels: kernels}}
+        assert kernels > 0
+
+      :steps ->
+        assert_received {:compiled, _, %{mode: :steps} = meta}
+        assert meta.host_steps > 0
+
+      mode ->
+        assert_received {:compiled, _, %{mode: ^mode}}
+    end
+
     assert_eager_bits(compiled, fun, args)
   end
 end

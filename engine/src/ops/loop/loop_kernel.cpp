@@ -89,9 +89,9 @@ struct SharedArray {
 class LoopCode {
  public:
   LoopCode(Device& device, const Graph& g, size_t state, const std::vector<bool>& invariant,
-           const std::vector<bool>& batched, int64_t chains, uint32_t addresses)
+           const std::vector<bool>& batched, int64_t chains, bool conditional, uint32_t addresses)
       : device_(device), g_(g), state_(state), invariant_(invariant), batched_inputs_(batched), chains_(chains),
-        has_f64_(device.has(kCapFloat64)), next_address_(addresses) {}
+        conditional_(conditional), has_f64_(device.has(kCapFloat64)), next_address_(addresses) {}
 
   // Generates the kernel's code; `fixed` gains the values computed now (with their addresses).
   void generate(std::vector<std::pair<uint32_t, Tensor>>& fixed) {
@@ -145,6 +145,7 @@ class LoopCode {
         refuse(std::string(op_info(node.op).name) + " is not computed in a loop kernel yet");
       }
     }
+    if (conditional_) stop_unless_condition();
     next_state();
   }
 
@@ -182,9 +183,16 @@ class LoopCode {
     std::string state_in = load_state(), state_out = store_state(), addresses;
     for (uint32_t a : addresses_used_)
       addresses += "  const uvec2 nxv_addr" + std::to_string(a) + " = LoopParamsBuf(pc.params_addr).p.addr[" + std::to_string(a) + "];\n";
+    std::string done_out;
+    if (conditional_) {
+      addresses += "  const uvec2 nxv_addr" + std::to_string(done_address_) + " = LoopParamsBuf(pc.params_addr).p.addr[" +
+                   std::to_string(done_address_) + "];\n";
+      done_out = "  if (c == 0u && t == 0u) NxvLoopBuf_u8(nxv_addr" + std::to_string(done_address_) +
+                 ").v[0] = uint8_t(done ? 1u : 0u);\n";
+    }
     std::string main = "void nxv_loop_main() {\n  const uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.x;\n" + addresses +
-                       state_in + "  barrier();\n  for (uint trip = 0u; trip < pc.trips; ++trip) {\n" + body_ + "  }\n" +
-                       state_out + "}\n";
+                       state_in + "  barrier();\n  bool done = false;\n  for (uint trip = 0u; trip < pc.trips; ++trip) {\n" +
+                       body_ + "  }\n" + state_out + done_out + "}\n";
     std::string buffers;
     for (DType t : buffer_types_) features.add_type(t);
     for (DType t : buffer_types_)
@@ -205,6 +213,7 @@ class LoopCode {
   // Per output of the loop: the input it passes through, or -1 (a buffer of its own, with the
   // address given).
   const std::vector<std::pair<int64_t, uint32_t>>& outputs() const { return outputs_; }
+  uint32_t done_address() const { return done_address_; }
   uint32_t addresses() const { return next_address_; }
 
  private:
@@ -564,6 +573,26 @@ class LoopCode {
     }
   }
 
+  // A conditional loop's trip ends here where its condition (output `state`, one element of
+  // the state the trip started from) is zero: the state stays, and the loop says it is done.
+  void stop_unless_condition() {
+    const Ref& pred = *refs_[g_.outputs()[state_]];
+    if (pred.batched) refuse("a vectorized loop condition (each chain its own trips)");
+    if (shape_size(pred.view.shape) != 1) refuse("a loop condition of more than one element");
+    Accesses reads;
+    if (!pred.global) reads[name_of(pred)] = false;
+    phase(reads, {}, "");
+    if (!pred.global && written_.count(name_of(pred))) {
+      body_ += "    barrier();\n";
+      written_.clear(), read_.clear();
+    }
+    std::string value = read(pred, u(uint64_t(pred.view.offset)));
+    body_ += "    if (!(" + value + " != " + glsl_storage_type(pred.view.type) + "(0))) {\n      done = true;\n      break;\n    }\n";
+    if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+    done_address_ = next_address_++;
+    buffer_types_.insert(DType::U8);
+  }
+
   // The trip's end: each changing state's next value (copied first where it is not a value of
   // its own, such as a state or a view), then copied over the state.
   void next_state() {
@@ -642,6 +671,8 @@ class LoopCode {
   std::vector<bool> invariant_;
   std::vector<bool> batched_inputs_;
   int64_t chains_;
+  bool conditional_;
+  uint32_t done_address_ = 0;
   bool has_f64_;
   uint32_t next_address_;
   std::vector<std::optional<Ref>> refs_;
@@ -663,11 +694,13 @@ class LoopCode {
 }  // namespace
 
 GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t state, uint32_t trips,
-                                   const std::vector<bool>& batched, const std::vector<Tensor>& example_inputs) {
+                                   const std::vector<bool>& batched, bool conditional,
+                                   const std::vector<Tensor>& example_inputs) {
   if (example_inputs.size() != body.input_count())
     throw Error(ErrorKind::InvalidArgument, "the loop body takes " + std::to_string(body.input_count()) + " inputs");
-  if (state > body.input_count() || body.outputs().size() != state)
-    throw Error(ErrorKind::InvalidArgument, "a loop body's outputs are its state: its first inputs, as many");
+  if (state > body.input_count() || body.outputs().size() != state + (conditional ? 1 : 0))
+    throw Error(ErrorKind::InvalidArgument,
+                "a loop body's outputs are its state (its first inputs, as many), then a conditional loop's condition");
   for (size_t j = 0; j < state; ++j) {
     const OutSpec& in = body.value(uint32_t(j));
     const OutSpec& out = body.value(body.outputs()[j]);
@@ -704,7 +737,7 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
     Support support = check_op(device, node.op, node.out, std::span<const TensorSpec>(specs), node.attrs);
     if (!support) throw Error(support.kind, support.reason);
   }
-  LoopCode code(device, g, state, invariant, batched_inputs, chains, uint32_t(body.input_count()));
+  LoopCode code(device, g, state, invariant, batched_inputs, chains, conditional, uint32_t(body.input_count()));
   std::vector<std::pair<uint32_t, Tensor>> fixed;
   code.generate(fixed);
   const Kernel& kernel = device.impl().kernels.get(code.key());
@@ -744,12 +777,19 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
     address(k, slot);
     outputs.emplace_back(slot, out);
   }
+  if (conditional) {
+    Tensor done = empty(device, DType::U8, {});
+    uint32_t slot = builder.bind(done.buffer);
+    address(code.done_address(), slot);
+    outputs.emplace_back(slot, done);
+  }
   Launch& l = builder.launch(kernel, {uint32_t(chains), 1, 1}, push, {});
   builder.params(l, LoopParams{}, offsetof(LoopPush, params_addr), std::move(patches));
   for (uint32_t s : slots) builder.use(l, s, Access::Read);
   for (auto& [slot, buffer] : exec.fixed_) builder.use(l, slot, Access::Read);
   for (size_t j = 0; j < state; ++j)
     if (code.outputs()[j].first < 0) builder.use(l, outputs[j].first, Access::Write);
+  if (conditional) builder.use(l, outputs.back().first, Access::Write);
   for (const auto& b : builder.buffers()) exec.slot_bytes_.push_back(b->size());
   exec.outputs_ = std::move(outputs);
   exec.exec_ = std::move(builder).finish();

@@ -25,7 +25,8 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   `lower_while.(initial, arg, condition, body)` lowers a loop: `{:unroll, trips, body_fun}`
   for a fixed trip count (the body, evaluated on the state, recorded that many times),
   `{:loop_kernel, entry}` for one the engine runs in one launch (a compiled entry taking the
-  state and returning the final state), or
+  state and returning the final state), `{:loop_kernel_until, entry}` for a data-dependent one
+  it runs in launches of many trips (the entry also returns whether the loop ended), or
   `{:loop, cond_entry, step_entry, block}`, compiled entries for the predicate and for the
   body followed by the predicate, and `{trips, block_entry}` (or nil) running that many
   trips at once, each kept only while the predicate holds.
@@ -77,6 +78,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
 
       {:loop_kernel, entry} ->
         as_step(t, initial, {:loop_kernel, entry}, out, :outputs)
+
+      {:loop_kernel_until, entry} ->
+        as_step(t, initial, {:loop_kernel_until, entry}, out, :outputs)
     end
   end
 
@@ -182,6 +186,12 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
 
   def run({{:loop_kernel, entry}, _slots}, state, _device) do
     entry |> Runner.run(thunks(state)) |> List.wrap() |> Composite.flatten_list()
+  end
+
+  def run({{:loop_kernel_until, entry}, _slots} = step, state, device) do
+    outputs = entry |> Runner.run(thunks(state)) |> Tuple.to_list()
+    {state, [done]} = Enum.split(outputs, -1)
+    if Nx.to_number(done) != 0, do: state, else: run(step, state, device)
   end
 
   def run({{:io_call, callback_spec, hooks}, slots}, tensors, _device) do
