@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nxv/device.hpp"
@@ -26,6 +27,8 @@ struct Tensor {
 };
 
 int64_t shape_size(const Shape& shape);
+// "{2, 3}": a shape as error messages spell it.
+std::string shape_text(const Shape& shape);
 std::vector<int64_t> row_major_strides(const Shape& shape);
 
 // New uninitialised row-major tensor.

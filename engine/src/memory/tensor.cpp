@@ -6,15 +6,12 @@
 #include "nxv/tensor.hpp"
 
 namespace nxv {
-namespace {
 
 std::string shape_text(const Shape& s) {
   std::string out = "{";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "}";
 }
-
-}  // namespace
 
 int64_t shape_size(const Shape& shape) {
   int64_t n = 1;

@@ -580,46 +580,8 @@ defmodule Nx.Vulkan.Compiler do
   defp loop_kernel_until(_key, _arg, _body, _condition, %{loop_kernel: false}), do: :none
 
   defp loop_kernel_until(key, arg, body, condition, settings) do
-    state = length(leaves(arg))
-
-    {recorded, _eval_fun} =
-      record_scope(
-        key,
-        [arg],
-        [body, condition],
-        fn [b, c], params ->
-          Enum.each(params, & &1.())
-          List.to_tuple(leaves(b.(params)) ++ [c.(params)])
-        end,
-        settings
-      )
-
-    with {:ok, %{nodes: nodes, donations: []} = recorded} <- recorded,
-         true <- recorded.params == Enum.to_list(0..(state - 1)//1),
-         {:ok, vectorized} <- vectorized_state(arg),
-         {:ok, {program, _stats}} <-
-           NIF.program_compile_loop(
-             settings.device,
-             recorded.input_specs,
-             nodes,
-             recorded.outputs,
-             state,
-             @until_trips,
-             vectorized,
-             1
-           ) do
-      run = Map.take(recorded, [:params, :captures, :result])
-      {:ok, {:program, Map.merge(run, %{program: program, device: settings.device, donated: []})}}
-    else
-      {:error, kind, message} when kind not in [:unsupported, :invalid_argument] ->
-        Error.raise_error!(kind, message)
-
-      {:error, _kind, message} ->
-        note_loop_refusal(message)
-
-      _ ->
-        :none
-    end
+    combine = fn [b, c], params -> List.to_tuple(leaves(b.(params)) ++ [c.(params)]) end
+    compile_loop_kernel(key, arg, [body, condition], combine, @until_trips, 1, settings)
   end
 
   # A loop with a fixed trip count whose body the engine computes in one workgroup: every
@@ -631,16 +593,24 @@ defmodule Nx.Vulkan.Compiler do
   defp loop_kernel(_key, _arg, _body, trips, _settings) when trips < @loop_kernel_trips, do: :none
 
   defp loop_kernel(key, arg, body, trips, settings) do
+    compile_loop_kernel(key, arg, [body], fn [b], params -> b.(params) end, trips, 0, settings)
+  end
+
+  # The loop kernel's entry for a body recorded from `exprs` (the state's every part an input:
+  # its first inputs, then the tensors the body captures; `combine` gives the next state, and
+  # with `conditional` 1 the condition after it). {:ok, entry}, else :none with the reason
+  # noted.
+  defp compile_loop_kernel(key, arg, exprs, combine, trips, conditional, settings) do
     state = length(leaves(arg))
 
     {recorded, _eval_fun} =
       record_scope(
         key,
         [arg],
-        [body],
-        fn [b], params ->
+        exprs,
+        fn evaluate, params ->
           Enum.each(params, & &1.())
-          b.(params)
+          combine.(evaluate, params)
         end,
         settings
       )
@@ -657,7 +627,7 @@ defmodule Nx.Vulkan.Compiler do
              state,
              trips,
              vectorized,
-             0
+             conditional
            ) do
       run = Map.take(recorded, [:params, :captures, :result])
       {:ok, {:program, Map.merge(run, %{program: program, device: settings.device, donated: []})}}

@@ -7,15 +7,6 @@
 #include "ops/dot/dot_plan.hpp"
 
 namespace nxv {
-namespace {
-
-std::string dims(const Shape& s) {
-  std::string d = "{";
-  for (size_t i = 0; i < s.size(); ++i) d += (i ? ", " : "") + std::to_string(s[i]);
-  return d + "}";
-}
-
-}  // namespace
 
 std::optional<WorkgroupMatvec> workgroup_matvec(Device& device, const DotAttrs& attrs, const TensorSpec& left,
                                                 const TensorSpec& right, DType out, std::string& why) {
@@ -51,7 +42,7 @@ std::optional<WorkgroupMatvec> workgroup_matvec(Device& device, const DotAttrs& 
     w.mat_batch = (*a)[0], w.vec_batch = (*b)[0];
     mat = {{0, uint64_t(left.offset) * dtype_size(left.type)}, left.type, *a};
   } else {
-    return why = "dot: a matrix product (" + dims(left.shape) + " by " + dims(right.shape) + ")", std::nullopt;
+    return why = "dot: a matrix product (" + shape_text(left.shape) + " by " + shape_text(right.shape) + ")", std::nullopt;
   }
   MatvecLanes lanes = matvec_lanes(core, out, w.batch, w.rows, w.k, mat);
   if (lanes.splits > 1) return why = "dot: a product its kernel splits over k", std::nullopt;
