@@ -268,6 +268,26 @@ TEST(LoopKernel, ConditionsEndTheLoopOnTheDevice) {
   }
 }
 
+// Values no later op reads give their shared arrays to later values: a body of 1536-element
+// values between sums, each 6 KiB, fits lavapipe's 32 KiB only so.
+TEST(LoopKernel, ArraysOfDeadValuesAreReused) {
+  auto dev = shared_device();
+  const int64_t n = 1536;
+  Graph g;
+  uint32_t x = g.input(DType::F32, {n});
+  uint32_t v = g.add(OpId::multiply, {DType::F32, {n}}, {x, g.add(OpId::constant, {DType::F32, {}}, {}, constant_attrs(0.5))});
+  for (int i = 0; i < 4; ++i) {
+    uint32_t total = g.add(OpId::sum, {DType::F32, {}}, {v}, Attrs::of(ReduceAttrs{}));
+    uint32_t scaled = g.add(OpId::multiply, {DType::F32, {}}, {total, g.add(OpId::constant, {DType::F32, {}}, {}, constant_attrs(1e-3))});
+    v = g.add(OpId::subtract, {DType::F32, {n}}, {v, scaled});
+  }
+  g.output(v);
+  auto program = compile_loop_program(*dev, g, 1, 5);
+  std::mt19937 rng(29);
+  std::vector<Tensor> inputs{random_tensor(*dev, DType::F32, {n}, rng)};
+  expect_same_bits(*dev, trips_eagerly(*dev, g, inputs, 1, 5)[0], program->run(*dev, inputs)[0]);
+}
+
 // Vectorized chains, one workgroup each: the bits of the batched ops run one by one.
 TEST(LoopKernel, ChainsRunInAWorkgroupEach) {
   {

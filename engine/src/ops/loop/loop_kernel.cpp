@@ -110,7 +110,14 @@ class LoopCode {
       }
     }
     std::vector<Tensor> values(g_.value_count());
+    // Each value's last reader (node index); the state's next values and the condition are
+    // read at the trip's end.
+    last_use_.assign(g_.value_count(), 0);
+    for (size_t n = 0; n < g_.nodes().size(); ++n)
+      for (uint32_t x : g_.nodes()[n].inputs) last_use_[x] = std::max(last_use_[x], n);
+    for (uint32_t x : g_.outputs()) last_use_[x] = SIZE_MAX;
     for (size_t n = 0; n < g_.nodes().size(); ++n) {
+      release_arrays_read_until(n);
       const GraphNode& node = g_.nodes()[n];
       const uint32_t v = uint32_t(g_.input_count() + n);
       check_type(node.out.type, op_info(node.op).name);
@@ -233,8 +240,38 @@ class LoopCode {
 
   uint32_t array(const OutSpec& s, bool batched) {
     if (shape_size(s.shape) == 0) refuse("an empty tensor");
-    arrays_.push_back({s.type, elements(s.shape, batched)});
+    int64_t size = elements(s.shape, batched);
+    // The smallest free array of the same storage that holds it (phase() puts a barrier between
+    // its last readers and the new value's writers where they are other invocations).
+    auto fit = free_arrays_.end();
+    for (auto it = free_arrays_.begin(); it != free_arrays_.end(); ++it)
+      if (kept_type(arrays_[*it].type) == kept_type(s.type) && arrays_[*it].size >= size &&
+          (fit == free_arrays_.end() || arrays_[*it].size < arrays_[*fit].size))
+        fit = it;
+    if (fit != free_arrays_.end()) {
+      uint32_t k = *fit;
+      free_arrays_.erase(fit);
+      freed_[k] = false;
+      return k;
+    }
+    arrays_.push_back({s.type, size});
     return uint32_t(arrays_.size() - 1);
+  }
+
+  // Frees the arrays of values computed by earlier nodes that no node from `n` on reads (views
+  // of a value keep its array).
+  void release_arrays_read_until(size_t n) {
+    std::vector<size_t> last(arrays_.size(), 0);
+    std::vector<bool> held(arrays_.size(), false);
+    for (uint32_t v = uint32_t(g_.input_count()); v < refs_.size(); ++v) {
+      if (!refs_[v] || refs_[v]->global) continue;
+      uint32_t k = refs_[v]->index;
+      held[k] = true;
+      last[k] = std::max(last[k], last_use_[v]);
+    }
+    for (const auto& [input, k] : state_arrays_) held[k] = false;  // the state's, never freed
+    for (uint32_t k = 0; k < arrays_.size(); ++k)
+      if (held[k] && last[k] < n && !freed_[k]) freed_[k] = true, free_arrays_.push_back(k);
   }
 
   // The elements of a value one workgroup computes: its chain's, or all.
@@ -677,6 +714,9 @@ class LoopCode {
   uint32_t next_address_;
   std::vector<std::optional<Ref>> refs_;
   std::vector<SharedArray> arrays_;
+  std::vector<size_t> last_use_;     // per value: the last node that reads it
+  std::vector<uint32_t> free_arrays_;  // arrays no later node reads
+  std::map<uint32_t, bool> freed_;     // arrays in free_arrays_
   std::vector<std::pair<uint32_t, uint32_t>> state_arrays_;  // input, its shared array
   std::vector<std::pair<int64_t, uint32_t>> outputs_;
   std::set<DType> buffer_types_;
