@@ -1,0 +1,566 @@
+// The loop kernel's code generator (ops/loop/loop_kernel.cpp compiles a loop with it; products
+// and reductions in loop_sums.cpp). A loop whose body is small runs every trip (a fixed count,
+// or until its condition fails) in one dispatch of one workgroup (loop_kernel.comp), one per
+// chain of a vectorized state. The body's graph passes through the passes that keep the bits
+// of its ops run one by one (simplification, duplicates, elementwise chains); then each node
+// becomes a phase of the generated code:
+//   * an elementwise chain computes its elements with the chain's own functions (the code the
+//     elementwise kernel runs), invocation t taking elements t, t + 256, ...;
+//   * a view (reshape, broadcast, transpose, squeeze, a static slice) computes nothing: its
+//     consumers read its source through the view's strides, as the eager kernels do;
+//   * a product that the eager path runs as one matrix-vector product sums each element as
+//     that kernel does (ops/dot/dot_in_workgroup.hpp): every lane's share of every sum at once
+//     into shared memory, then each row's shares combined in the kernel's pairwise order;
+//   * a reduction (sum, product, max, min, all, any) folds and combines as its eager kernel's
+//     passes do (ops/reduce/reduce_in_workgroup.hpp): each lane's fold in order, then the lanes
+//     level by level (the subgroup shuffles' pairs, then the shared-memory tree's);
+//   * values computed when the loop compiles (constants no chain took, iota) are read from
+//     their buffers.
+// A barrier separates two phases only where the later one reads or writes what the earlier
+// one touched at another invocation's element. Values and the changing state live in shared
+// memory; state the body passes through unchanged and the other inputs are read from their
+// buffers. A trip ends by copying the next state over the state. Anything else (argmax and
+// argmin, reduce/5, gathers, host steps, f16 and complex types, a body over the shared memory)
+// is refused with the reason, and the caller records the trips instead.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+
+#include "device/device_impl.hpp"
+#include "graph/chain_fusion.hpp"
+#include "graph/fold.hpp"
+#include "graph/graph.hpp"
+#include "graph/simplify.hpp"
+#include "kernels/glsl_types.hpp"
+#include "kernels/glsl_uses.hpp"
+#include "ops/dot/dot_attrs.hpp"
+#include "ops/dot/dot_in_workgroup.hpp"
+#include "ops/elementwise/fusion.hpp"
+#include "ops/family.hpp"
+#include "ops/loop/loop_push.h"
+#include "ops/reduce/reduce_attrs.hpp"
+#include "ops/reduce/reduce_in_workgroup.hpp"
+
+namespace nxv::loop {
+
+constexpr uint32_t kWorkgroup = 256;
+// Partial sums a product holds in shared memory at once (its rows in chunks beyond).
+constexpr uint32_t kPartials = 2048;
+// Nodes over values known when the loop compiles are computed then up to this size each.
+constexpr uint64_t kMaxFixedBytes = 4096;
+
+[[noreturn]] inline void refuse(const std::string& why) { throw Error(ErrorKind::Unsupported, "loop kernel: " + why); }
+
+// The type a shared array holds values of `t` in (8- and 16-bit integers widened).
+inline DType kept_type(DType t) {
+  switch (t) {
+    case DType::U8: case DType::U16: return DType::U32;
+    case DType::S8: case DType::S16: return DType::S32;
+    default: return t;
+  }
+}
+
+inline bool is_reduction(OpId op) {
+  return op == OpId::sum || op == OpId::product || op == OpId::reduce_max || op == OpId::reduce_min ||
+         op == OpId::all || op == OpId::any;
+}
+
+inline bool supported_type(DType t) { return !is_complex(t) && (!is_float(t) || t == DType::F32 || t == DType::F64); }
+
+inline std::string u(uint64_t x) { return std::to_string(x) + "u"; }
+
+// Where a value's elements are: a buffer (its push-constant address) or a shared array; read
+// through `view`'s shape, strides and offset.
+struct Ref {
+  bool global = false;
+  uint32_t index = 0;  // the address's position, or the shared array's
+  Tensor view;         // no buffer: the layout only
+  // Axis 0 is the chain axis (independent loops, one per workgroup): a shared array then holds
+  // the workgroup's own chain only.
+  bool batched = false;
+};
+
+struct SharedArray {
+  DType type;  // the values' type (held as kept_type)
+  int64_t size;
+};
+
+class LoopCode {
+ public:
+  LoopCode(Device& device, const Graph& g, size_t state, const std::vector<bool>& invariant,
+           const std::vector<bool>& batched, int64_t chains, bool conditional, uint32_t addresses)
+      : device_(device), g_(g), state_(state), invariant_(invariant), batched_inputs_(batched), chains_(chains),
+        conditional_(conditional), has_f64_(device.has(kCapFloat64)), next_address_(addresses) {}
+
+  // Generates the kernel's code; `fixed` gains the values computed now (with their addresses).
+  void generate(std::vector<std::pair<uint32_t, Tensor>>& fixed) {
+    refs_.resize(g_.value_count());
+    std::vector<bool> known(g_.value_count(), false);
+    for (uint32_t i = 0; i < g_.input_count(); ++i) {
+      const OutSpec& s = g_.value(i);
+      check_type(s.type, "an input");
+      Tensor view = layout(s);
+      bool batched = batched_inputs_[i];
+      if (i < state_ && !invariant_[i]) {
+        refs_[i] = Ref{false, array(s, batched), view, batched};
+        state_arrays_.push_back({i, refs_[i]->index});
+      } else {
+        refs_[i] = Ref{true, i, view, batched};
+      }
+    }
+    std::vector<Tensor> values(g_.value_count());
+    // Each value's last reader (node index); the state's next values and the condition are
+    // read at the trip's end.
+    last_use_.assign(g_.value_count(), 0);
+    for (size_t n = 0; n < g_.nodes().size(); ++n)
+      for (uint32_t x : g_.nodes()[n].inputs) last_use_[x] = std::max(last_use_[x], n);
+    for (uint32_t x : g_.outputs()) last_use_[x] = SIZE_MAX;
+    for (size_t n = 0; n < g_.nodes().size(); ++n) {
+      release_arrays_read_until(n);
+      const GraphNode& node = g_.nodes()[n];
+      const uint32_t v = uint32_t(g_.input_count() + n);
+      check_type(node.out.type, op_info(node.op).name);
+      bool all_known = std::all_of(node.inputs.begin(), node.inputs.end(), [&](uint32_t x) { return known[x]; });
+      if (view_of(node, v)) {
+        if (all_known && !node.inputs.empty()) {
+          known[v] = true;
+          values[v] = *family_of(node.op).view_result(node.op, node.out, {values[node.inputs[0]]}, node.attrs);
+        }
+        continue;
+      }
+      uint64_t bytes = uint64_t(shape_size(node.out.shape)) * dtype_size(node.out.type);
+      if (all_known && bytes <= kMaxFixedBytes) {
+        std::vector<Tensor> inputs;
+        for (uint32_t x : node.inputs) inputs.push_back(values[x]);
+        Tensor t = run_one_node(device_, node.op, node.out, inputs, node.attrs);
+        Tensor dense = t.is_contiguous() && t.offset == 0 ? t : contiguous(device_, t);
+        values[v] = dense;
+        known[v] = true;
+        if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+        refs_[v] = Ref{true, next_address_, layout(node.out)};
+        fixed.emplace_back(next_address_++, dense);
+        continue;
+      }
+      if (node.op == OpId::dot) {
+        product(node, v);
+      } else if (is_reduction(node.op)) {
+        reduction(node, v);
+      } else if (family_of(node.op).pointwise(node, g_)) {
+        chain(node, v, n);
+      } else {
+        refuse(std::string(op_info(node.op).name) + " is not computed in a loop kernel yet");
+      }
+    }
+    if (conditional_) stop_unless_condition();
+    next_state();
+  }
+
+  // The kernel's source.
+  KernelKey key() {
+    FeatureSet features = features_;
+    bool kernel_f64 = false;
+    for (const auto& a : arrays_) kernel_f64 |= a.type == DType::F64;
+    for (uint32_t i = 0; i < g_.value_count(); ++i) kernel_f64 |= g_.value(i).type == DType::F64;
+    kernel_f64 |= uses_f64_;
+    if (kernel_f64 && !float_steps_.empty())
+      refuse("a step (" + float_steps_[0] + ") computes in float without f64 in a kernel that uses f64, whose float "
+             "controls may change how the driver compiles it");
+    uint64_t shared = 0;
+    std::string decls;
+    for (size_t k = 0; k < arrays_.size(); ++k) {
+      DType t = kept_type(arrays_[k].type);
+      features.add_type(t);
+      shared += uint64_t(arrays_[k].size) * dtype_size(t);
+      decls += "shared " + glsl_storage_type(t) + " nxv_a" + std::to_string(k) + "[" + std::to_string(arrays_[k].size) + "];\n";
+    }
+    for (size_t k = 0; k < raw_arrays_.size(); ++k) {
+      const auto& [type, size] = raw_arrays_[k];
+      shared += uint64_t(size) * (type == "double" || type == "int64_t" || type == "uint64_t" ? 8 : 4);
+      decls += "shared " + type + " nxv_r" + std::to_string(k) + "[" + std::to_string(size) + "];\n";
+    }
+    for (const auto& [acc, size] : partials_) {
+      shared += size * (acc == "double" || acc == "int64_t" || acc == "uint64_t" ? 8 : 4);
+      decls += "shared " + acc + " nxv_part_" + acc + "[" + std::to_string(size) + "];\n";
+    }
+    uint64_t limit = device_.impl().core->info().max_shared_memory;
+    if (shared > limit)
+      refuse("its values need " + std::to_string(shared) + " bytes of shared memory; the device has " + std::to_string(limit));
+    // The state's loads and stores name their buffers' types too.
+    std::string state_in = load_state(), state_out = store_state(), addresses;
+    for (uint32_t a : addresses_used_)
+      addresses += "  const uvec2 nxv_addr" + std::to_string(a) + " = LoopParamsBuf(pc.params_addr).p.addr[" + std::to_string(a) + "];\n";
+    std::string done_out;
+    if (conditional_) {
+      addresses += "  const uvec2 nxv_addr" + std::to_string(done_address_) + " = LoopParamsBuf(pc.params_addr).p.addr[" +
+                   std::to_string(done_address_) + "];\n";
+      done_out = "  if (c == 0u && t == 0u) NxvLoopBuf_u8(nxv_addr" + std::to_string(done_address_) +
+                 ").v[0] = uint8_t(done ? 1u : 0u);\n";
+    }
+    std::string main = "void nxv_loop_main() {\n  const uint t = gl_LocalInvocationID.x, c = gl_WorkGroupID.x;\n" + addresses +
+                       state_in + "  barrier();\n  bool done = false;\n  for (uint trip = 0u; trip < pc.trips; ++trip) {\n" +
+                       body_ + "  }\n" + state_out + done_out + "}\n";
+    std::string buffers;
+    for (DType t : buffer_types_) features.add_type(t);
+    for (DType t : buffer_types_)
+      buffers += "layout(buffer_reference, std430, buffer_reference_align = " + std::to_string(dtype_size(t)) +
+                 ") buffer NxvLoopBuf_" + std::string(dtype_name(t)) + " { " + glsl_storage_type(t) + " v[]; };\n";
+    KernelKey key{.name = "loop_kernel", .workgroup_size = kWorkgroup};
+    auto& d = key.defines;
+    d.assign(defines_.begin(), defines_.end());
+    features.add_defines(d);
+    key.generated = buffers + chain_code_ + decls + main;
+    GlslDefines scanned = d;
+    scanned.emplace_back("", key.generated);
+    auto uses = glsl_use_defines(scanned);
+    d.insert(d.end(), uses.begin(), uses.end());
+    return key;
+  }
+
+  // Per output of the loop: the input it passes through, or -1 (a buffer of its own, with the
+  // address given).
+  const std::vector<std::pair<int64_t, uint32_t>>& outputs() const { return outputs_; }
+  uint32_t done_address() const { return done_address_; }
+  uint32_t addresses() const { return next_address_; }
+
+ private:
+  void check_type(DType t, std::string_view what) {
+    if (!supported_type(t))
+      refuse(std::string(what) + " of type " + std::string(dtype_name(t)) + " (f16, bf16, f8 and complex types are not "
+             "computed in a loop kernel yet)");
+  }
+
+  static Tensor layout(const OutSpec& s) {
+    Tensor t;
+    t.type = s.type;
+    t.shape = s.shape;
+    t.strides = row_major_strides(s.shape);
+    return t;
+  }
+
+  uint32_t array(const OutSpec& s, bool batched) {
+    if (shape_size(s.shape) == 0) refuse("an empty tensor");
+    int64_t size = elements(s.shape, batched);
+    // The smallest free array of the same storage that holds it (phase() puts a barrier between
+    // its last readers and the new value's writers where they are other invocations).
+    auto fit = free_arrays_.end();
+    for (auto it = free_arrays_.begin(); it != free_arrays_.end(); ++it)
+      if (kept_type(arrays_[*it].type) == kept_type(s.type) && arrays_[*it].size >= size &&
+          (fit == free_arrays_.end() || arrays_[*it].size < arrays_[*fit].size))
+        fit = it;
+    if (fit != free_arrays_.end()) {
+      uint32_t k = *fit;
+      free_arrays_.erase(fit);
+      freed_[k] = false;
+      return k;
+    }
+    arrays_.push_back({s.type, size});
+    return uint32_t(arrays_.size() - 1);
+  }
+
+  // Frees the arrays of values computed by earlier nodes that no node from `n` on reads (views
+  // of a value keep its array).
+  void release_arrays_read_until(size_t n) {
+    std::vector<size_t> last(arrays_.size(), 0);
+    std::vector<bool> held(arrays_.size(), false);
+    for (uint32_t v = uint32_t(g_.input_count()); v < refs_.size(); ++v) {
+      if (!refs_[v] || refs_[v]->global) continue;
+      uint32_t k = refs_[v]->index;
+      held[k] = true;
+      last[k] = std::max(last[k], last_use_[v]);
+    }
+    for (const auto& [input, k] : state_arrays_) held[k] = false;  // the state's, never freed
+    for (uint32_t k = 0; k < arrays_.size(); ++k)
+      if (held[k] && last[k] < n && !freed_[k]) freed_[k] = true, free_arrays_.push_back(k);
+  }
+
+  // The elements of a value one workgroup computes: its chain's, or all.
+  int64_t elements(const Shape& shape, bool batched) const { return shape_size(shape) / (batched ? chains_ : 1); }
+
+  // A view node: its value is its input's, seen through other strides.
+  bool view_of(const GraphNode& node, uint32_t v) {
+    if (node.inputs.size() != 1 || !refs_[node.inputs[0]]) return false;
+    const Ref& in = *refs_[node.inputs[0]];
+    auto view = family_of(node.op).view_result(node.op, node.out, {in.view}, node.attrs);
+    if (!view || view->type != in.view.type) return false;
+    if (in.batched && (view->shape.empty() || view->shape[0] != chains_ || view->strides[0] != in.view.strides[0]))
+      refuse(std::string(op_info(node.op).name) + " moves the chain axis (the vectorized axis)");
+    refs_[v] = Ref{in.global, in.index, *view, in.batched};
+    return true;
+  }
+
+  // GLSL reading element `index` of `r`, as its type's storage.
+  std::string read(const Ref& r, const std::string& index) {
+    DType t = r.view.type;
+    if (r.global) {
+      buffer_types_.insert(t);
+      addresses_used_.insert(r.index);
+      return "NxvLoopBuf_" + std::string(dtype_name(t)) + "(nxv_addr" + std::to_string(r.index) + ").v[" + index + "]";
+    }
+    return glsl_storage_type(t) + "(nxv_a" + std::to_string(r.index) + "[" + index + "])";
+  }
+
+  // The index into `r` of the element of a value of `shape` whose row-major index is `e`, with
+  // `r` broadcast to `shape` as Nx broadcasts (trailing axes aligned, size-1 axes repeated).
+  // In a `batched` value's phase, `e` counts the workgroup's chain's elements and axis 0 is the
+  // chain `c`, which a shared array of a batched value leaves out (it holds one chain). Uses the
+  // variables i1.. (i0..) that decompose(shape, batched) declares.
+  static std::string index_of(const Ref& r, const Shape& shape, bool batched) {
+    const Tensor& v = r.view;
+    bool own = !r.global && r.batched;
+    if (v.shape == shape && v.offset == 0 && v.strides == row_major_strides(shape) && (own || !batched)) return "e";
+    std::string x = u(uint64_t(v.offset));
+    size_t skip = shape.size() - v.shape.size();
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      if (v.shape[d] == 1 || v.strides[d] == 0) continue;
+      bool chain = batched && d + skip == 0;
+      if (chain && own) continue;
+      x += " + " + (chain ? std::string("c") : "i" + std::to_string(d + skip)) + " * " + u(uint64_t(v.strides[d]));
+    }
+    return x;
+  }
+
+  static std::string decompose(const Shape& shape, bool batched) {
+    std::string s = "      uint rest = e;\n";
+    for (size_t d = shape.size(); d-- > (batched ? 1 : 0);) {
+      s += "      uint i" + std::to_string(d) + " = rest % " + u(uint64_t(shape[d])) + ";\n";
+      s += "      rest /= " + u(uint64_t(shape[d])) + ";\n";
+    }
+    return s;
+  }
+
+  static bool broadcasts_to(const Tensor& v, const Shape& shape) {
+    if (v.shape.size() > shape.size()) return false;
+    size_t skip = shape.size() - v.shape.size();
+    for (size_t d = 0; d < v.shape.size(); ++d)
+      if (v.shape[d] != 1 && v.shape[d] != shape[d + skip]) return false;
+    return true;
+  }
+
+  // `store` (over v) into shared array k's element `index`.
+  std::string store_into(uint32_t k, DType type, const std::string& index, const std::string& value) {
+    std::string stored = glsl_store(type);
+    stored.replace(stored.find('v'), 1, value);  // glsl_store's only `v` is its value
+    return "nxv_a" + std::to_string(k) + "[" + index + "] = " + glsl_storage_type(kept_type(type)) + "(" + stored + ");\n";
+  }
+
+  // A shared array a phase reads or writes, and whether at its own element only: in a phase
+  // whose invocation t takes elements t, t + 256, ..., reading or writing element e of the
+  // array (that invocation's own element in every such phase).
+  using Accesses = std::map<std::string, bool>;
+
+  // Appends a phase, after a barrier where it reads what a phase since the last barrier wrote,
+  // or writes what one read or wrote, unless both touch only their own elements.
+  void phase(const Accesses& reads, const Accesses& writes, const std::string& code) {
+    auto conflicts = [](const Accesses& now, const Accesses& before) {
+      return std::any_of(now.begin(), now.end(), [&](const auto& a) {
+        auto b = before.find(a.first);
+        return b != before.end() && !(a.second && b->second);
+      });
+    };
+    if (conflicts(reads, written_) || conflicts(writes, written_) || conflicts(writes, read_)) {
+      body_ += "    barrier();\n";
+      written_.clear(), read_.clear();
+    }
+    auto note = [](const Accesses& from, Accesses& to) {
+      for (const auto& [name, own] : from) {
+        auto [it, fresh] = to.emplace(name, own);
+        if (!fresh) it->second = it->second && own;
+      }
+    };
+    note(writes, written_);
+    note(reads, read_);
+    body_ += code;
+  }
+
+  static std::string name_of(const Ref& r) { return r.global ? "" : "nxv_a" + std::to_string(r.index); }
+
+  static std::string loop_over(int64_t n) { return "    for (uint e = t; e < " + u(uint64_t(n)) + "; e += " + u(kWorkgroup) + ") {\n"; }
+
+  void chain(const GraphNode& node, uint32_t v, size_t n) {
+    ElementwiseChain chain;
+    if (node.op == OpId::elementwise_chain) {
+      chain = node.attrs.as<ElementwiseChain>();
+    } else {
+      std::vector<ChainOperand> operands;
+      for (uint32_t k = 0; k < node.inputs.size(); ++k) operands.push_back({ChainOperand::From::Input, k});
+      auto result = family_of(node.op).append_pointwise_steps(node, operands, chain);
+      if (!result) refuse(std::string(op_info(node.op).name) + " as elementwise steps");
+      if (result->from != ChainOperand::From::Step || result->index + 1 != chain.steps.size())
+        refuse(std::string(op_info(node.op).name) + " computes nothing an elementwise step would");
+    }
+    if (chain.steps.empty()) refuse("an elementwise chain without steps");
+    std::vector<DType> in;
+    for (uint32_t x : node.inputs) in.push_back(g_.value(x).type);
+    note_float_steps(chain, in);
+    const std::string name = "nxv_c" + std::to_string(n);
+    std::string code;
+    ScalarExpr s = chain_scalar_expr(chain, in, has_f64_, code, name);
+    chain_code_ += code;
+    defines_.insert(s.defines.begin(), s.defines.end());
+    features_.merge(s.features);
+    bool batched = std::any_of(node.inputs.begin(), node.inputs.end(), [&](uint32_t x) { return refs_[x]->batched; });
+    for (uint32_t x : node.inputs)
+      if (refs_[x]->batched && refs_[x]->view.shape.size() != node.out.shape.size())
+        refuse(std::string(op_info(node.op).name) + " broadcasts a vectorized operand along its chain axis");
+    uint32_t k = array(node.out, batched);
+    refs_[v] = Ref{false, k, layout(node.out), batched};
+    std::string args, loads;
+    Accesses reads;
+    bool indexed = false;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const Ref& r = *refs_[node.inputs[i]];
+      if (!broadcasts_to(r.view, node.out.shape)) refuse("an elementwise operand that does not broadcast to its result");
+      std::string index = index_of(r, node.out.shape, batched);
+      if (!r.global) reads[name_of(r)] = index == "e";
+      indexed |= index != "e";
+      loads += "      " + glsl_scalar_register_type(in[i]) + " x" + std::to_string(i) + " = " + read(r, index) + ";\n";
+      args += (i ? ", x" : "x") + std::to_string(i);
+    }
+    phase(reads, {{name_of(*refs_[v]), true}},
+          loop_over(elements(node.out.shape, batched)) + (indexed ? decompose(node.out.shape, batched) : "") + loads +
+              "      precise " + s.compute + " r = " + name + "(" + args + ");\n      " +
+              store_into(k, node.out.type, "e", "r") + "    }\n");
+  }
+
+  // The chain's steps that compute in float through several roundings without f64 (refused in
+  // a kernel that uses f64: chain_rounding's rule, for the whole kernel).
+  void note_float_steps(const ElementwiseChain& chain, const std::vector<DType>& in) {
+    for (const ChainStep& step : chain.steps) {
+      std::vector<DType> types;
+      for (const auto& o : step.operands) types.push_back(chain_operand_type(chain, in, o));
+      ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64_);
+      if (uses_f64(e)) uses_f64_ = true;
+      else if (several_float_roundings(step.op, e)) float_steps_.push_back(std::string(op_info(step.op).name));
+    }
+  }
+
+  // Products and reductions (loop_sums.cpp): each element summed as its eager kernel sums it.
+  void product(const GraphNode& node, uint32_t v);
+  void note_partials(const std::string& acc, uint64_t elements);
+  void reduction(const GraphNode& node, uint32_t v);
+
+  // A conditional loop's trip ends here where its condition (output `state`, one element of
+  // the state the trip started from) is zero: the state stays, and the loop says it is done.
+  void stop_unless_condition() {
+    const Ref& pred = *refs_[g_.outputs()[state_]];
+    if (pred.batched) refuse("a vectorized loop condition (each chain its own trips)");
+    if (shape_size(pred.view.shape) != 1) refuse("a loop condition of more than one element");
+    Accesses reads;
+    if (!pred.global) reads[name_of(pred)] = false;
+    phase(reads, {}, "");
+    if (!pred.global && written_.count(name_of(pred))) {
+      body_ += "    barrier();\n";
+      written_.clear(), read_.clear();
+    }
+    std::string value = read(pred, u(uint64_t(pred.view.offset)));
+    body_ += "    if (!(" + value + " != " + glsl_storage_type(pred.view.type) + "(0))) {\n      done = true;\n      break;\n    }\n";
+    if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+    done_address_ = next_address_++;
+    buffer_types_.insert(DType::U8);
+  }
+
+  // The trip's end: each changing state's next value (copied first where it is not a value of
+  // its own, such as a state or a view), then copied over the state.
+  void next_state() {
+    std::vector<std::pair<uint32_t, uint32_t>> copies;  // state array, source array
+    for (size_t j = 0; j < state_; ++j) {
+      const uint32_t out = g_.outputs()[j];
+      if (invariant_[j]) {
+        outputs_.emplace_back(int64_t(j), 0);
+        continue;
+      }
+      const OutSpec& spec = g_.value(uint32_t(j));
+      const Ref& r = *refs_[out];
+      const bool batched = batched_inputs_[j];
+      if (r.batched && !batched) refuse("a state that is not vectorized gets a vectorized next value");
+      uint32_t state_array = refs_[j]->index;
+      bool own = !r.global && r.batched == batched && r.view.offset == 0 && r.view.shape == spec.shape &&
+                 r.view.strides == row_major_strides(spec.shape) &&
+                 std::none_of(state_arrays_.begin(), state_arrays_.end(), [&](auto& p) { return p.second == r.index; });
+      uint32_t source = r.index;
+      if (!own) {
+        source = array(spec, batched);
+        if (!broadcasts_to(r.view, spec.shape)) refuse("a next state that does not broadcast to its state");
+        std::string index = index_of(r, spec.shape, batched);
+        Accesses reads;
+        if (!r.global) reads[name_of(r)] = index == "e";
+        phase(reads, {{"nxv_a" + std::to_string(source), true}},
+              loop_over(elements(spec.shape, batched)) + (index != "e" ? decompose(spec.shape, batched) : "") + "      nxv_a" +
+                  std::to_string(source) + "[e] = " + glsl_storage_type(kept_type(spec.type)) + "(" + read(r, index) +
+                  ");\n    }\n");
+      }
+      copies.emplace_back(state_array, source);
+      if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+      outputs_.emplace_back(-1, next_address_++);
+    }
+    for (auto [to, from] : copies)
+      phase({{"nxv_a" + std::to_string(from), true}}, {{"nxv_a" + std::to_string(to), true}},
+            loop_over(arrays_[to].size) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
+                "[e];\n    }\n");
+    // The next trip reads the state: every trip ends with a barrier.
+    body_ += "    barrier();\n";
+    written_.clear(), read_.clear();
+  }
+
+  std::string load_state() {
+    std::string s;
+    for (auto [input, k] : state_arrays_) {
+      Ref r{true, input, layout(g_.value(input))};
+      std::string index = batched_inputs_[input] ? "c * " + u(uint64_t(arrays_[k].size)) + " + e" : "e";
+      s += loop_over(arrays_[k].size) + "      nxv_a" + std::to_string(k) + "[e] = " +
+           glsl_storage_type(kept_type(arrays_[k].type)) + "(" + read(r, index) + ");\n    }\n";
+    }
+    return s;
+  }
+
+  std::string store_state() {
+    std::string s;
+    for (size_t j = 0; j < state_; ++j) {
+      if (invariant_[j]) continue;
+      uint32_t k = refs_[j]->index, address = outputs_[j].second;
+      DType t = arrays_[k].type;
+      buffer_types_.insert(t);
+      // A state of every chain is each workgroup's to store; one of none, the first's.
+      bool batched = batched_inputs_[j];
+      std::string index = batched ? "c * " + u(uint64_t(arrays_[k].size)) + " + e" : "e";
+      addresses_used_.insert(address);
+      s += std::string(batched ? "" : "  if (c == 0u)\n") + loop_over(arrays_[k].size) + "      NxvLoopBuf_" +
+           std::string(dtype_name(t)) + "(nxv_addr" + std::to_string(address) + ").v[" + index + "] = " +
+           glsl_storage_type(t) + "(nxv_a" + std::to_string(k) + "[e]);\n    }\n";
+    }
+    return s;
+  }
+
+  Device& device_;
+  const Graph& g_;
+  size_t state_;
+  std::vector<bool> invariant_;
+  std::vector<bool> batched_inputs_;
+  int64_t chains_;
+  bool conditional_;
+  uint32_t done_address_ = 0;
+  bool has_f64_;
+  uint32_t next_address_;
+  std::vector<std::optional<Ref>> refs_;
+  std::vector<SharedArray> arrays_;
+  std::vector<size_t> last_use_;     // per value: the last node that reads it
+  std::vector<uint32_t> free_arrays_;  // arrays no later node reads
+  std::map<uint32_t, bool> freed_;     // arrays in free_arrays_
+  std::vector<std::pair<uint32_t, uint32_t>> state_arrays_;  // input, its shared array
+  std::vector<std::pair<int64_t, uint32_t>> outputs_;
+  std::set<DType> buffer_types_;
+  std::map<std::string, uint64_t> partials_;  // partial sums' shared arrays: GLSL type, elements
+  std::set<std::pair<std::string, std::string>> defines_;
+  FeatureSet features_;
+  bool uses_f64_ = false;
+  std::vector<std::string> float_steps_;
+  std::string chain_code_, body_;
+  Accesses written_, read_;  // shared arrays since the last barrier
+  std::set<uint32_t> addresses_used_;
+  std::vector<std::pair<std::string, uint64_t>> raw_arrays_;  // a reduction's partials: GLSL type, elements
+};
+
+}  // namespace nxv::loop
