@@ -40,6 +40,18 @@ Shape left_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.m, p.k} :
 Shape right_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.k, p.n} : Shape{p.k, p.n}; }
 Shape out_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.m, p.n} : Shape{p.m, p.n}; }
 
+// A problem's random operands of type `t`, its output's shape and the dot's attributes.
+struct Operands {
+  Tensor l, r;
+  Shape out;
+  DotAttrs a;
+};
+Operands operands(Device& d, DType t, const Problem& p, std::mt19937& rng) {
+  Tensor l = random_tensor(d, t, left_shape(p), rng);
+  Tensor r = random_tensor(d, t, right_shape(p), rng);
+  return {l, r, out_shape(p), matmul(p.batch > 0)};
+}
+
 // The dot, then each step as its own op.
 Tensor unfused(Device& d, const Tensor& l, const Tensor& r, const DotAttrs& a, DType product, const Shape& out,
                const std::vector<Tensor>& extras, const ElementwiseChain& chain) {
@@ -169,9 +181,7 @@ TEST_F(DotEpilogues, FourTensorsBesideTheProduct) {
       for (const Problem& p : problems) {
         SCOPED_TRACE(std::string(path.name) + ", " + std::string(dtype_name(t)) + ", m " + std::to_string(p.m) + " n " +
                      std::to_string(p.n));
-        Tensor l = random_tensor(d, t, left_shape(p), rng), r = random_tensor(d, t, right_shape(p), rng);
-        Shape out = out_shape(p);
-        DotAttrs a = matmul(p.batch > 0);
+        auto [l, r, out, a] = operands(d, t, p, rng);
         std::vector<Tensor> extras{random_tensor(d, t, out, rng), random_tensor(d, t, out, rng), scalar(d, t, 0.125),
                                    random_tensor(d, t, {p.m, 1}, rng)};
         // (the chain reads p, q, h, s: inputs 1..4)
@@ -219,9 +229,7 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
       for (const Problem& p : problems) {
         SCOPED_TRACE(std::string(path.name) + ", " + std::string(dtype_name(t)) + ", m " + std::to_string(p.m) + " n " +
                      std::to_string(p.n));
-        Tensor l = random_tensor(d, t, left_shape(p), rng), r = random_tensor(d, t, right_shape(p), rng);
-        Shape out = out_shape(p);
-        DotAttrs a = matmul(p.batch > 0);
+        auto [l, r, out, a] = operands(d, t, p, rng);
         Tensor bias = random_tensor(d, t, {p.n}, rng), one = scalar(d, t, 1);
         ElementwiseChain tanh_chain{{step(OpId::add, t, {in(0), in(1)}), step(OpId::tanh, t, {st(0)})}};
         ElementwiseChain sigmoid{{step(OpId::add, t, {in(0), in(1)}), step(OpId::sigmoid, t, {st(0)})}};

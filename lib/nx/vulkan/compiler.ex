@@ -96,15 +96,10 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Evaluator, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.Compiler.{Disk, HostSteps, Loops, Recorder, Runner}
+  alias Nx.Vulkan.Compiler.{Disk, HostSteps, LoopKernels, Loops, Recorder, Runner}
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
   @fallback_modes [:host_steps, :eval, :raise]
-  # Loops of fewer trips are unrolled even where the engine's loop kernel would take them.
-  @loop_kernel_trips 8
-  # Why loops were recorded trip by trip rather than by the loop kernel, for the compilation's
-  # telemetry event (`:loop_kernel_refusals`).
-  @loop_refusals {__MODULE__, :loop_refusals}
 
   # Compiled functions and programs kept at most (then the cache starts again).
   @max_cached 4096
@@ -339,7 +334,7 @@ defmodule Nx.Vulkan.Compiler do
   defp compile(key, vars, fun, settings) do
     start = System.monotonic_time()
     note_compilation(key, vars, settings)
-    outer_refusals = Process.delete(@loop_refusals)
+    outer_refusals = LoopKernels.take_refusals()
 
     disk_keys = %{
       arguments: vars |> Composite.flatten_list() |> Enum.map(&arg_key/1),
@@ -376,15 +371,13 @@ defmodule Nx.Vulkan.Compiler do
           run_bytes: 0,
           disk_cache: nil,
           loop_kernels: 0,
-          loop_kernel_refusals: Enum.reverse(Process.get(@loop_refusals, []))
+          loop_kernel_refusals: LoopKernels.refusals()
         },
         meta
       )
     )
 
-    if outer_refusals,
-      do: Process.put(@loop_refusals, outer_refusals),
-      else: Process.delete(@loop_refusals)
+    LoopKernels.restore_refusals(outer_refusals)
 
     compiled
   end
@@ -554,7 +547,7 @@ defmodule Nx.Vulkan.Compiler do
 
     case trips do
       {:ok, trips} ->
-        case loop_kernel(key, arg, body, trips, settings) do
+        case LoopKernels.counted(record_loop(key, arg, settings), arg, body, trips, settings) do
           {:ok, entry} -> {:loop_kernel, entry}
           :none -> {:unroll, trips, evaluate_fun(key, [arg], rewritten, settings)}
         end
@@ -563,108 +556,19 @@ defmodule Nx.Vulkan.Compiler do
         condition = rewritten(key, condition, settings)
 
         case !host_op(rewritten, settings) &&
-               loop_kernel_until(key, arg, body, condition, settings) do
+               LoopKernels.until(record_loop(key, arg, settings), arg, body, condition, settings) do
           {:ok, entry} -> {:loop_kernel_until, entry}
           _ -> loop_entries(key, arg, condition, body, settings)
         end
     end
   end
 
-  # Trips of a data-dependent loop in one launch, at most this many each.
-  @until_trips 1024
-
-  # A loop whose trips are known only by running it, in the loop kernel: each launch runs up to
-  # @until_trips trips, each first computing the condition on the state (the body's last
-  # output) and ending the loop where it is zero; the host reads whether it ended once per
-  # launch. :none where the kernel does not take the body.
-  defp loop_kernel_until(_key, _arg, _body, _condition, %{loop_kernel: false}), do: :none
-
-  defp loop_kernel_until(key, arg, body, condition, settings) do
-    combine = fn [b, c], params -> List.to_tuple(leaves(b.(params)) ++ [c.(params)]) end
-    compile_loop_kernel(key, arg, [body, condition], combine, @until_trips, 1, settings)
-  end
-
-  # A loop with a fixed trip count whose body the engine computes in one workgroup: every
-  # trip in one launch (the engine's loop kernel), else :none. The body is recorded on its own,
-  # with every part of the state an input (the state's first inputs, then the tensors the body
-  # captures), its result the next state.
-  defp loop_kernel(_key, _arg, _body, _trips, %{loop_kernel: false}), do: :none
-  # Fewer trips record as well unrolled, in the program around the loop.
-  defp loop_kernel(_key, _arg, _body, trips, _settings) when trips < @loop_kernel_trips, do: :none
-
-  defp loop_kernel(key, arg, body, trips, settings) do
-    compile_loop_kernel(key, arg, [body], fn [b], params -> b.(params) end, trips, 0, settings)
-  end
-
-  # The loop kernel's entry for a body recorded from `exprs` (the state's every part an input:
-  # its first inputs, then the tensors the body captures; `combine` gives the next state, and
-  # with `conditional` 1 the condition after it). {:ok, entry}, else :none with the reason
-  # noted.
-  defp compile_loop_kernel(key, arg, exprs, combine, trips, conditional, settings) do
-    state = length(leaves(arg))
-
-    {recorded, _eval_fun} =
-      record_scope(
-        key,
-        [arg],
-        exprs,
-        fn evaluate, params ->
-          Enum.each(params, & &1.())
-          combine.(evaluate, params)
-        end,
-        settings
-      )
-
-    with {:ok, %{nodes: nodes, donations: []} = recorded} <- recorded,
-         true <- recorded.params == Enum.to_list(0..(state - 1)//1),
-         {:ok, vectorized} <- vectorized_state(arg),
-         {:ok, {program, _stats}} <-
-           NIF.program_compile_loop(
-             settings.device,
-             recorded.input_specs,
-             nodes,
-             recorded.outputs,
-             state,
-             trips,
-             vectorized,
-             conditional
-           ) do
-      run = Map.take(recorded, [:params, :captures, :result])
-      {:ok, {:program, Map.merge(run, %{program: program, device: settings.device, donated: []})}}
-    else
-      {:error, kind, message} when kind not in [:unsupported, :invalid_argument] ->
-        Error.raise_error!(kind, message)
-
-      {:error, _kind, message} ->
-        note_loop_refusal(message)
-
-      {:ok, %{steps: _}} ->
-        note_loop_refusal("its body runs host steps")
-
-      {:stop, reason} ->
-        note_loop_refusal(reason)
-
-      _ ->
-        note_loop_refusal("its body donates or leaves part of its state unread")
+  # Records a loop body's scope for the loop kernel (Nx.Vulkan.Compiler.LoopKernels).
+  defp record_loop(key, arg, settings) do
+    fn exprs, combine ->
+      {recorded, _eval_fun} = record_scope(key, [arg], exprs, combine, settings)
+      recorded
     end
-  end
-
-  # The state's vectorized parts (one vectorized axis, devectorized to axis 0): the loop
-  # kernel's chains, one workgroup each.
-  defp vectorized_state(arg) do
-    arg
-    |> leaves()
-    |> Enum.with_index()
-    |> Enum.reduce_while({:ok, []}, fn
-      {%T{vectorized_axes: []}, _}, acc -> {:cont, acc}
-      {%T{vectorized_axes: [_]}, i}, {:ok, list} -> {:cont, {:ok, [i | list]}}
-      _, _ -> {:halt, {:error, :unsupported, "a state vectorized on more than one axis"}}
-    end)
-  end
-
-  defp note_loop_refusal(reason) do
-    Process.put(@loop_refusals, [reason | Process.get(@loop_refusals, [])])
-    :none
   end
 
   defp loop_entries(key, arg, condition, body, settings) do
