@@ -87,7 +87,7 @@ ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block,
     inputs.push_back(std::move(held.tensor));
   }
   const nxv::Program& program = *resource.program;
-  if (!may_block && (program.stats().launches > kNormalSchedulerLaunches || !program.runs_without_blocking(inputs)))
+  if (!may_block && (program.stats().launches > kNormalSchedulerLaunches || !program.runs_without_blocking()))
     return blocked = true, atoms.ok;
   auto device = may_block ? device_at(resource.device_index) : device_if_open(resource.device_index);
   if (!device) return blocked = true, atoms.ok;
@@ -95,10 +95,13 @@ ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block,
     throw nxv::Error(nxv::ErrorKind::DeviceLost,
                      std::string(kReopened) + " (Nx.Vulkan.reopen_device/1): compile the function again");
   std::vector<nxv::Tensor> outputs;
-  if (may_block)
+  if (may_block) {
     on_big_stack([&] { outputs = program.run(*device, inputs); });
-  else
-    outputs = program.run(*device, inputs);
+  } else if (auto ran = program.run_if_compiled(*device, inputs)) {
+    outputs = std::move(*ran);
+  } else {
+    return blocked = true, atoms.ok;
+  }
   std::vector<ERL_NIF_TERM> terms;
   terms.reserve(outputs.size());
   for (auto& t : outputs) terms.push_back(make_tensor_term(env, std::move(t), resource.device_index));

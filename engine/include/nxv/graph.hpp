@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -70,9 +71,12 @@ class Program {
   // (strided, broadcast, offset) are first copied to row-major tensors on the same stream.
   // Results are new tensors (or views of them, or of the inputs where the graph returns one).
   std::vector<Tensor> run(Device& device, const std::vector<Tensor>& inputs) const;
-  // Whether a run with these inputs records without blocking: no input needs a copy and the
-  // program has no host step (which waits for the GPU).
-  bool runs_without_blocking(const std::vector<Tensor>& inputs) const;
+  // Whether a run records without blocking: the program has no host step (which waits for the
+  // GPU). Inputs to lay out are copied by kernels recorded on the stream like the program's.
+  bool runs_without_blocking() const;
+  // run() where it neither blocks nor compiles (a copy kernel an input's layout needs may not be
+  // compiled yet): nullopt, with nothing of the program recorded, where it would.
+  std::optional<std::vector<Tensor>> run_if_compiled(Device& device, const std::vector<Tensor>& inputs) const;
   const ProgramStats& stats() const { return stats_; }
   size_t input_count() const;
 
@@ -98,8 +102,8 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
 // then records the trips as a program (compile_program). Inputs flagged in `vectorized` hold
 // independent chains along axis 0 (Nx's vectorized axis, devectorized): each chain runs in a
 // workgroup of its own, and every value computed from them keeps that axis first. Without
-// flags, the changing state's common axis 0 is tried as chains (taken only where every op of
-// the body keeps them apart), then one workgroup. A `conditional` loop (a `while` whose trips
+// flags, the changing state's common axis 0 is tried as chains where some of it has two axes or
+// more (taken only where every op of the body keeps them apart), then one workgroup. A `conditional` loop (a `while` whose trips
 // are known only by running it) has one more output, its condition on the state a trip starts
 // from: the first trip where it is zero ends the loop, and a run returns one more result, a u8
 // that is 1 where the loop ended within `trips` (else the caller runs it again on the state).

@@ -1,8 +1,10 @@
 // Programs: graphs compiled from their inputs' types and shapes (nxv/graph.hpp).
+#include <optional>
 #include <string>
 
 #include "device/device_impl.hpp"
 #include "graph/graph.hpp"
+#include "kernels/kernel_cache.hpp"
 
 namespace nxv {
 
@@ -45,16 +47,20 @@ std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph&
     // Unsaid, the changing state's common axis 0 is tried as independent chains: the loop
     // kernel takes a body as chains only where every op keeps them apart, so the guess never
     // changes a result; where it does not take them, the loop runs in one workgroup.
+    // A state of vectors only (no changing state of rank 2 or more) is one chain: a workgroup
+    // per element would run scalars.
     chains.assign(body.input_count(), false);
     int64_t extent = -1;
+    bool matrices = false;
     for (size_t j = 0; j < state && extent != 0; ++j) {
       const Shape& shape = body.value(uint32_t(j)).shape;
       // Unchanged state and scalars (a counter) are not chains: every workgroup reads them.
       if (shape.empty() || body.outputs().at(j) == uint32_t(j)) continue;
+      matrices = matrices || shape.size() >= 2;
       if (extent > 0 && shape[0] != extent) extent = 0;
       else extent = shape[0], chains[j] = true;
     }
-    if (extent <= 1) chains.clear();
+    if (extent <= 1 || !matrices) chains.clear();
   }
   try {
     program->exec_ = std::make_unique<GraphExecutable>(compile_loop_graph(device, body, state, trips, chains, conditional, examples));
@@ -72,11 +78,16 @@ std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph&
   return program;
 }
 
-bool Program::runs_without_blocking(const std::vector<Tensor>& inputs) const {
-  if (exec_->executable().has_host_steps()) return false;
-  for (const auto& t : inputs)
-    if (t.size() > 0 && !row_major(t)) return false;
-  return true;
+bool Program::runs_without_blocking() const { return !exec_->executable().has_host_steps(); }
+
+std::optional<std::vector<Tensor>> Program::run_if_compiled(Device& device, const std::vector<Tensor>& inputs) const {
+  if (!runs_without_blocking()) return std::nullopt;
+  try {
+    CompileFreeScope no_compiles;
+    return run(device, inputs);
+  } catch (const KernelNotReady&) {
+    return std::nullopt;  // an input's copy kernel: copies recorded so far are dropped unread
+  }
 }
 
 std::vector<Tensor> Program::run(Device& device, const std::vector<Tensor>& inputs) const {
