@@ -177,6 +177,12 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
     {x, i}
   end
 
+  # A loop state the body passes through unchanged, from a literal.
+  defn scaled_with_constant(x) do
+    {x, c, _} = while {x, c = Nx.tensor([2.0, 3.0]), i = 0}, i < 10, do: {x * c, c, i + 1}
+    {x, c}
+  end
+
   describe "loops" do
     test "a fixed loop of small tensors runs every trip in one launch (the loop kernel), the Evaluator's bits" do
       Nx.Vulkan.with_host_fallback(:raise, fn ->
@@ -211,6 +217,21 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
         assert_received {:compiled, _, %{mode: :steps, loop_kernels: 1}}
         assert_eager_bits(compiled, &leapfrogs/4, [q, p, x, y])
       end)
+    end
+
+    test "values of constants alone are computed when compiled: a call records the loop kernel alone" do
+      x = Nx.multiply(random({2}), 1.0)
+      fun = Nx.Defn.jit(&scaled_with_constant/1, compiler: Compiler)
+      {first, _} = fun.(x)
+      before = Nx.Vulkan.stream_statistics()
+      {y, c} = fun.(x)
+      assert Nx.to_binary(y) == Nx.to_binary(first)
+      assert Nx.Vulkan.stream_statistics().commands - before.commands == 1
+      assert_eager_bits({y, c}, &scaled_with_constant/1, [x])
+      # The loop passes the shared constant through: the result says so, and no call gives it up.
+      assert %Nx.Vulkan.Backend{constant: true} = c.data
+      Nx.backend_deallocate(c)
+      assert Nx.to_flat_list(elem(fun.(x), 1)) == [2.0, 3.0]
     end
 
     test "the loop kernel's option is checked" do

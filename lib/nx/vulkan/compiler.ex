@@ -392,6 +392,19 @@ defmodule Nx.Vulkan.Compiler do
       Enum.reduce_while(steps, {[], none}, fn
         {:segment, segment, inputs, outputs}, {done, stats} ->
           case program(settings.device, segment) do
+            {:ok, program, _, more} when inputs == [] ->
+              # Computed from constants alone (a loop's initial counter): once, here, its
+              # results shared by every call as immutable constants, each in a dense buffer of
+              # its own (a program may return views of its constants, which a reader copies).
+              refs =
+                program
+                |> NIF.program_run([])
+                |> Error.unwrap!()
+                |> Enum.map(&(&1 |> NIF.copy(settings.device) |> Error.unwrap!()))
+
+              stats = Map.update!(stats, :nodes, &(&1 + more.nodes))
+              {:cont, {[{:constants, outputs, refs} | done], stats}}
+
             {:ok, program, _, more} ->
               stats = Map.merge(stats, more, fn _, a, b -> a + b end)
               {:cont, {[{:segment, program, inputs, outputs} | done], stats}}

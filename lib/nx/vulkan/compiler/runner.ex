@@ -4,7 +4,9 @@ defmodule Nx.Vulkan.Compiler.Runner do
   #
   #   * `{:program, p}`: one engine program, one native call;
   #   * `{:steps, p}`: device segments (engine programs) and host steps in order, values
-  #     passed between them as device buffers;
+  #     passed between them as device buffers; values computed from constants alone when the
+  #     function compiled are shared by every call (immutable: `constant: true` wherever they
+  #     leave the step, so that no call donates them);
   #   * `{:eval, evaluator, device}`: the function through Nx.Defn.Evaluator on the backend.
 
   alias Nx.Defn.Composite
@@ -29,10 +31,13 @@ defmodule Nx.Vulkan.Compiler.Runner do
         p.captures |> Enum.with_index() |> Map.new(fn {ref, j} -> {{:capture, j}, ref} end)
       )
 
+    # Captures are shared by every call too.
+    env = shared(env, Enum.map(0..(length(p.captures) - 1)//1, &{:capture, &1}))
     env = Enum.reduce(p.steps, env, &run_step(&1, &2, p.device))
     outputs = Enum.map(p.outputs, &Map.fetch!(env, &1))
     give_up_donated(p, params, outputs)
-    wrap(p.result, outputs, p.device)
+    constants = Map.get(env, :constants, MapSet.new())
+    wrap(p.result, outputs, p.device, Enum.map(p.outputs, &MapSet.member?(constants, &1)))
   end
 
   def run({:eval, evaluator, device}, args) do
@@ -55,10 +60,17 @@ defmodule Nx.Vulkan.Compiler.Runner do
     bind(env, outputs, refs)
   end
 
+  defp run_step({:constants, outputs, refs}, env, _device) do
+    env |> bind(outputs, refs) |> shared(outputs)
+  end
+
   defp run_step({:host, s, action, inputs, templates, specs}, env, device) do
+    constants = Map.get(env, :constants, MapSet.new())
+
     tensors =
       Enum.zip_with(inputs, templates, fn value, template ->
-        %{template | data: %B{ref: Map.fetch!(env, value), device: device}}
+        data = %B{ref: Map.fetch!(env, value), device: device, constant: value in constants}
+        %{template | data: data}
       end)
 
     results = HostSteps.run(action, tensors, device)
@@ -74,8 +86,21 @@ defmodule Nx.Vulkan.Compiler.Runner do
         t |> Nx.devectorize(keep_names: false) |> B.to_ref(device)
       end)
 
-    bind(env, Enum.map(0..(length(specs) - 1)//1, &{:host, s, &1}), refs)
+    outputs = Enum.map(0..(length(specs) - 1)//1, &{:host, s, &1})
+    env |> bind(outputs, refs) |> shared(passed_through(action, inputs, outputs, constants))
   end
+
+  # Values that may be a shared constant's buffer.
+  defp shared(env, values),
+    do: Map.update(env, :constants, MapSet.new(values), &Enum.into(values, &1))
+
+  # A loop kernel returns state its body leaves unchanged in the state's own buffer.
+  defp passed_through({{kind, _}, _}, inputs, outputs, constants)
+       when kind in [:loop_kernel, :loop_kernel_until] do
+    for {input, output} <- Enum.zip(inputs, outputs), input in constants, do: output
+  end
+
+  defp passed_through(_action, _inputs, _outputs, _constants), do: []
 
   defp bind(env, values, refs) do
     values |> Enum.zip(refs) |> Enum.into(env)
@@ -100,10 +125,12 @@ defmodule Nx.Vulkan.Compiler.Runner do
     for i <- p.donated, ref = Enum.at(params, i), ref not in outputs, do: NIF.deallocate(ref)
   end
 
-  defp wrap(result, outputs, device) do
-    {result, []} =
-      Composite.traverse(result, outputs, fn t, [ref | refs] ->
-        {%{t | data: %B{ref: ref, device: device}}, refs}
+  defp wrap(result, outputs, device, constant \\ nil) do
+    constant = constant || List.duplicate(false, length(outputs))
+
+    {result, {[], []}} =
+      Composite.traverse(result, {outputs, constant}, fn t, {[ref | refs], [c | cs]} ->
+        {%{t | data: %B{ref: ref, device: device, constant: c}}, {refs, cs}}
       end)
 
     result
