@@ -3,6 +3,7 @@
 # the work of a sampler's inner loop, run three ways:
 #
 #     mix run bench/hmc.exs     # HMC_RUNS=binary,evaluator,compiler,chains (the default), unrolled
+#                               # HMC_SPLIT=1: host and wait time per call, and a one-op floor
 #
 # Nx.BinaryBackend with Nx.Defn.Evaluator, and Nx.Vulkan.Backend with Nx.Defn.Evaluator and
 # with Nx.Vulkan.Compiler (the loop in one launch: the engine's loop kernel; `unrolled` records
@@ -108,5 +109,39 @@ for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler,ch
         "    #{Float.round(us / n, 1)}  #{Float.round(count / n, 1)}x  #{String.slice(kernel, 0, 110)}"
       )
     end
+  end
+
+  # Where a call's time goes: the host's time to make the call (its programs recorded, not
+  # waited for), then the wait for the GPU and the read back; submissions per call.
+  if backend == Nx.Vulkan.Backend and System.get_env("HMC_SPLIT") == "1" do
+    before = Nx.Vulkan.stream_statistics()
+
+    {host, wait} =
+      Enum.reduce(1..n, {0, 0}, fn _, {host, wait} ->
+        t0 = System.monotonic_time(:nanosecond)
+        {q, _p} = fun.(q, p, x, y, eps)
+        t1 = System.monotonic_time(:nanosecond)
+        q |> Nx.devectorize() |> Nx.to_binary()
+        t2 = System.monotonic_time(:nanosecond)
+        {host + t1 - t0, wait + t2 - t1}
+      end)
+
+    stats = Nx.Vulkan.stream_statistics()
+
+    # The floor: a compiled call of one elementwise op on the same inputs, read back alike.
+    floor = Nx.Defn.jit(fn q, p -> Nx.add(q, p) end, compiler: compiler)
+    for _ <- 1..3, do: floor.(q, p) |> Nx.devectorize() |> Nx.to_binary()
+
+    {floor_us, _} =
+      :timer.tc(fn -> for _ <- 1..n, do: floor.(q, p) |> Nx.devectorize() |> Nx.to_binary() end)
+
+    IO.puts("  a one-op compiled call read back alike: #{Float.round(floor_us / n, 1)} us")
+
+    IO.puts(
+      "  host #{Float.round(host / n / 1000, 1)} us, wait and read back " <>
+        "#{Float.round(wait / n / 1000, 1)} us per call; " <>
+        "#{Float.round((stats.submits - before.submits) / n, 2)} submits, " <>
+        "#{Float.round((stats.commands - before.commands) / n, 1)} commands per call"
+    )
   end
 end
