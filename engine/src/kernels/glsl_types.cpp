@@ -50,20 +50,50 @@ std::string glsl_scalar_register_type(DType t) { return t == DType::F16 ? "float
 
 uint32_t vec4_alignment(DType t) { return uint32_t(std::min<size_t>(16, 4 * dtype_size(t))); }
 
-std::string glsl_compute_type(DType t) {
+std::string glsl_name(AccType a) {
+  switch (a) {
+    case AccType::F32: return "float";
+    case AccType::F64: return "double";
+    case AccType::S32: return "int";
+    case AccType::U32: return "uint";
+    case AccType::S64: return "int64_t";
+    case AccType::U64: return "uint64_t";
+    case AccType::C64: return "vec2";  // (re, im)
+    case AccType::C128: return "dvec2";
+  }
+  return "";
+}
+
+uint32_t acc_bytes(AccType a) {
+  switch (a) {
+    case AccType::F32: case AccType::S32: case AccType::U32: return 4;
+    case AccType::F64: case AccType::S64: case AccType::U64: case AccType::C64: return 8;
+    case AccType::C128: return 16;
+  }
+  return 4;
+}
+
+bool is_floating(AccType a) { return a == AccType::F32 || a == AccType::F64; }
+bool is_complex(AccType a) { return a == AccType::C64 || a == AccType::C128; }
+bool is_int64(AccType a) { return a == AccType::S64 || a == AccType::U64; }
+bool needs_f64(AccType a) { return a == AccType::F64 || a == AccType::C128; }
+
+AccType acc_of(DType t) {
   switch (t) {
-    case DType::U8: case DType::U16: case DType::U32: return "uint";
-    case DType::S8: case DType::S16: case DType::S32: return "int";
-    case DType::U64: return "uint64_t";
-    case DType::S64: return "int64_t";
+    case DType::U8: case DType::U16: case DType::U32: return AccType::U32;
+    case DType::S8: case DType::S16: case DType::S32: return AccType::S32;
+    case DType::U64: return AccType::U64;
+    case DType::S64: return AccType::S64;
     case DType::F8: case DType::F8E4M3FN: case DType::F16: case DType::BF16: case DType::F32:
-      return "float";  // Nx computes wider too
-    case DType::F64: return "double";
-    case DType::C64: return "vec2";  // (re, im)
-    case DType::C128: return "dvec2";
+      return AccType::F32;  // Nx computes wider too
+    case DType::F64: return AccType::F64;
+    case DType::C64: return AccType::C64;
+    case DType::C128: return AccType::C128;
     default: throw Error(ErrorKind::Unsupported, "type " + std::string(dtype_name(t)) + " has no GLSL compute type yet");
   }
 }
+
+std::string glsl_compute_type(DType t) { return glsl_name(acc_of(t)); }
 
 std::string glsl_load(DType from, const std::string& to) {
   std::string x = from == DType::BF16       ? "nxv_bf16_load(x)"
@@ -75,6 +105,8 @@ std::string glsl_load(DType from, const std::string& to) {
   if (!to_complex && is_complex(from)) return to + "(" + x + ".x)";
   return to + "(" + x + ")";
 }
+
+std::string glsl_load(DType from, AccType to) { return glsl_load(from, glsl_name(to)); }
 
 std::string glsl_store(DType to) {
   if (to == DType::BF16) return "nxv_bf16_store(float(v))";

@@ -1,5 +1,6 @@
 // How each Nx type is stored, loaded and computed in the generated GLSL.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,10 +22,32 @@ std::string glsl_vec4_register_type(DType t);
 std::string glsl_scalar_register_type(DType t);
 // Alignment in bytes of a 4-element group of `t`.
 uint32_t vec4_alignment(DType t);
-// Type used for arithmetic on values of `t` (bool is_float: float/double; ints: 32 or 64-bit).
+// A type kernels compute and accumulate in: 32 or 64-bit integers and floats, complex as
+// (re, im) vectors. Compared as values; its GLSL text is emitted through glsl_name.
+enum class AccType : uint8_t { F32, F64, S32, U32, S64, U64, C64, C128 };
+
+// "float", "double", "int", "uint", "int64_t", "uint64_t", "vec2", "dvec2".
+std::string glsl_name(AccType a);
+uint32_t acc_bytes(AccType a);
+bool is_floating(AccType a);  // real floats: F32, F64
+bool is_complex(AccType a);   // C64, C128
+bool is_int64(AccType a);     // S64, U64
+bool needs_f64(AccType a);    // F64, C128
+// Type used for arithmetic on values of `t`: f32 for the narrow floats, 32-bit integers for
+// the narrow integers, else the type's own width.
+AccType acc_of(DType t);
+// Orders accumulator types by GLSL name: declarations emitted in this order keep the text
+// (and so the kernel cache keys) they had when keyed by name.
+struct AccByGlslName {
+  bool operator()(AccType a, AccType b) const { return glsl_name(a) < glsl_name(b); }
+};
+
+// glsl_name(acc_of(t)).
 std::string glsl_compute_type(DType t);
-// Expression converting storage value `x` of type `from` to compute type `to_compute`.
+// Expression converting storage value `x` of type `from` to compute type `to_compute` (a
+// GLSL type name: elementwise loads name storage types too).
 std::string glsl_load(DType from, const std::string& to_compute);
+std::string glsl_load(DType from, AccType to_compute);
 // Expression converting compute value `v` to storage of type `to`.
 std::string glsl_store(DType to);
 

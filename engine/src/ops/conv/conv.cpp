@@ -106,7 +106,7 @@ class ConvFamily final : public StoreEpilogueFamily<ConvAttrs> {
     }
     if (g.kernel_positions > kMaxKernelPositions)
       return not_native("conv: kernels over 2^22 spatial positions are not convolved natively");
-    std::string acc = dot_acc_type(out);
+    AccType acc = dot_acc_type(out);
     try {
       for (DType t : {in.type, ker.type, out}) glsl_storage_type(t);
       fold_features({in.type, ker.type, out}, acc).check(core, "conv");

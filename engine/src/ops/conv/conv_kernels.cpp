@@ -72,7 +72,7 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
                       const std::vector<int64_t>& out_strides, const StoreEpilogue* epi) {
   const DeviceCore& core = *impl.core;
   const ConvGeometry& g = plan.geometry;
-  std::string acc = dot_acc_type(out_type);
+  AccType acc = dot_acc_type(out_type);
   GemmShape shape{g.groups, g.m(), g.group_filters, g.k()};
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   // CPU drivers: dot's CPU tile (8 x 32, one row block) ran 8x64x28x28 * 64x64x3x3 at 1.3
@@ -80,7 +80,7 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   // barriers per product), 64 x 64 with 8 x 8 at 3.5-5.9 but compiling 2.5x slower (each
   // layout, type and rank is a compile). Tuning's dot.tile still overrides.
   bool forced = tuning().dot.tile.has_value();
-  if (gemm_cpu_paths(core) && !forced && glsl_type_bytes(acc) <= 8 && shape.m >= 32 && shape.n >= 16)
+  if (gemm_cpu_paths(core) && !forced && acc_bytes(acc) <= 8 && shape.m >= 32 && shape.n >= 16)
     tile = {32, 64, 16, 4, 4};
   // The A tile along k where the input's channels are adjacent (channels last), else along m.
   bool a_k_unit = input.strides[1] == 1 && g.ci > 1;
@@ -230,9 +230,9 @@ void append_conv_im2col(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan
   const DeviceCore& core = *impl.core;
   const ConvGeometry& g = plan.geometry;
   if (uint32_t v = conv_gather16_vector(g, input)) return append_conv_im2col16(impl, builder, plan, input, a_out, v);
-  std::string acc = dot_acc_type(input.type);
+  AccType acc = dot_acc_type(input.type);
   // 256 invocations, 8 (complex: 4) A elements each; the tile core's shared arrays stay small.
-  GemmTile tile = glsl_type_bytes(acc) >= 16 ? GemmTile{64, 16, 16, 2, 2} : GemmTile{128, 16, 16, 4, 2};
+  GemmTile tile = acc_bytes(acc) >= 16 ? GemmTile{64, 16, 16, 2, 2} : GemmTile{128, 16, 16, 4, 2};
   bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
                           [](int64_t x) { return x > 1; });
   GemmTileOpts o;

@@ -39,8 +39,9 @@ const Kernel& winograd_kernel(DeviceImpl& impl, DType type, Pass pass, const Sto
     key.name = "conv_winograd";
     key.workgroup_size = kWorkgroupSize;
     auto& d = key.defines;
-    std::string t = type == DType::F64 ? "double" : "float";
-    fold_features({type}, t).add_defines(d);
+    AccType wt = type == DType::F64 ? AccType::F64 : AccType::F32;
+    const std::string t = glsl_name(wt);
+    fold_features({type}, wt).add_defines(d);
     d.emplace_back("PASS", std::to_string(uint32_t(pass)));
     d.emplace_back("WT", t);
     d.emplace_back("WT_F64", type == DType::F64 ? "1" : "0");

@@ -106,7 +106,7 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
       if (n >= uint64_t(kMaxIndex) || n * dtype_size(t) > core.chunk_bytes())
         return not_native("dot: operands over 2^31 elements or one buffer chunk are not multiplied natively yet");
     }
-    std::string acc = dot_acc_type(out);
+    AccType acc = dot_acc_type(out);
     try {
       for (DType t : {l.type, r.type, out}) glsl_storage_type(t);
       fold_features({l.type, r.type, out}, acc).check(core, "dot");

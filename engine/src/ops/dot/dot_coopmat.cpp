@@ -126,7 +126,7 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
   bool bf16 = a.type == DType::BF16, int8 = dtype_size(a.type) == 1;
   // The fragments' types, and the accumulator's (the partial sums' with split-K).
   std::string frag_in = int8 ? (a.type == DType::S8 ? "int8_t" : "uint8_t") : "float16_t";
-  std::string acc = int8 ? (a.type == DType::S8 ? "int" : "uint") : "float";
+  AccType acc = int8 ? (a.type == DType::S8 ? AccType::S32 : AccType::U32) : AccType::F32;
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmCoopmat};
   variant.types = {out, a.type, b.type};
   variant.type_count = 3;
@@ -158,7 +158,7 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
     if (bf16) d.emplace_back("NXV_SPIRV_BF16", "1");
     if (int8) d.emplace_back("ELEM8", "1");
     d.emplace_back("FRAG_IN", frag_in);
-    d.emplace_back("FRAG_ACC", acc);
+    d.emplace_back("FRAG_ACC", glsl_name(acc));
     if (gathered) {
       d.emplace_back("CONV_A", "1");
       d.emplace_back("NR", std::to_string(gathered->spatial));

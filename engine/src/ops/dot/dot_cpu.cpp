@@ -40,9 +40,9 @@ uint32_t shuffle_width(const DeviceCore& core) {
 
 // subgroupShuffle of an accumulator: 64-bit integers travel as two 32-bit halves (shuffles of
 // 64-bit integers need the subgroup extended types).
-std::string shuffle(const std::string& acc) {
-  if (acc == "int64_t" || acc == "uint64_t")
-    return acc + "(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(v)), s)))";
+std::string shuffle(AccType acc) {
+  if (is_int64(acc))
+    return glsl_name(acc) + "(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(v)), s)))";
   return "subgroupShuffle(v, s)";
 }
 
@@ -59,9 +59,9 @@ std::optional<CpuGemmTile> cpu_gemm_tile(const DeviceCore& core, const GemmShape
   if (auto forced = tuned_tile()) return forced;
   // 16 x 2 was the fastest of 8-32 rows by 1-2 columns at 511^3 f32 on lavapipe (see
   // bench/RESULTS.md); half the rows per 8-byte accumulator, a quarter per 16-byte one.
-  uint32_t acc_bytes = glsl_type_bytes(dot_acc_type(out));
+  const uint32_t bytes = acc_bytes(dot_acc_type(out));
   CpuGemmTile t;
-  t.tm = acc_bytes <= 4 ? 16 : acc_bytes <= 8 ? 8 : 4;
+  t.tm = bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
   t.tn = 2;
   // Fewer rows where the product has fewer (one kernel per power of two).
   if (uint64_t(shape.m) < t.tm) t.tm = pow2_at_least(uint64_t(shape.m), 1, t.tm);
@@ -74,7 +74,7 @@ void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const 
                      const GemmOperand& b, BufferRef c, const CpuGemmTile& tile,
                      const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
-  std::string acc = dot_acc_type(out);
+  AccType acc = dot_acc_type(out);
   uint32_t sg = shuffle_width(core);
   // Whole subgroups per workgroup.
   uint32_t wg = sg ? std::max(tile.wg, sg) / sg * sg : tile.wg;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/glsl_types.hpp"
 #include "nxv/device.hpp"
 #include "nxv/tensor.hpp"
 #include "ops/dot/dot_attrs.hpp"
@@ -24,7 +25,7 @@ struct WorkgroupMatvec {
   // Batched products: batch b reads the operands `b * mat_batch` and `b * vec_batch` further.
   uint32_t batch = 1;
   int64_t mat_batch = 0, vec_batch = 0;
-  std::string acc;  // the accumulator's GLSL type
+  AccType acc = AccType::F32;
   std::string mac;  // MAC(acc, a, b) as the eager kernel defines it
 };
 

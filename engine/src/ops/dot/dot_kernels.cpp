@@ -24,16 +24,16 @@ enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3
 
 }  // namespace
 
-std::string dot_mac(const std::string& acc) {
-  if (acc == "float" || acc == "double") return "fma(a, b, acc)";
-  if (acc == "vec2" || acc == "dvec2") return "((acc) + " + acc + "((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))";
+std::string dot_mac(AccType acc) {
+  if (is_floating(acc)) return "fma(a, b, acc)";
+  if (is_complex(acc)) return "((acc) + " + glsl_name(acc) + "((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))";
   return "((acc) + (a) * (b))";
 }
 
-void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc) {
+void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, AccType acc) {
   fold_features({out, x, y}, acc).add_defines(d);
-  d.emplace_back("ACC", acc);
-  d.emplace_back("ZERO", acc + "(0)");
+  d.emplace_back("ACC", glsl_name(acc));
+  d.emplace_back("ZERO", glsl_name(acc) + "(0)");
   d.emplace_back("MAC(acc, a, b)", dot_mac(acc));
   add_buffer_defines(d, "C", out);
   add_buffer_defines(d, "OUT", out);
@@ -62,14 +62,16 @@ uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
 }
 
 // The vector of four accumulators (gemm_rows.comp); "" where there is none (complex).
-std::string acc4_type(const std::string& acc) {
-  if (acc == "float") return "vec4";
-  if (acc == "double") return "dvec4";
-  if (acc == "int") return "ivec4";
-  if (acc == "uint") return "uvec4";
-  if (acc == "int64_t") return "i64vec4";
-  if (acc == "uint64_t") return "u64vec4";
-  return "";
+std::string acc4_type(AccType acc) {
+  switch (acc) {
+    case AccType::F32: return "vec4";
+    case AccType::F64: return "dvec4";
+    case AccType::S32: return "ivec4";
+    case AccType::U32: return "uvec4";
+    case AccType::S64: return "i64vec4";
+    case AccType::U64: return "u64vec4";
+    default: return "";
+  }
 }
 
 // A vector of four of `type` converted to `acc4` (the parameter is not `x`: swizzles name x).
@@ -91,8 +93,8 @@ uint32_t pack_gemm_tile(const GemmTile& t) {
   return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
 }
 
-bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc) {
-  return glsl_type_bytes(acc) == 4 && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
+bool gemm_vec4_shared(const GemmTile& tile, AccType acc) {
+  return acc_bytes(acc) == 4 && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
          !tuning().dot.no_vec4;
 }
 
@@ -114,9 +116,9 @@ bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTil
 }
 
 bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o,
-                       const std::string& acc) {
+                       AccType acc) {
   // 32-bit accumulators: f64's tiles ran slower without the checks on an H100.
-  if (gemm_cpu_paths(core) || glsl_type_bytes(acc) != 4 || tuning().dot.no_inside) return false;
+  if (gemm_cpu_paths(core) || acc_bytes(acc) != 4 || tuning().dot.no_inside) return false;
   uint64_t wg = tile.invocations();
   uint64_t a_items = uint64_t(tile.bm) * tile.bk / (o.a_vec4 ? 4 : 1);
   uint64_t b_items = uint64_t(tile.bn) * tile.bk / (o.b_vec4 ? 4 : 1);
@@ -140,14 +142,14 @@ std::array<uint32_t, 3> gemm_grid(const DeviceCore& core, const GemmTile& tile, 
           uint32_t(std::min<uint64_t>(z, max_count[2]))};
 }
 
-void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& acc) {
+void add_gemm_operand_defines(Defines& d, DType a, DType b, AccType acc) {
   add_buffer_defines(d, "A", a);
   add_buffer_defines(d, "B", b);
   d.emplace_back("LOAD_A(x)", glsl_load(a, acc));
   d.emplace_back("LOAD_B(x)", glsl_load(b, acc));
 }
 
-void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, const GemmTileOpts& o,
+void add_gemm_tile_defines(Defines& d, const GemmTile& tile, AccType acc, const GemmTileOpts& o,
                            DType a, DType b) {
   d.emplace_back("BM", std::to_string(tile.bm) + "u");
   d.emplace_back("BN", std::to_string(tile.bn) + "u");
@@ -211,14 +213,14 @@ bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DT
   return !narrow && !is_complex(out) && shape.k < 512;  // split-K needs k >= 512 (split_k)
 }
 
-BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc) {
-  auto partials = impl.allocate(std::max<uint64_t>(splits * n * glsl_type_bytes(acc), 16));
+BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, AccType acc) {
+  auto partials = impl.allocate(std::max<uint64_t>(splits * n * acc_bytes(acc), 16));
   return {builder.bind(partials), 0};
 }
 
 // gemm_rows.comp on CPU drivers, where B is read along n in aligned vectors of four.
 bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOperand& b, DType out) {
-  std::string acc = dot_acc_type(out);
+  AccType acc = dot_acc_type(out);
   bool off = tuning().dot.no_rows;
   uint64_t offset = b.ref.byte_offset / dtype_size(b.type);
   return gemm_cpu_paths(core) && !off && !acc4_type(acc).empty() && !glsl_vec4_type(b.type).empty() &&
@@ -231,7 +233,8 @@ namespace {
 void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
                       const GemmOperand& a, const GemmOperand& b, BufferRef c, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
-  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
+  AccType acc = dot_acc_type(out);
+  std::string acc4 = acc4_type(acc);
   // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
   // the columns need. 16 x 16 was the fastest on lavapipe at 512^3 on a quiet machine
   // (7.6-7.9 ms; 16 x 8: 8.9, 32 x 16: 8.3, 16 x 32: 7.8, 8 x 16: 11.7).
@@ -276,7 +279,7 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
     d.emplace_back("TN4", std::to_string(tn4) + "u");
     d.emplace_back("ACC4", acc4);
     d.emplace_back("ZERO4", acc4 + "(0)");
-    bool floating = acc == "float" || acc == "double";
+    bool floating = is_floating(acc);
     d.emplace_back("MAC4(acc, a, b)", floating ? "fma(" + acc4 + "(a), b, acc)" : "((acc) + (a) * (b))");
     add_buffer_defines(d, "A", a.type);
     add_buffer_defines(d, "B", b.type);
@@ -314,26 +317,29 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
 
 }  // namespace
 
-std::string dot_acc_type(DType out) { return glsl_compute_type(out); }
+AccType dot_acc_type(DType out) { return acc_of(out); }
 
 namespace {
 
 // The partial sums' type where it is not the output's accumulator: the 8-bit tensor cores'
 // 32-bit integers (and f32 for 16-bit float inputs, which dot_acc_type gives anyway).
-std::optional<DType> partials_type(const std::string& acc, DType out) {
+std::optional<DType> partials_type(AccType acc, DType out) {
   if (acc == dot_acc_type(out)) return std::nullopt;
-  if (acc == "int") return DType::S32;
-  if (acc == "uint") return DType::U32;
-  if (acc == "float") return DType::F32;
-  throw Error(ErrorKind::Unsupported, "dot: split-K partial sums of type " + acc + " into " +
-                                          std::string(dtype_name(out)));
+  switch (acc) {
+    case AccType::S32: return DType::S32;
+    case AccType::U32: return DType::U32;
+    case AccType::F32: return DType::F32;
+    default:
+      throw Error(ErrorKind::Unsupported, "dot: split-K partial sums of type " + glsl_name(acc) + " into " +
+                                              std::string(dtype_name(out)));
+  }
 }
 
 }  // namespace
 
-GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc) {
+GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, AccType acc) {
   std::optional<GemmTile> forced = tuned_tile();
-  uint32_t acc_bytes = glsl_type_bytes(acc);
+  const uint32_t bytes = acc_bytes(acc);
   GemmTile t;
   if (forced) {
     t = *forced;
@@ -347,12 +353,12 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const 
     // GPU (~128): 128x128 with 8x8 per invocation (32-bit accumulators), 64x64 (4x4; also
     // from 32 tiles where k is long: split-K makes up the rest), 32x64 (4x4, 128
     // invocations), else 32x32 (2x2) for small products.
-    if (acc_bytes == 4 && tiles(shape, 128, 128) >= 128) t = {128, 128, 16, 8, 8};
+    if (bytes == 4 && tiles(shape, 128, 128) >= 128) t = {128, 128, 16, 8, 8};
     else if (tiles(shape, 64, 64) >= 128 || (tiles(shape, 64, 64) >= 32 && shape.k >= 512)) t = {64, 64, 16, 4, 4};
     else if (tiles(shape, 32, 64) >= 64) t = {32, 64, 16, 4, 4};
     else t = {32, 32, 16, 2, 2};
   }
-  return fit_shared_memory(core, t, acc_bytes);
+  return fit_shared_memory(core, t, bytes);
 }
 
 GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_bytes) {
@@ -376,7 +382,7 @@ void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::a
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
                  const GemmOperand& b, BufferRef c, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
-  std::string acc = dot_acc_type(out);
+  AccType acc = dot_acc_type(out);
   // CPU drivers: the row kernel where B's rows are read in aligned vectors of four, else the
   // register-block kernel (any strides and sizes).
   if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c, epi);
@@ -394,7 +400,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
     tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
   // GPUs, f64 (64-bit accumulators, read from shared memory one by one): 64x128 tiles of 8 x 8
   // per invocation where they fill the device, faster than 64x64 of 4 x 4.
-  if (!gemm_cpu_paths(core) && !tuned_tile() && acc == "double" && tile.bm == 64 && tile.bn == 64 &&
+  if (!gemm_cpu_paths(core) && !tuned_tile() && acc == AccType::F64 && tile.bm == 64 && tile.bn == 64 &&
       tiles(shape, 64, 128) >= 128)
     tile = fit_shared_memory(core, {64, 128, 16, 8, 8}, 8);
   GemmTileOpts o;
@@ -438,7 +444,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
 
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
-                        const GemmTile& tile, const std::string& acc, uint32_t k_align,
+                        const GemmTile& tile, AccType acc, uint32_t k_align,
                         const DotEpilogue* epi, const std::function<void(Launch&)>& attach) {
   const DeviceCore& core = *impl.core;
   GemmPush push{};
@@ -470,7 +476,8 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
 
 MatvecLanes matvec_lanes(const DeviceCore& core, DType out, uint32_t batch, uint32_t rows, uint32_t k,
                          const GemmOperand& mat) {
-  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
+  AccType acc = dot_acc_type(out);
+  std::string acc4 = acc4_type(acc);
   // GPUs: neighbouring invocations read neighbouring matrix elements (outputs across lanes
   // where the rows are adjacent, else k across lanes). CPU drivers: outputs across lanes
   // whatever the layout, each invocation the whole k (LY = 1): the vector's loads are then
@@ -512,7 +519,8 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
                    const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi,
                    std::optional<std::array<uint32_t, 2>> out_strides) {
   const DeviceCore& core = *impl.core;
-  std::string acc = dot_acc_type(out), acc4 = acc4_type(acc);
+  AccType acc = dot_acc_type(out);
+  std::string acc4 = acc4_type(acc);
   const MatvecLanes lanes = matvec_lanes(core, out, batch, rows, k, mat);
   const bool cols = lanes.cols, vw4 = lanes.vw4;
   const uint32_t lx = lanes.lx, ly = lanes.ly;
@@ -538,7 +546,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
     d.emplace_back("LOAD_M(x)", glsl_load(mat.type, acc));
     d.emplace_back("LOAD_V(x)", glsl_load(vec.type, acc));
     if (vw4) {
-      bool floating = acc == "float" || acc == "double";
+      bool floating = is_floating(acc);
       d.emplace_back("ACC4", acc4);
       d.emplace_back("ZERO4", acc4 + "(0)");
       d.emplace_back("MAC4(acc, m, v)", floating ? "fma(m, " + acc4 + "(v), acc)" : "((acc) + (m) * (v))");
@@ -583,7 +591,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
 void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
                       uint32_t splits, const DotEpilogue* epi, std::optional<DType> partials) {
   const DeviceCore& core = *impl.core;
-  std::string acc = partials ? glsl_compute_type(*partials) : dot_acc_type(out);
+  AccType acc = partials ? acc_of(*partials) : dot_acc_type(out);
   VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
   variant.types = {out, partials.value_or(out)};
   variant.type_count = 2;
@@ -593,8 +601,8 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
     key.workgroup_size = 256;
     auto& d = key.defines;
     fold_features({out}, acc).add_defines(d);
-    d.emplace_back("ACC", acc);
-    d.emplace_back("ZERO", acc + "(0)");
+    d.emplace_back("ACC", glsl_name(acc));
+    d.emplace_back("ZERO", glsl_name(acc) + "(0)");
     add_buffer_defines(d, "OUT", out);
     d.emplace_back("STORE_OUT(v)", glsl_store(out));
     append_glsl_use_defines(d);

@@ -38,15 +38,15 @@ bool gemm_cpu_paths(const DeviceCore& core);
 
 // The accumulator a dot into `out` runs in: f32 for the narrow floats, the output's compute
 // type otherwise (integers wrap in it, as Nx wraps in the output type).
-std::string dot_acc_type(DType out);
+AccType dot_acc_type(DType out);
 // MAC(acc, a, b) in the accumulator type `acc`: fma for floats (one rounding per product, full
 // precision), wrap-around for integers, (re, im) products for complex.
-std::string dot_mac(const std::string& acc);
+std::string dot_mac(AccType acc);
 
 // The tile for `shape` on this device: large tiles where there are enough of them to fill
 // the device, smaller ones otherwise; within the shared-memory limit. Tuning's
 // dot.tile=bm,bn,bk,tm,tn overrides it (bk, tm, tn up to 16).
-GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, const std::string& acc);
+GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, AccType acc);
 
 // `t` with its k step halved until its shared memory (acc_bytes per staged value) fits the device.
 GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_bytes);
@@ -56,7 +56,7 @@ uint32_t pack_gemm_tile(const GemmTile& tile);
 
 // Whether the tile core reads shared memory four-wide (32-bit accumulators; register tile in
 // groups of four; tuning's dot.no_vec4 turns it off).
-bool gemm_vec4_shared(const GemmTile& tile, const std::string& acc);
+bool gemm_vec4_shared(const GemmTile& tile, AccType acc);
 
 // How the tile core (gemm_tile.glsl) reads and stages its operands.
 struct GemmTileOpts {
@@ -81,7 +81,7 @@ bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTil
 // edge checks (GPU paths, 32-bit accumulators `acc`; tuning's dot.no_inside turns it off). Splits
 // of k are then multiples of tile.bk.
 bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o,
-                       const std::string& acc);
+                       AccType acc);
 
 // Invocation columns per subgroup of 32 for `tile` on GPU paths: `fallback`, or dot.warp_x
 // (0: row by row); 0 where the tile does not divide into such blocks.
@@ -97,17 +97,17 @@ bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int6
 
 // The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4,
 // A_VEC4, B_VEC4 (with A_VEC, A_VALIGN, LOAD_A4 and likewise for B), WARP_X.
-void add_gemm_tile_defines(Defines& d, const GemmTile& tile, const std::string& acc, const GemmTileOpts& opts,
+void add_gemm_tile_defines(Defines& d, const GemmTile& tile, AccType acc, const GemmTileOpts& opts,
                            DType a, DType b);
 // Workgroups of a GEMM-shaped kernel: n / bn by m / bm tiles, `z` batches (times splits),
 // each within the device's limits (the kernels loop over what exceeds them).
 std::array<uint32_t, 3> gemm_grid(const DeviceCore& core, const GemmTile& tile, uint64_t n, uint64_t m, uint64_t z);
 
 // The A and B buffers of a GEMM-shaped kernel and their loads into the accumulator type.
-void add_gemm_operand_defines(Defines& d, DType a, DType b, const std::string& acc);
+void add_gemm_operand_defines(Defines& d, DType a, DType b, AccType acc);
 
 // Accumulator, MAC, C/OUT buffer and STORE_OUT defines of a GEMM into `out` from `x` and `y`.
-void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, const std::string& acc);
+void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, AccType acc);
 
 // Split-K count for `workgroups` workgroups over `k`: about `target` workgroups in all on GPUs
 // where there are fewer, each split at least 256 long, at most `most`; tuning's dot.splits
@@ -117,7 +117,7 @@ std::pair<uint32_t, uint32_t> split_k(const DeviceCore& core, uint64_t workgroup
                                       uint64_t target, uint64_t most, uint64_t align = 1);
 
 // Partial sums of `splits` x `n` accumulators of type `acc`, bound to a new slot.
-BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, const std::string& acc);
+BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits, uint64_t n, AccType acc);
 
 // The second pass of split-K: dst[i] (row-major, n elements) = the splits' sums of element i
 // (part[s * n + i]), added in order of s. The partial sums are of the output's accumulator
@@ -136,7 +136,7 @@ bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const Gemm
 // before any other, and places `epi`'s parameters itself.
 void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& kernel, DType out,
                         const GemmShape& shape, const GemmOperand& a, const GemmOperand& b, BufferRef c,
-                        const GemmTile& tile, const std::string& acc, uint32_t k_align,
+                        const GemmTile& tile, AccType acc, uint32_t k_align,
                         const DotEpilogue* epi = nullptr, const std::function<void(Launch&)>& attach = {});
 
 // Launches `kernel` once over `grid`, A, B and C patched into `push` (no split-K).

@@ -157,11 +157,11 @@ std::string f64_required_error(OpId op, DType out, const std::vector<DType>& in)
 
 ScalarExpr scalar_expr(OpId op, DType out, const std::vector<DType>& in, bool has_f64) {
   ScalarExpr s;
-  std::string c = glsl_compute_type(out);
+  AccType c = acc_of(out);
   auto& features = s.features;
   features.add_type(out);
   for (DType t : in) features.add_type(t);
-  std::vector<std::string> load_types(in.size(), c);
+  std::vector<std::string> load_types(in.size(), glsl_name(c));
   std::string expr;
   if (op == OpId::as_type) {
     if (as_type_needs_int64(in[0], out)) features.need_int64();
@@ -175,14 +175,14 @@ ScalarExpr scalar_expr(OpId op, DType out, const std::vector<DType>& in, bool ha
     features.add_type(ct);
     if (has_f64 && ew_class(ct) == kFloat && computes_in_f64(op, def, out, in)) {
       features.need_f64();
-      c = "double";
-      std::fill(load_types.begin(), load_types.end(), c);
+      c = AccType::F64;
+      std::fill(load_types.begin(), load_types.end(), glsl_name(c));
     } else if (has_f64 && out == DType::C64 && def.load == EwLoad::ToOut && op != OpId::add &&
                op != OpId::subtract && op != OpId::negate && op != OpId::select) {
       // c64 math and products as Nx does them: in f64, each component rounded once.
       features.need_f64();
-      c = "dvec2";
-      std::fill(load_types.begin(), load_types.end(), c);
+      c = AccType::C128;
+      std::fill(load_types.begin(), load_types.end(), glsl_name(c));
     }
     for (size_t i = 0; i < in.size(); ++i) {
       if (def.load == EwLoad::Common) load_types[i] = glsl_compute_type(ct);
@@ -198,29 +198,29 @@ ScalarExpr scalar_expr(OpId op, DType out, const std::vector<DType>& in, bool ha
     }
     // Float results of sqrt, rsqrt and cbrt computed in double: only float rounding is needed
     // (nxv_to_f32.glsl), far cheaper than the double-exact versions.
-    if (c == "double" && out != DType::F64 && (op == OpId::sqrt || op == OpId::rsqrt || op == OpId::cbrt))
+    if (c == AccType::F64 && out != DType::F64 && (op == OpId::sqrt || op == OpId::rsqrt || op == OpId::cbrt))
       expr = "double(nxv_" + std::string(op_info(op).name) + "_to_f32(a))";
     // A float sqrt rounds correctly in float and integer arithmetic (nxv_sqrt_f32.glsl).
-    if (c == "float" && op == OpId::sqrt) expr = "nxv_sqrt_f32(a)";
+    if (c == AccType::F32 && op == OpId::sqrt) expr = "nxv_sqrt_f32(a)";
     // A float cbrt takes its last Newton step in double from a float load (nxv_to_f32.glsl).
-    if (c == "float" && op == OpId::cbrt && has_f64) {
+    if (c == AccType::F32 && op == OpId::cbrt && has_f64) {
       features.need_f64();
       expr = "nxv_cbrt_f32(a)";
     }
     // pow of a float result from float loads: double arithmetic only where a float result
     // needs it (nxv_pow_f32.glsl).
-    if (c == "float" && op == OpId::pow && has_f64) {
+    if (c == AccType::F32 && op == OpId::pow && has_f64) {
       features.need_f64();
       s.defines.emplace_back("NXV_POW_F32", "1");
       expr = "nxv_pow_f32(a, b)";
     }
-    if (c == "float" && arithmetic_bound_f32(op)) s.max_workgroups = 16384;
+    if (c == AccType::F32 && arithmetic_bound_f32(op)) s.max_workgroups = 16384;
     // sin, cos and tan of real arguments keep their exact reduction of huge arguments out of
     // the per-element code (nxv_real_trig.glsl).
     if (ew_class(ct) == kFloat && (op == OpId::sin || op == OpId::cos || op == OpId::tan))
       s.fast_expr = "nxv_" + std::string(op_info(op).name) + "_fast(a, exact)";
   }
-  s.compute = c;
+  s.compute = glsl_name(c);
   s.load_types = std::move(load_types);
   s.expr = std::move(expr);
   return s;

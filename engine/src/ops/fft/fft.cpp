@@ -127,7 +127,7 @@ class FftFamily final : public Family {
       return a.device.impl().kernels.get(variant, [&] {
         KernelKey key{name, {}, workgroup};
         auto& d = key.defines;
-        fold_features({out.type, in.type}, "double").add_defines(d);
+        fold_features({out.type, in.type}, AccType::F64).add_defines(d);
         add_buffer_defines(d, "OUT", out.type);
         d.emplace_back("IN_COMPLEX", complex_type(in.type) ? "1" : "0");
         if (complex_type(in.type)) {
@@ -135,7 +135,7 @@ class FftFamily final : public Family {
           d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in.type)));
         } else {
           add_buffer_defines(d, "IN", in.type);
-          d.emplace_back("LOAD_IN(x)", glsl_load(in.type, "double"));
+          d.emplace_back("LOAD_IN(x)", glsl_load(in.type, AccType::F64));
         }
         d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
         d.emplace_back("WG", std::to_string(workgroup) + "u");

@@ -73,10 +73,10 @@ BoundTensor dense(Device& device, LaunchBuilder& builder, const BoundTensor& t) 
 
 // The accumulator of indexed_add: Nx.BinaryBackend sums integers exactly (wrapped on store),
 // floats in double.
-std::string add_acc(DType out, bool has_f64) {
-  if (is_complex(out)) return has_f64 ? "dvec2" : "vec2";
-  if (is_float(out)) return has_f64 ? "double" : "float";
-  return glsl_compute_type(out);
+AccType add_acc(DType out, bool has_f64) {
+  if (is_complex(out)) return has_f64 ? AccType::C128 : AccType::C64;
+  if (is_float(out)) return has_f64 ? AccType::F64 : AccType::F32;
+  return acc_of(out);
 }
 
 class IndexFamily final : public Family {
@@ -267,7 +267,7 @@ class IndexFamily final : public Family {
     push.q = uint32_t(g.inner);
     push.n = uint32_t(g.inner);  // one lane per inner position (outer is 1 for gather-style axes)
     bool has_f64 = a.device.has(kCapFloat64);
-    std::string acc = add_acc(out, has_f64);
+    AccType acc = add_acc(out, has_f64);
     ScatterPush sp{};
     sp.base = push;
     std::vector<AddressPatch> patches{
@@ -276,7 +276,7 @@ class IndexFamily final : public Family {
         {offsetof(ScatterPush, base) + offsetof(IndexPush, idx_addr), {idx.slot, uint64_t(idx.tensor.offset) * dtype_size(idx.tensor.type)}}};
     std::vector<uint32_t> extra;
     if (add) {
-      Tensor sums = empty(a.device, DType::U8, {int64_t(work.size()) * int64_t(glsl_type_bytes(acc))});
+      Tensor sums = empty(a.device, DType::U8, {int64_t(work.size()) * int64_t(acc_bytes(acc))});
       Tensor seen = empty(a.device, DType::U32, {work.size()});
       uint32_t sums_slot = a.builder.bind(sums.buffer), seen_slot = a.builder.bind(seen.buffer);
       AttrNumber zero;
@@ -299,7 +299,7 @@ class IndexFamily final : public Family {
       if (add) add_acc_features(f, acc);
       f.add_defines(d);
       d.emplace_back("ADD", add ? "1" : "0");
-      d.emplace_back("ACC", acc);
+      d.emplace_back("ACC", glsl_name(acc));
       add_buffer_defines(d, "OUT", out);
       add_buffer_defines(d, "UPD", upd);
       d.emplace_back("LOAD_UPD(x)", glsl_load(upd, acc));

@@ -70,7 +70,7 @@ std::optional<Geometry> geometry(const Shape& a, const Shape& b, bool left_side)
 std::string load_expr(DType t, bool complex_compute) {
   if (t == DType::C128) return "(x)";
   if (t == DType::C64) return "dvec2(x)";
-  std::string real = glsl_load(t, "double");
+  std::string real = glsl_load(t, AccType::F64);
   return complex_compute ? "dvec2(" + real + ", 0.0LF)" : real;
 }
 
@@ -143,7 +143,7 @@ class LinalgFamily final : public Family {
     const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
       KernelKey key{"trsv", {}, kWorkgroupSize};
       auto& d = key.defines;
-      fold_features({out.type, ta.type, tb.type}, "double").add_defines(d);
+      fold_features({out.type, ta.type, tb.type}, AccType::F64).add_defines(d);
       d.emplace_back("XT", complex ? "dvec2" : "double");
       d.emplace_back("COMPLEX", complex ? "1" : "0");
       add_buffer_defines(d, "A", ta.type);

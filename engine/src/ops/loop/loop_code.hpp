@@ -178,12 +178,12 @@ class LoopCode {
     }
     for (size_t k = 0; k < raw_arrays_.size(); ++k) {
       const auto& [type, size] = raw_arrays_[k];
-      shared += uint64_t(size) * (type == "double" || type == "int64_t" || type == "uint64_t" ? 8 : 4);
-      decls += "shared " + type + " nxv_r" + std::to_string(k) + "[" + std::to_string(size) + "];\n";
+      shared += uint64_t(size) * acc_bytes(type);
+      decls += "shared " + glsl_name(type) + " nxv_r" + std::to_string(k) + "[" + std::to_string(size) + "];\n";
     }
     for (const auto& [acc, size] : partials_) {
-      shared += size * (acc == "double" || acc == "int64_t" || acc == "uint64_t" ? 8 : 4);
-      decls += "shared " + acc + " nxv_part_" + acc + "[" + std::to_string(size) + "];\n";
+      shared += size * acc_bytes(acc);
+      decls += "shared " + glsl_name(acc) + " nxv_part_" + glsl_name(acc) + "[" + std::to_string(size) + "];\n";
     }
     uint64_t limit = device_.impl().core->info().max_shared_memory;
     if (shared > limit)
@@ -439,7 +439,7 @@ class LoopCode {
 
   // Products and reductions (loop_sums.cpp): each element summed as its eager kernel sums it.
   void product(const GraphNode& node, uint32_t v);
-  void note_partials(const std::string& acc, uint64_t elements);
+  void note_partials(AccType acc, uint64_t elements);
   void reduction(const GraphNode& node, uint32_t v);
 
   // A conditional loop's trip ends here where its condition (output `state`, one element of
@@ -552,7 +552,7 @@ class LoopCode {
   std::vector<std::pair<uint32_t, uint32_t>> state_arrays_;  // input, its shared array
   std::vector<std::pair<int64_t, uint32_t>> outputs_;
   std::set<DType> buffer_types_;
-  std::map<std::string, uint64_t> partials_;  // partial sums' shared arrays: GLSL type, elements
+  std::map<AccType, uint64_t, AccByGlslName> partials_;  // partial sums' shared arrays: type, elements
   std::set<std::pair<std::string, std::string>> defines_;
   FeatureSet features_;
   bool uses_f64_ = false;
@@ -560,7 +560,7 @@ class LoopCode {
   std::string chain_code_, body_;
   Accesses written_, read_;  // shared arrays since the last barrier
   std::set<uint32_t> addresses_used_;
-  std::vector<std::pair<std::string, uint64_t>> raw_arrays_;  // a reduction's partials: GLSL type, elements
+  std::vector<std::pair<AccType, uint64_t>> raw_arrays_;  // a reduction's partials: type, elements
 };
 
 }  // namespace nxv::loop

@@ -23,7 +23,7 @@ void LoopCode::product(const GraphNode& node, uint32_t v) {
            " chains (the vectorized axis)");
   uint32_t k = array(node.out, batched);
   refs_[v] = Ref{false, k, layout(node.out), batched};
-  const std::string acc = w->acc, id = std::to_string(v);
+  const std::string acc = glsl_name(w->acc), id = std::to_string(v);
   std::string mac = w->mac;
   defines_.insert({"NXV_LOOP_MAC" + id + "(acc, a, b)", mac});
   const uint32_t lanes = w->k_lanes;
@@ -54,7 +54,7 @@ void LoopCode::product(const GraphNode& node, uint32_t v) {
     // Every share at once into shared memory (rows in chunks that fit it), then each row's
     // shares combined in matvec.comp's order: lane l adds lane l + s, s from lanes / 2 to 1.
     const uint32_t chunk = std::max<uint32_t>(1, kPartials / lanes);
-    note_partials(acc, std::min<uint64_t>(chunk, w->rows) * lanes);
+    note_partials(w->acc, std::min<uint64_t>(chunk, w->rows) * lanes);
     const std::string part = "nxv_part_" + acc;
     std::string combine;
     for (uint32_t l = 0; l < lanes; ++l)
@@ -75,10 +75,10 @@ void LoopCode::product(const GraphNode& node, uint32_t v) {
   }
   features_.add_type(mat.view.type);
   features_.add_type(vec.view.type);
-  if (acc == "double") uses_f64_ = true;
+  if (w->acc == AccType::F64) uses_f64_ = true;
 }
 
-void LoopCode::note_partials(const std::string& acc, uint64_t elements) {
+void LoopCode::note_partials(AccType acc, uint64_t elements) {
   uint64_t& size = partials_[acc];
   size = std::max(size, elements);
 }
@@ -94,7 +94,7 @@ void LoopCode::reduction(const GraphNode& node, uint32_t v) {
     refuse(std::string(op_info(node.op).name) + " over the chain axis (the vectorized axis)");
   uint32_t k = array(node.out, batched);
   refs_[v] = Ref{false, k, layout(node.out), batched};
-  const std::string id = std::to_string(v), acc = w->acc;
+  const std::string id = std::to_string(v), acc = glsl_name(w->acc);
   defines_.insert({"NXV_LOOP_COMBINE" + id + "(a, b)", "(" + w->combine + ")"});
   defines_.insert({"NXV_LOOP_LOAD" + id + "(x)", w->load});
   std::string source;  // the pass before's partials (a shared array of the workgroup's rows)
@@ -109,7 +109,7 @@ void LoopCode::reduction(const GraphNode& node, uint32_t v) {
     }
     const uint64_t rows = outer * pass.chunks * g.inner;
     std::string dest = last ? name_of(*refs_[v]) : "nxv_r" + std::to_string(raw_arrays_.size());
-    if (!last) raw_arrays_.emplace_back(acc, rows);
+    if (!last) raw_arrays_.emplace_back(w->acc, rows);
     Accesses reads;
     if (first && !in.global) reads[name_of(in)] = false;
     if (!first) reads[source] = false;
@@ -150,7 +150,7 @@ void LoopCode::reduction(const GraphNode& node, uint32_t v) {
       // lanes combined level by level as reduce.comp combines them.
       const std::string part = "nxv_part_" + acc;
       const uint32_t lanes = pass.lanes, chunk = std::max<uint32_t>(1, kPartials / lanes);
-      note_partials(acc, std::min<uint64_t>(chunk, rows) * lanes);
+      note_partials(w->acc, std::min<uint64_t>(chunk, rows) * lanes);
       auto level = [&](uint64_t chunk_rows, uint32_t step, uint32_t reach, uint64_t per_row) {
         // Lanes l = 0, step, 2 step, ... (per_row of them) take lane l + reach.
         phase({{part, false}}, {{part, false}},

@@ -96,18 +96,18 @@ std::vector<DType> chain_inputs(const Combiner& c, DType type) {
 }
 
 // The type the kernel keeps values of `t` in: 32 bits at least.
-std::string carrier(DType t) {
+AccType carrier(DType t) {
   switch (t) {
-    case DType::U8: case DType::U16: case DType::BF16: case DType::F8: case DType::F8E4M3FN: return "uint";
-    case DType::S8: case DType::S16: return "int";
-    default: return glsl_scalar_register_type(t);
+    case DType::U8: case DType::U16: case DType::BF16: case DType::F8: case DType::F8E4M3FN: return AccType::U32;
+    case DType::S8: case DType::S16: return AccType::S32;
+    default: return acc_of(t);  // the type's scalar register type (float for f16)
   }
 }
 
 // The chain's result r (its compute type) rounded to `t` and kept as carrier(t), through an
 // exclusive or with a zero the compiler cannot see: no combine is folded into the next.
 std::string keep(DType t) {
-  std::string acc = carrier(t);
+  std::string acc = glsl_name(carrier(t));
   switch (t) {
     case DType::F16: return "nxv_f16_value(nxv_f16_bits(float(r)) ^ zero)";
     case DType::F32: return "uintBitsToFloat(floatBitsToUint(float(r)) ^ zero)";
@@ -190,7 +190,8 @@ CombinerCode emit_combiner_code(const Combiner& c, DType type, bool has_f64) {
   std::string chain_glsl;
   ScalarExpr s = chain_scalar_expr(c.chain, in, has_f64, chain_glsl);
   code.acc = carrier(type);
-  code.load = code.acc + "(x)";
+  const std::string acc = glsl_name(code.acc);
+  code.load = acc + "(x)";
   code.store = glsl_storage_type(type) + "(v)";
   std::string reg = glsl_scalar_register_type(type);
   std::string args = reg + "(x), " + reg + "(acc)";
@@ -198,7 +199,7 @@ CombinerCode emit_combiner_code(const Combiner& c, DType type, bool has_f64) {
   std::ostringstream g;
   g << chain_glsl << "#undef C\n"
     << "// the reduction's combiner (ops/reduce/combiner.cpp)\n"
-    << code.acc << " nxv_combine(" << code.acc << " x, " << code.acc << " acc) {\n"
+    << acc << " nxv_combine(" << acc << " x, " << acc << " acc) {\n"
     << "  uint zero = gl_NumWorkGroups.y - 1u;\n"
     << "  precise " << s.compute << " r = nxv_chain(" << args << ");\n"
     << "  return " << keep(type) << ";\n}\n";

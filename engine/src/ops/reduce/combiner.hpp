@@ -42,7 +42,7 @@ std::string combiner_error(const Combiner& c, DType type, bool has_f64, bool& in
 // reads a stored value x as `load`, writes v as `store`, and combines with
 // `nxv_combine(x, acc)` defined in `generated` (which the key serves as nxv_generated.glsl).
 struct CombinerCode {
-  std::string acc;
+  AccType acc = AccType::U32;
   std::string load;   // of x (IN_STORE) to acc
   std::string store;  // of v (acc) to the storage type
   std::string generated;

@@ -14,20 +14,19 @@ namespace nxv {
 enum class FoldKind { Sum, Product, Max, Min, All, Any };
 
 struct Fold {
-  std::string acc;      // GLSL accumulator type
+  AccType acc;
   std::string ident;    // its identity (also Nx's padding value for window ops)
   std::string combine;  // an expression of a and b; may name each more than once
 };
 
 // The accumulator: the output's compute type for sums and products (f32 for the narrow
 // floats), the input's for max/min, uint for all/any.
-std::string fold_acc_type(FoldKind kind, DType out, DType in);
-Fold fold_for(FoldKind kind, const std::string& acc);
-uint32_t glsl_type_bytes(const std::string& t);
+AccType fold_acc_type(FoldKind kind, DType out, DType in);
+Fold fold_for(FoldKind kind, AccType acc);
 // The capabilities an accumulator needs (f64 for double, int64 for 64-bit integers).
-void add_acc_features(FeatureSet& features, const std::string& acc);
+void add_acc_features(FeatureSet& features, AccType acc);
 // What a kernel over buffers of `types` folding in `acc` needs of the device.
-FeatureSet fold_features(std::initializer_list<DType> types, const std::string& acc);
+FeatureSet fold_features(std::initializer_list<DType> types, AccType acc);
 // <name>_STORE and <name>_ALIGN of a buffer of Nx type `t` (name: "IN", "OUT", ...).
 void add_buffer_defines(Defines& d, const std::string& name, DType t);
 

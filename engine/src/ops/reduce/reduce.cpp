@@ -75,7 +75,7 @@ struct FusedParams {
 constexpr uint32_t kFusedEpilogueOffset = offsetof(FusedParams, epi);
 static_assert(kFusedEpilogueOffset == sizeof(ReducePrologueParams));
 
-std::string acc_type(OpId op, DType out, DType in) { return fold_acc_type(fold_kind(op), out, in); }
+AccType acc_type(OpId op, DType out, DType in) { return fold_acc_type(fold_kind(op), out, in); }
 
 struct PassKind {
   bool from_partials = false;
@@ -87,9 +87,8 @@ struct PassKind {
 
 // subgroupShuffleXor of an accumulator: 64-bit integers travel as two 32-bit halves (shuffles
 // of int64 need the extended-types feature).
-std::string shuffle_xor(const std::string& acc) {
-  if (acc == "int64_t" || acc == "uint64_t")
-    return acc + "(packUint2x32(subgroupShuffleXor(unpackUint2x32(uint64_t(v)), m)))";
+std::string shuffle_xor(AccType acc) {
+  if (is_int64(acc)) return glsl_name(acc) + "(packUint2x32(subgroupShuffleXor(unpackUint2x32(uint64_t(v)), m)))";
   return "subgroupShuffleXor(v, m)";
 }
 
@@ -99,7 +98,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   KernelKey key;
   key.name = "reduce";
   key.workgroup_size = wg;
-  std::string acc = combiner ? combiner->acc : acc_type(op, out, in);
+  AccType acc = combiner ? combiner->acc : acc_type(op, out, in);
   auto& d = key.defines;
   if (combiner) {
     combiner->features.add_defines(d);
@@ -119,7 +118,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   }
   d.emplace_back("WG", std::to_string(wg));
   d.emplace_back("TPR", std::to_string(tpr));
-  d.emplace_back("ACC", acc);
+  d.emplace_back("ACC", glsl_name(acc));
   bool arg_op = is_arg(op);
   d.emplace_back("ARG", arg_op ? "1" : "0");
   d.emplace_back("FINAL", pass.final ? "1" : "0");
@@ -134,10 +133,10 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     d.emplace_back("IN_VALIGN", std::to_string(vec4_alignment(in)));
   }
   // Where the pass reads: the tensor, or partials (the accumulator type; indices for arg ops).
-  std::string partial = arg_op ? "uint" : acc;
+  AccType partial = arg_op ? AccType::U32 : acc;
   if (pass.from_partials) {
-    d.emplace_back("IN_STORE", partial);
-    d.emplace_back("IN_ALIGN", std::to_string(glsl_type_bytes(partial)));
+    d.emplace_back("IN_STORE", glsl_name(partial));
+    d.emplace_back("IN_ALIGN", std::to_string(acc_bytes(partial)));
     d.emplace_back("LOAD(x)", "(x)");
   } else {
     add_buffer_defines(d, "IN", in);
@@ -146,8 +145,8 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
       add_buffer_defines(d, "AUX", out);  // the accumulator
       d.emplace_back("LOAD_AUX(x)", combiner->load);
     } else if (is_logical(op)) {
-      std::string c = glsl_compute_type(in);
-      d.emplace_back("LOAD(x)", "uint(" + glsl_load(in, c) + " != " + c + "(0))");
+      AccType c = acc_of(in);
+      d.emplace_back("LOAD(x)", "uint(" + glsl_load(in, c) + " != " + glsl_name(c) + "(0))");
     } else {
       d.emplace_back("LOAD(x)", glsl_load(in, acc));
     }
@@ -156,20 +155,20 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     add_buffer_defines(d, "OUT", out);
     d.emplace_back("STORE_OUT(v)", combiner ? combiner->store : glsl_store(out));
   } else {
-    d.emplace_back("OUT_STORE", partial);
-    d.emplace_back("OUT_ALIGN", std::to_string(glsl_type_bytes(partial)));
+    d.emplace_back("OUT_STORE", glsl_name(partial));
+    d.emplace_back("OUT_ALIGN", std::to_string(acc_bytes(partial)));
     d.emplace_back("STORE_OUT(v)", "(v)");
   }
   if (combiner) {
-    d.emplace_back("IDENT", acc + "(0)");  // unused: invocations keep whether they hold a value
+    d.emplace_back("IDENT", glsl_name(acc) + "(0)");  // unused: invocations keep whether they hold a value
     d.emplace_back("COMBINE(a, b)", "nxv_combine(a, b)");
   } else if (!arg_op) {
     Fold fold = fold_for(fold_kind(op), acc);
     d.emplace_back("IDENT", fold.ident);
     d.emplace_back("COMBINE(a, b)", fold.combine);
   } else {
-    bool floating = acc == "float" || acc == "double";
-    d.emplace_back("IDENT", acc + "(0)");
+    bool floating = is_floating(acc);
+    d.emplace_back("IDENT", glsl_name(acc) + "(0)");
     d.emplace_back("COMBINE(a, b)", "(a)");
     d.emplace_back("ARG_NAN(v)", floating ? "isnan(v)" : "false");
     d.emplace_back("ARG_BETTER(b, a)", op == OpId::argmax ? "((b) > (a))" : "((b) < (a))");
@@ -281,9 +280,9 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
       Support own_check = check_reduction(CheckArgs{c.device, c.op, out, input, c.attrs});
       if (!own_check) return own_check;
       auto flags = reduced_axes(c.op, c.attrs, ra->prologue_shape.size());
-      std::string acc = acc_type(c.op, out.type, input[0].type);
+      AccType acc = acc_type(c.op, out.type, input[0].type);
       std::vector<DType> kernel_types{out.type};
-      if (acc == "double") kernel_types.push_back(DType::F64);
+      if (acc == AccType::F64) kernel_types.push_back(DType::F64);
       // (With an epilogue its tensors and steps count too: one kernel holds both chains.)
       if (ra->epilogue) {
         for (size_t i = own; i < c.inputs.size(); ++i) kernel_types.push_back(c.inputs[i].type);
@@ -413,8 +412,8 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
     const ArgReduceAttrs* arg = is_arg(a.op) ? &a.attrs.as<ArgReduceAttrs>() : nullptr;
     const Combiner* traced = a.op == OpId::reduce ? a.attrs.as<ReduceAttrs>().combiner.get() : nullptr;
     const CombinerCode* combiner = traced ? &combiner_code(*traced, out, a.device.has(kCapFloat64)) : nullptr;
-    std::string acc = combiner ? combiner->acc : acc_type(a.op, out, in.type);
-    uint32_t partial_bytes = arg ? 4 : glsl_type_bytes(acc);
+    AccType acc = combiner ? combiner->acc : acc_type(a.op, out, in.type);
+    uint32_t partial_bytes = arg ? 4 : acc_bytes(acc);
     uint32_t in_bytes = uint32_t(dtype_size(in.type));
 
     // An empty input is never read (its rows fold nothing): any bound buffer serves as its address.

@@ -54,8 +54,8 @@ std::optional<WorkgroupReduce> workgroup_reduce(Device& device, OpId op, const O
   w.ident = fold.ident;
   w.combine = fold.combine;
   if (logical) {
-    std::string c = glsl_compute_type(in.type);
-    w.load = "uint(" + glsl_load(in.type, c) + " != " + c + "(0))";
+    AccType c = acc_of(in.type);
+    w.load = "uint(" + glsl_load(in.type, c) + " != " + glsl_name(c) + "(0))";
   } else {
     w.load = glsl_load(in.type, w.acc);
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/glsl_types.hpp"
 #include "nxv/device.hpp"
 #include "nxv/ops.hpp"
 #include "ops/reduce/reduce_plan.hpp"
@@ -31,7 +32,8 @@ struct WorkgroupReducePass {
 // read partials of type `acc`; the last stores by `store`.
 struct WorkgroupReduce {
   std::vector<WorkgroupReducePass> passes;
-  std::string acc, ident;
+  AccType acc = AccType::F32;
+  std::string ident;
   std::string combine;  // over a and b (each may appear more than once)
   std::string load;     // over x, the input as stored
   std::string store;    // over v, into the output's storage

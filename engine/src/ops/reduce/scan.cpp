@@ -36,8 +36,8 @@ struct ScanKind {
 };
 
 // subgroupShuffle of an accumulator: 64-bit integers travel as two 32-bit halves (as in reduce).
-std::string shuffle(const std::string& acc) {
-  if (acc == "int64_t" || acc == "uint64_t") return acc + "(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(v)), id)))";
+std::string shuffle(AccType acc) {
+  if (is_int64(acc)) return glsl_name(acc) + "(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(v)), id)))";
   return "subgroupShuffle(v, id)";
 }
 
@@ -46,7 +46,7 @@ KernelKey scan_kernel_key(OpId op, DType out, DType in, ScanKind walk) {
   key.name = "scan";
   key.workgroup_size = kWorkgroupSize;
   FoldKind kind = scan_fold(op);
-  std::string acc = fold_acc_type(kind, out, in);
+  AccType acc = fold_acc_type(kind, out, in);
   auto& d = key.defines;
   fold_features({in, out}, acc).add_defines(d);
   Fold fold = fold_for(kind, acc);
@@ -61,7 +61,7 @@ KernelKey scan_kernel_key(OpId op, DType out, DType in, ScanKind walk) {
     d.emplace_back("IN_VALIGN", std::to_string(vec4_alignment(in)));
     d.emplace_back("OUT_VEC", glsl_vec4_type(out));
   }
-  d.emplace_back("ACC", acc);
+  d.emplace_back("ACC", glsl_name(acc));
   add_buffer_defines(d, "IN", in);
   add_buffer_defines(d, "OUT", out);
   d.emplace_back("LOAD(x)", glsl_load(in, acc));

@@ -147,7 +147,7 @@ class WindowFamily final : public Family {
     FeatureSet features;
     for (const auto& i : c.inputs) features.add_type(i.type);
     features.add_type(out);
-    add_acc_features(features, glsl_compute_type(out));
+    add_acc_features(features, acc_of(out));
     if (c.op == OpId::window_reduce)
       features.merge(combiner_code(*a.combiner, out, c.device.has(kCapFloat64)).features);
     try {
@@ -301,7 +301,7 @@ class WindowFamily final : public Family {
     FeatureSet features;
     for (const auto& i : a.inputs) features.add_type(i.tensor.type);
     features.add_type(out);
-    std::string acc = glsl_compute_type(out);
+    AccType acc = acc_of(out);
     add_acc_features(features, acc);
     auto& d = key.defines;
     features.add_defines(d);
@@ -322,7 +322,7 @@ class WindowFamily final : public Family {
       d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
     }
     d.emplace_back("TILED", tiled ? "1" : "0");
-    d.emplace_back("ACC", acc);
+    d.emplace_back("ACC", glsl_name(acc));
     add_buffer_defines(d, "OUT", out);
     d.emplace_back("STORE_OUT(v)", glsl_store(out));
     if (is_scatter(op)) {
@@ -353,7 +353,7 @@ class WindowFamily final : public Family {
       d.emplace_back("WSIZE", std::to_string(size));
       d.emplace_back("VW", std::to_string(vw));
       d.emplace_back("TILED", tiled ? "1" : "0");
-      d.emplace_back("ACC", code.acc);
+      d.emplace_back("ACC", glsl_name(code.acc));
       add_buffer_defines(d, "OUT", out);
       d.emplace_back("STORE_OUT(v)", code.store);
       add_buffer_defines(d, "IN", t);
@@ -371,7 +371,7 @@ class WindowFamily final : public Family {
       d.emplace_back("IDENT", fold.ident);
       // Float max/min: NaN propagates from either operand through one compare and a select
       // (NXV_FMAX takes two NaN tests and an add); ties keep the element, as NXV_FMAX does.
-      bool floating = acc == "float" || acc == "double";
+      bool floating = is_floating(acc);
       if (floating && op == OpId::window_max) fold.combine = "((((a) < (b)) || isnan(b)) ? (b) : (a))";
       if (floating && op == OpId::window_min) fold.combine = "((((a) > (b)) || isnan(b)) ? (b) : (a))";
       d.emplace_back("COMBINE(a, b)", fold.combine);
