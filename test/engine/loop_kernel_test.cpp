@@ -335,6 +335,30 @@ TEST(LoopKernel, CountersSwapsAndViewsInTheState) {
   EXPECT_EQ(download<int32_t>(*dev, outs[0])[0], 12);
 }
 
+// Inputs no trip changes sit in shared memory for every trip: a view of one (read early in a
+// trip) does not give its array to a later value, whatever the trip reads of it after.
+TEST(LoopKernel, InputsReadThroughViewsKeepTheirSharedArrays) {
+  auto dev = shared_device();
+  Graph g;
+  uint32_t q = g.input(DType::F32, {8}), x = g.input(DType::F32, {8, 4}), w = g.input(DType::F32, {4});
+  uint32_t flat = g.add(OpId::reshape, {DType::F32, {32}}, {x}, Attrs::of(ShapeAttrs{}));
+  ReduceAttrs all;
+  all.axes = {0};
+  uint32_t total = g.add(OpId::sum, {DType::F32, {}}, {flat}, Attrs::of(all));
+  uint32_t scaled = g.add(OpId::multiply, {DType::F32, {8}}, {q, total});  // may take a freed array of 8+
+  DotAttrs d;
+  d.left_contract = {1};
+  d.right_contract = {0};
+  uint32_t xw = g.add(OpId::dot, {DType::F32, {8}}, {x, w}, Attrs::of(d));  // x again, after the view's reader
+  g.output(g.add(OpId::subtract, {DType::F32, {8}}, {scaled, xw}));
+  auto program = compile_loop_program(*dev, g, 1, 3);
+  std::mt19937 rng(41);
+  std::vector<Tensor> inputs{random_tensor(*dev, DType::F32, {8}, rng), random_tensor(*dev, DType::F32, {8, 4}, rng),
+                             random_tensor(*dev, DType::F32, {4}, rng)};
+  auto outs = program->run(*dev, inputs);
+  expect_same_bits(*dev, trips_eagerly(*dev, g, inputs, 1, 3)[0], outs[0]);
+}
+
 TEST(LoopKernel, BodiesItDoesNotComputeAreRefusedWithTheReason) {
   auto dev = shared_device();
   auto refused = [&](const Graph& g, size_t state, const std::string& part) {

@@ -41,6 +41,7 @@
 #include "ops/elementwise/fusion.hpp"
 #include "ops/family.hpp"
 #include "ops/loop/loop_push.h"
+#include "ops/reduce/folds.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/reduce/reduce_in_workgroup.hpp"
 
@@ -90,10 +91,12 @@ struct SharedArray {
 
 class LoopCode {
  public:
+  // `stage`: the inputs no trip changes are copied into shared memory before the first trip
+  // (a trip's loads then wait on shared memory, not on the caches).
   LoopCode(Device& device, const Graph& g, size_t state, const std::vector<bool>& invariant,
-           const std::vector<bool>& batched, int64_t chains, bool conditional, uint32_t addresses)
+           const std::vector<bool>& batched, int64_t chains, bool conditional, uint32_t addresses, bool stage)
       : device_(device), g_(g), state_(state), invariant_(invariant), batched_inputs_(batched), chains_(chains),
-        conditional_(conditional), has_f64_(device.has(kCapFloat64)), next_address_(addresses) {}
+        conditional_(conditional), stage_(stage), has_f64_(device.has(kCapFloat64)), next_address_(addresses) {}
 
   // Generates the kernel's code; `fixed` gains the values computed now (with their addresses).
   void generate(std::vector<std::pair<uint32_t, Tensor>>& fixed) {
@@ -107,6 +110,9 @@ class LoopCode {
       if (i < state_ && !invariant_[i]) {
         refs_[i] = Ref{false, array(s, batched), view, batched};
         state_arrays_.push_back({i, refs_[i]->index});
+      } else if (stage_ && read_by_a_node(i)) {
+        refs_[i] = Ref{false, array(s, batched), view, batched};
+        staged_arrays_.push_back({i, refs_[i]->index});
       } else {
         refs_[i] = Ref{true, i, view, batched};
       }
@@ -158,6 +164,16 @@ class LoopCode {
     next_state();
   }
 
+  // Bytes of shared memory the kernel declares.
+  uint64_t shared_bytes() const {
+    uint64_t shared = 0;
+    for (const auto& a : arrays_) shared += uint64_t(a.size) * dtype_size(kept_type(a.type));
+    for (const auto& [type, size] : raw_arrays_) shared += uint64_t(size) * acc_bytes(type);
+    for (const auto& [acc, size] : partials_) shared += size * acc_bytes(acc);
+    return shared;
+  }
+  bool fits_shared_memory() const { return shared_bytes() <= device_.impl().core->info().max_shared_memory; }
+
   // The kernel's source.
   KernelKey key() {
     FeatureSet features = features_;
@@ -168,26 +184,21 @@ class LoopCode {
     if (kernel_f64 && !float_steps_.empty())
       refuse("a step (" + float_steps_[0] + ") computes in float without f64 in a kernel that uses f64, whose float "
              "controls may change how the driver compiles it");
-    uint64_t shared = 0;
     std::string decls;
     for (size_t k = 0; k < arrays_.size(); ++k) {
       DType t = kept_type(arrays_[k].type);
       features.add_type(t);
-      shared += uint64_t(arrays_[k].size) * dtype_size(t);
       decls += "shared " + glsl_storage_type(t) + " nxv_a" + std::to_string(k) + "[" + std::to_string(arrays_[k].size) + "];\n";
     }
     for (size_t k = 0; k < raw_arrays_.size(); ++k) {
       const auto& [type, size] = raw_arrays_[k];
-      shared += uint64_t(size) * acc_bytes(type);
       decls += "shared " + glsl_name(type) + " nxv_r" + std::to_string(k) + "[" + std::to_string(size) + "];\n";
     }
-    for (const auto& [acc, size] : partials_) {
-      shared += size * acc_bytes(acc);
+    for (const auto& [acc, size] : partials_)
       decls += "shared " + glsl_name(acc) + " nxv_part_" + glsl_name(acc) + "[" + std::to_string(size) + "];\n";
-    }
-    uint64_t limit = device_.impl().core->info().max_shared_memory;
-    if (shared > limit)
-      refuse("its values need " + std::to_string(shared) + " bytes of shared memory; the device has " + std::to_string(limit));
+    if (!fits_shared_memory())
+      refuse("its values need " + std::to_string(shared_bytes()) + " bytes of shared memory; the device has " +
+             std::to_string(device_.impl().core->info().max_shared_memory));
     // The state's loads and stores name their buffers' types too.
     std::string state_in = load_state(), state_out = store_state(), addresses;
     for (uint32_t a : addresses_used_)
@@ -210,6 +221,7 @@ class LoopCode {
     KernelKey key{.name = "loop_kernel", .workgroup_size = kWorkgroup};
     auto& d = key.defines;
     d.assign(defines_.begin(), defines_.end());
+    d.emplace_back("NXV_SUBGROUP", uses_subgroup_ ? "1" : "0");
     features.add_defines(d);
     key.generated = buffers + chain_code_ + decls + main;
     GlslDefines scanned = d;
@@ -272,6 +284,7 @@ class LoopCode {
       last[k] = std::max(last[k], last_use_[v]);
     }
     for (const auto& [input, k] : state_arrays_) held[k] = false;  // the state's, never freed
+    for (const auto& [input, k] : staged_arrays_) held[k] = false;  // every trip reads the inputs
     for (uint32_t k = 0; k < arrays_.size(); ++k)
       if (held[k] && last[k] < n && !freed_[k]) freed_[k] = true, free_arrays_.push_back(k);
   }
@@ -438,6 +451,20 @@ class LoopCode {
   }
 
   // Products and reductions (loop_sums.cpp): each element summed as its eager kernel sums it.
+  // The subgroup size shuffles may assume (every subgroup of the workgroup that size, with
+  // shuffles), or 0.
+  uint32_t shuffle_size() const {
+    const DeviceInfo& info = device_.impl().core->info();
+    const uint32_t size = info.subgroup_size;
+    bool fixed = size > 1 && info.min_subgroup_size == size && info.max_subgroup_size == size && kWorkgroup % size == 0;
+    return fixed && info.features.subgroup_shuffle && info.features.subgroup_basic ? size : 0;
+  }
+  // A macro over (v, m): `acc`'s subgroupShuffleXor, for node `id`.
+  std::string subgroup_shuffle(AccType acc, const std::string& id) {
+    uses_subgroup_ = true;
+    defines_.insert({"NXV_LOOP_SHUFFLE" + id + "(v, m)", shuffle_xor(acc)});
+    return "NXV_LOOP_SHUFFLE" + id;
+  }
   void product(const GraphNode& node, uint32_t v);
   void note_partials(AccType acc, uint64_t elements);
   void reduction(const GraphNode& node, uint32_t v);
@@ -505,9 +532,18 @@ class LoopCode {
     written_.clear(), read_.clear();
   }
 
+  bool read_by_a_node(uint32_t input) const {
+    return std::any_of(g_.nodes().begin(), g_.nodes().end(), [&](const GraphNode& node) {
+      return std::find(node.inputs.begin(), node.inputs.end(), input) != node.inputs.end();
+    });
+  }
+
+  // The changing state's and the staged inputs' shared arrays, filled from their buffers.
   std::string load_state() {
     std::string s;
-    for (auto [input, k] : state_arrays_) {
+    std::vector<std::pair<uint32_t, uint32_t>> loaded = state_arrays_;
+    loaded.insert(loaded.end(), staged_arrays_.begin(), staged_arrays_.end());
+    for (auto [input, k] : loaded) {
       Ref r{true, input, layout(g_.value(input))};
       std::string index = batched_inputs_[input] ? "c * " + u(uint64_t(arrays_[k].size)) + " + e" : "e";
       s += loop_over(arrays_[k].size) + "      nxv_a" + std::to_string(k) + "[e] = " +
@@ -541,6 +577,7 @@ class LoopCode {
   std::vector<bool> batched_inputs_;
   int64_t chains_;
   bool conditional_;
+  bool stage_;
   uint32_t done_address_ = 0;
   bool has_f64_;
   uint32_t next_address_;
@@ -550,12 +587,14 @@ class LoopCode {
   std::vector<uint32_t> free_arrays_;  // arrays no later node reads
   std::map<uint32_t, bool> freed_;     // arrays in free_arrays_
   std::vector<std::pair<uint32_t, uint32_t>> state_arrays_;  // input, its shared array
+  std::vector<std::pair<uint32_t, uint32_t>> staged_arrays_;  // inputs no trip changes, in shared memory
   std::vector<std::pair<int64_t, uint32_t>> outputs_;
   std::set<DType> buffer_types_;
   std::map<AccType, uint64_t, AccByGlslName> partials_;  // partial sums' shared arrays: type, elements
   std::set<std::pair<std::string, std::string>> defines_;
   FeatureSet features_;
   bool uses_f64_ = false;
+  bool uses_subgroup_ = false;
   std::vector<std::string> float_steps_;
   std::string chain_code_, body_;
   Accesses written_, read_;  // shared arrays since the last barrier

@@ -18,6 +18,10 @@
 #if NXV_INT64
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
+#if NXV_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 layout(local_size_x_id = 0) in;
 

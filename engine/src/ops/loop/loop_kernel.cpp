@@ -1,6 +1,7 @@
 // The loop kernel: a counted or data-dependent loop whose body is one workgroup's work, every
 // trip in one dispatch (ops/loop/loop_code.hpp generates its code).
 #include <cstddef>
+#include <optional>
 
 #include "device/device_impl.hpp"
 #include "graph/chain_fusion.hpp"
@@ -59,10 +60,16 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
     Support support = check_op(device, node.op, node.out, std::span<const TensorSpec>(specs), node.attrs);
     if (!support) throw Error(support.kind, support.reason);
   }
-  LoopCode code(device, g, state, invariant, batched_inputs, chains, conditional, uint32_t(body.input_count()));
+  // Inputs staged in shared memory where everything fits, else read from their buffers.
   std::vector<std::pair<uint32_t, Tensor>> fixed;
-  code.generate(fixed);
-  const Kernel& kernel = device.impl().kernels.get(code.key());
+  std::optional<LoopCode> code;
+  for (bool stage : {true, false}) {
+    fixed.clear();
+    code.emplace(device, g, state, invariant, batched_inputs, chains, conditional, uint32_t(body.input_count()), stage);
+    code->generate(fixed);
+    if (code->fits_shared_memory()) break;
+  }
+  const Kernel& kernel = device.impl().kernels.get(code->key());
 
   LaunchBuilder builder;
   GraphExecutable exec;
@@ -89,7 +96,7 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
   }
   std::vector<std::pair<uint32_t, Tensor>> outputs;
   for (size_t j = 0; j < state; ++j) {
-    auto [input, k] = code.outputs()[j];
+    auto [input, k] = code->outputs()[j];
     if (input >= 0) {
       outputs.emplace_back(slots[size_t(input)], example_inputs[size_t(input)]);
       continue;
@@ -102,7 +109,7 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
   if (conditional) {
     Tensor done = empty(device, DType::U8, {});
     uint32_t slot = builder.bind(done.buffer);
-    address(code.done_address(), slot);
+    address(code->done_address(), slot);
     outputs.emplace_back(slot, done);
   }
   Launch& l = builder.launch(kernel, {uint32_t(chains), 1, 1}, push, {});
@@ -110,7 +117,7 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
   for (uint32_t s : slots) builder.use(l, s, Access::Read);
   for (auto& [slot, buffer] : exec.fixed_) builder.use(l, slot, Access::Read);
   for (size_t j = 0; j < state; ++j)
-    if (code.outputs()[j].first < 0) builder.use(l, outputs[j].first, Access::Write);
+    if (code->outputs()[j].first < 0) builder.use(l, outputs[j].first, Access::Write);
   if (conditional) builder.use(l, outputs.back().first, Access::Write);
   for (const auto& b : builder.buffers()) exec.slot_bytes_.push_back(b->size());
   exec.outputs_ = std::move(outputs);

@@ -1,6 +1,9 @@
 // The loop kernel's products and reductions: each element summed over the lanes, and combined
 // in the order, of its eager kernel (ops/dot/dot_in_workgroup.hpp, ops/reduce/reduce_in_workgroup.hpp).
+#include <bit>
+
 #include "ops/loop/loop_code.hpp"
+#include "ops/reduce/folds.hpp"
 
 namespace nxv::loop {
 
@@ -46,31 +49,62 @@ void LoopCode::product(const GraphNode& node, uint32_t v) {
     return indent + acc + " acc = " + acc + "(0);\n" + indent + "for (uint k = l; k < " + u(w->k) + "; k += " +
            u(lanes) + ") acc = NXV_LOOP_MAC" + id + "(acc, " + load_m + ", " + load_v + ");\n";
   };
+  // Lane l's share of row r's sum into acc (declared): k = l, l + lanes, ... in order.
+  auto add_share = [&](const std::string& indent) {
+    return indent + "for (uint k = l; k < " + u(w->k) + "; k += " + u(lanes) + ") acc = NXV_LOOP_MAC" + id + "(acc, " +
+           load_m + ", " + load_v + ");\n";
+  };
+  const uint32_t width = shuffle_size();
+  const bool shuffles = width > 1 && std::has_single_bit(lanes);
   if (lanes == 1) {
     phase(reads, {{out, true}},
           "    for (uint r = t; r < " + u(w->rows) + "; r += " + u(kWorkgroup) + ") {\n      const uint l = 0u;\n" +
               share("      ") + "      " + store_into(k, node.out.type, "r", "acc") + "    }\n");
+  } else if (shuffles && lanes <= width) {
+    // A row's lanes sit in one subgroup: matvec.comp's pairs (lane l adds lane l + s, s from
+    // lanes / 2 to 1) added in registers, lane l + s's value fetched by a shuffle.
+    const std::string shuffle = subgroup_shuffle(w->acc, id), total = u(uint64_t(w->rows) * lanes);
+    std::string code = "    for (uint base = 0u; base < " + total + "; base += " + u(kWorkgroup) +
+                       ") {\n      const uint q = base + t, r = q / " + u(lanes) + ", l = q % " + u(lanes) + ";\n      " +
+                       acc + " acc = " + acc + "(0);\n      if (q < " + total + ") {\n" + add_share("        ") + "      }\n";
+    for (uint32_t step = lanes / 2; step > 0; step /= 2)
+      code += "      acc = acc + " + shuffle + "(acc, " + u(step) + ");\n";
+    code += "      if (q < " + total + " && l == 0u) " + store_into(k, node.out.type, "r", "acc") + "    }\n";
+    phase(reads, {{out, false}}, code);
   } else {
     // Every share at once into shared memory (rows in chunks that fit it), then each row's
     // shares combined in matvec.comp's order: lane l adds lane l + s, s from lanes / 2 to 1.
+    // With shuffles, lanes below the subgroup's width each take their own lanes l + width j
+    // (the pairs of the steps s >= width), then shuffles finish.
     const uint32_t chunk = std::max<uint32_t>(1, kPartials / lanes);
     note_partials(w->acc, std::min<uint64_t>(chunk, w->rows) * lanes);
     const std::string part = "nxv_part_" + acc;
+    const uint32_t per_thread = shuffles ? lanes / width : lanes, threads = shuffles ? width : 1;
     std::string combine;
-    for (uint32_t l = 0; l < lanes; ++l)
-      combine += "        " + acc + " p" + std::to_string(l) + " = " + part + "[j * " + u(lanes) + " + " + u(l) + "];\n";
-    for (uint32_t step = lanes / 2; step > 0; step /= 2)
-      for (uint32_t l = 0; l < step; ++l)
-        combine += "        p" + std::to_string(l) + " = p" + std::to_string(l) + " + p" + std::to_string(l + step) + ";\n";
+    for (uint32_t l = 0; l < per_thread; ++l)
+      combine += "        p" + std::to_string(l) + " = " + part + "[j * " + u(lanes) + " + l + " + u(l * threads) + "];\n";
+    for (uint32_t step = lanes / 2; step >= threads && step > 0; step /= 2)
+      for (uint32_t l = 0; l < step / threads; ++l)
+        combine += "        p" + std::to_string(l) + " = p" + std::to_string(l) + " + p" + std::to_string(l + step / threads) + ";\n";
+    std::string declare = "      " + acc + " p0 = " + acc + "(0)";
+    for (uint32_t l = 1; l < per_thread; ++l) declare += ", p" + std::to_string(l) + " = " + acc + "(0)";
+    declare += ";\n";
     for (uint32_t base = 0; base < w->rows; base += chunk) {
       uint32_t rows = std::min(chunk, w->rows - base);
       phase(reads, {{part, false}},
             "    for (uint q = t; q < " + u(uint64_t(rows) * lanes) + "; q += " + u(kWorkgroup) + ") {\n      const uint r = " +
                 u(base) + " + q / " + u(lanes) + ", l = q % " + u(lanes) + ";\n" + share("      ") + "      " + part +
                 "[q] = acc;\n    }\n");
-      phase({{part, false}}, {{out, base == 0}},
-            "    for (uint j = t; j < " + u(rows) + "; j += " + u(kWorkgroup) + ") {\n" + combine + "        " +
-                store_into(k, node.out.type, u(base) + " + j", "p0") + "    }\n");
+      const std::string total = u(uint64_t(rows) * threads);
+      std::string code = "    for (uint at = 0u; at < " + total + "; at += " + u(kWorkgroup) + ") {\n      const uint q = at + t, j = q / " +
+                         u(threads) + ", l = q % " + u(threads) + ";\n" + declare + "      if (q < " + total + ") {\n" +
+                         combine + "      }\n";
+      if (shuffles) {
+        for (uint32_t step = width / 2; step > 0; step /= 2)
+          code += "      p0 = p0 + " + subgroup_shuffle(w->acc, id) + "(p0, " + u(step) + ");\n";
+      }
+      code += "      if (q < " + total + " && l == 0u) " + store_into(k, node.out.type, u(base) + " + j", "p0") + "    }\n";
+      phase({{part, false}}, {{out, base == 0 && !shuffles}}, code);
     }
   }
   features_.add_type(mat.view.type);
@@ -150,7 +184,9 @@ void LoopCode::reduction(const GraphNode& node, uint32_t v) {
       // lanes combined level by level as reduce.comp combines them.
       const std::string part = "nxv_part_" + acc;
       const uint32_t lanes = pass.lanes, chunk = std::max<uint32_t>(1, kPartials / lanes);
-      note_partials(w->acc, std::min<uint64_t>(chunk, rows) * lanes);
+      const uint32_t sw = pass.shuffle_width;
+      const bool shuffles = sw > 1 && shuffle_size() >= sw && std::has_single_bit(lanes);
+      if (!shuffles || lanes > sw) note_partials(w->acc, std::min<uint64_t>(chunk, rows) * lanes);
       auto level = [&](uint64_t chunk_rows, uint32_t step, uint32_t reach, uint64_t per_row) {
         // Lanes l = 0, step, 2 step, ... (per_row of them) take lane l + reach.
         phase({{part, false}}, {{part, false}},
@@ -161,6 +197,39 @@ void LoopCode::reduction(const GraphNode& node, uint32_t v) {
       };
       for (uint64_t base = 0; base < rows; base += chunk) {
         uint64_t chunk_rows = std::min<uint64_t>(chunk, rows - base);
+        if (shuffles) {
+          // The shuffles' levels in registers (each lane combines with lane l ^ d, as
+          // reduce.comp does), then one invocation a row combines the lanes at multiples of the
+          // shuffles' width in the shared-memory tree's pairs.
+          const std::string total = u(chunk_rows * lanes), shuffle = subgroup_shuffle(w->acc, id);
+          std::string code = "    for (uint at = 0u; at < " + total + "; at += " + u(kWorkgroup) +
+                             ") {\n      const uint q = at + t, row = " + u(base) + " + q / " + u(lanes) + ", l = q % " +
+                             u(lanes) + ";\n      " + acc + " lane_acc = " + w->ident + ";\n      if (q < " + total +
+                             ") {\n" + fold("row") + "      lane_acc = acc;\n      }\n";
+          for (uint32_t d = 1; d < sw; d *= 2)
+            code += "      { const " + acc + " other = " + shuffle + "(lane_acc, " + u(d) + "); lane_acc = NXV_LOOP_COMBINE" +
+                    id + "(lane_acc, other); }\n";
+          if (lanes == sw) {
+            code += "      if (q < " + total + " && l == 0u) " + store("row", "lane_acc") + "    }\n";
+            phase(reads, {{dest, false}}, code);
+            continue;
+          }
+          code += "      if (q < " + total + " && l % " + u(sw) + " == 0u) " + part + "[q] = lane_acc;\n    }\n";
+          phase(reads, {{part, false}}, code);
+          const uint32_t groups = lanes / sw;
+          std::string tree = "      " + acc + " p0 = " + part + "[j * " + u(lanes) + "]";
+          for (uint32_t g = 1; g < groups; ++g)
+            tree += ", p" + std::to_string(g) + " = " + part + "[j * " + u(lanes) + " + " + u(g * sw) + "]";
+          tree += ";\n";
+          for (uint32_t s = lanes / 2; s >= sw; s /= 2)
+            for (uint32_t g = 0; g < s / sw; ++g)
+              tree += "      p" + std::to_string(g) + " = NXV_LOOP_COMBINE" + id + "(p" + std::to_string(g) + ", p" +
+                      std::to_string(g + s / sw) + ");\n";
+          phase({{part, false}}, {{dest, base == 0}},
+                "    for (uint j = t; j < " + u(chunk_rows) + "; j += " + u(kWorkgroup) + ") {\n" + tree + "      " +
+                    store(u(base) + " + j", "p0") + "    }\n");
+          continue;
+        }
         phase(reads, {{part, false}},
               "    for (uint q = t; q < " + u(chunk_rows * lanes) + "; q += " + u(kWorkgroup) +
                   ") {\n      const uint row = " + u(base) + " + q / " + u(lanes) + ", l = q % " + u(lanes) + ";\n" +

@@ -54,4 +54,9 @@ void add_buffer_defines(Defines& d, const std::string& name, DType t) {
   d.emplace_back(name + "_ALIGN", std::to_string(dtype_size(t)));
 }
 
+std::string shuffle_xor(AccType acc) {
+  if (is_int64(acc)) return glsl_name(acc) + "(packUint2x32(subgroupShuffleXor(unpackUint2x32(uint64_t(v)), m)))";
+  return "subgroupShuffleXor(v, m)";
+}
+
 }  // namespace nxv

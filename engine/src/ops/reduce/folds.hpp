@@ -27,6 +27,9 @@ Fold fold_for(FoldKind kind, AccType acc);
 void add_acc_features(FeatureSet& features, AccType acc);
 // What a kernel over buffers of `types` folding in `acc` needs of the device.
 FeatureSet fold_features(std::initializer_list<DType> types, AccType acc);
+// subgroupShuffleXor(v, m) of an accumulator as an expression of v and m: 64-bit integers travel
+// as two 32-bit halves (shuffles of int64 need the extended-types feature).
+std::string shuffle_xor(AccType acc);
 // <name>_STORE and <name>_ALIGN of a buffer of Nx type `t` (name: "IN", "OUT", ...).
 void add_buffer_defines(Defines& d, const std::string& name, DType t);
 

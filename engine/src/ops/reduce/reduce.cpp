@@ -85,13 +85,6 @@ struct PassKind {
   bool lanes_apart = false;  // the group's invocations sit WG / TPR apart (ReducePass::lanes_apart)
 };
 
-// subgroupShuffleXor of an accumulator: 64-bit integers travel as two 32-bit halves (shuffles
-// of int64 need the extended-types feature).
-std::string shuffle_xor(AccType acc) {
-  if (is_int64(acc)) return glsl_name(acc) + "(packUint2x32(subgroupShuffleXor(unpackUint2x32(uint64_t(v)), m)))";
-  return "subgroupShuffleXor(v, m)";
-}
-
 KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, uint32_t wg,
                             PassKind pass, const CombinerCode* combiner = nullptr,
                             const ReducePrologue* prologue = nullptr) {
