@@ -34,7 +34,9 @@ defmodule HMC do
   # The same data as bench/hmc_jax.py.
   def data do
     {x, y} = LogisticPosterior.data()
-    q = Nx.broadcast(Nx.tensor(0.1, type: :f64), {8})
+    # A tensor of its own, as JAX's twin and a sampler's state are (a broadcast view would be
+    # copied on every call).
+    q = Nx.tensor(List.duplicate(0.1, 8), type: :f64)
     p = Nx.linspace(0.5, -0.5, n: 8, type: :f64)
     {q, p, x, y, Nx.tensor(0.01, type: :f64)}
   end
