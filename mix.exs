@@ -154,7 +154,11 @@ defmodule NxVulkan.MixProject do
       description: "A Vulkan GPU backend for Nx",
       package: package(),
       source_url: @source_url,
-      docs: [main: "readme", extras: ["README.md" | Path.wildcard("guides/*.md")]]
+      docs: [
+        main: "readme",
+        extras:
+          ["README.md" | Path.wildcard("guides/*.md")] ++ Path.wildcard("notebooks/*.livemd")
+      ]
     ]
   end
 
@@ -198,7 +202,7 @@ defmodule NxVulkan.MixProject do
       licenses: ["Apache-2.0"],
       links: %{"GitHub" => @source_url},
       # The backend only: the fixture generator (tools/fixtures) and the tests stay out.
-      files: ~w(lib nif engine guides CMakeLists.txt mix.exs README.md LICENSE)
+      files: ~w(lib nif engine guides notebooks CMakeLists.txt mix.exs README.md LICENSE)
     ]
   end
 end
