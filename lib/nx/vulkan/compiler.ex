@@ -91,12 +91,10 @@ defmodule Nx.Vulkan.Compiler do
 
   @behaviour Nx.Defn.Compiler
 
-  require Logger
-
   alias Nx.Defn.{Composite, Evaluator, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.Compiler.{Disk, HostSteps, LoopKernels, Loops, Recorder, Runner}
+  alias Nx.Vulkan.Compiler.{Disk, HostSteps, LoopKernels, Loops, Recorder, Recompilations, Runner}
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
   @fallback_modes [:host_steps, :eval, :raise]
@@ -112,7 +110,6 @@ defmodule Nx.Vulkan.Compiler do
   @host_ops [:cond]
   @step_ops [:while, :io_call, :runtime_call]
   # Compilations of one function after which each doubling logs what changed.
-  @recompile_warning 4
 
   ## Nx.Defn.Compiler callbacks
 
@@ -333,7 +330,7 @@ defmodule Nx.Vulkan.Compiler do
 
   defp compile(key, vars, fun, settings) do
     start = System.monotonic_time()
-    note_compilation(key, vars, settings)
+    Recompilations.note(key, vars |> Composite.flatten_list() |> Enum.map(&arg_key/1), settings)
     outer_refusals = LoopKernels.take_refusals()
 
     disk_keys = %{
@@ -655,74 +652,6 @@ defmodule Nx.Vulkan.Compiler do
         {compiled, _meta} = eval(eval_fun, settings, reason)
         compiled
     end
-  end
-
-  # Counts compilations per function (its code, not the closure) and warns, at the 4th, 8th,
-  # 16th..., naming what changed since the one before: each new template or closure traces,
-  # lowers and compiles again (with `cache: false` every call does, as asked).
-  defp note_compilation(_key, _vars, %{cache: false}), do: :ok
-
-  defp note_compilation(key, vars, settings) do
-    id = {:compilations, function_id(key)}
-    args = vars |> Composite.flatten_list() |> Enum.map(&arg_key/1)
-
-    previous =
-      Tables.with_tables(fn ->
-        case :ets.lookup(Tables.compiled(), id) do
-          [{_, count, last}] -> {count, last}
-          [] -> {0, nil}
-        end
-      end)
-
-    {count, last} = previous
-    count = count + 1
-    Tables.with_tables(fn -> :ets.insert(Tables.compiled(), {id, count, {args, settings}}) end)
-
-    if last && count >= @recompile_warning && Bitwise.band(count, count - 1) == 0 do
-      Logger.warning(
-        "Nx.Vulkan.Compiler has compiled #{describe_function(key)} #{count} times; since the " <>
-          "previous compilation #{what_changed(last, {args, settings})}. Each new argument " <>
-          "template or closure traces and compiles the function again: keep shapes and types " <>
-          "fixed (pad batches, or use Nx.Serving), and build a jitted function once"
-      )
-    end
-  end
-
-  defp function_id(fun) when is_function(fun) do
-    info = Function.info(fun)
-    {info[:module], info[:name], info[:arity]}
-  end
-
-  defp function_id(key), do: key
-
-  defp describe_function(fun) when is_function(fun) do
-    {module, name, arity} = function_id(fun)
-    "#{inspect(module)}.#{name}/#{arity}"
-  end
-
-  defp describe_function(key), do: inspect(key)
-
-  @arg_fields [:type, :shape, :names, :vectorized_axes, :donatable]
-
-  defp what_changed({args, settings}, {args, settings}),
-    do: "only the closure changed (a new function value, with other captured values)"
-
-  defp what_changed({old, _}, {new, _}) when length(old) != length(new),
-    do: "the arguments changed from #{length(old)} to #{length(new)} tensors"
-
-  defp what_changed({args, old}, {args, new}),
-    do: "its options changed from #{inspect(old)} to #{inspect(new)}"
-
-  defp what_changed({old, _}, {new, _}) do
-    {{was, now}, i} =
-      old |> Enum.zip(new) |> Enum.with_index() |> Enum.find(fn {{a, b}, _} -> a != b end)
-
-    {field, from, to} =
-      @arg_fields
-      |> Enum.zip(Enum.zip(Tuple.to_list(was), Tuple.to_list(now)))
-      |> Enum.find_value(fn {field, {a, b}} -> a != b && {field, a, b} end)
-
-    "argument tensor #{i} changed its #{field} from #{inspect(from)} to #{inspect(to)}"
   end
 
   defp eval(eval_fun, settings, reason) do
