@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -68,6 +69,22 @@ KernelKey small_key(uint32_t tag) {
   return KernelKey{"param_block_probe", {{"NXV_TEST_TAG", std::to_string(tag)}}, 64};
 }
 
+// A probe variant whose source takes `delay_ms` to build and counts how often it is built.
+std::atomic<int> g_probe_sources{0};
+struct ProbeVariant {
+  static constexpr const char* kTemplate = "param_block_probe";
+  uint32_t tag = 0;
+  uint32_t delay_ms = 0;
+  std::function<void()>* on_source = nullptr;  // not a field: a test hook
+  auto fields() const { return std::tie(tag, delay_ms); }
+  KernelKey source() const {
+    ++g_probe_sources;
+    if (on_source) (*on_source)();
+    if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    return small_key(tag);
+  }
+};
+
 }  // namespace
 
 TEST(KernelVariants, CompilesRunOutsideTheLockAndACachedKernelNeverWaits) {
@@ -78,31 +95,29 @@ TEST(KernelVariants, CompilesRunOutsideTheLockAndACachedKernelNeverWaits) {
   }
   auto& cache = dev->impl().kernels;
   auto stamp = uint32_t(std::chrono::steady_clock::now().time_since_epoch().count() & 0xffffff);
-  VariantKey built{.family = kLayerProbe, .op = 1, .tile = stamp};
-  cache.get(built, [&] { return small_key(stamp); });
+  ProbeVariant built{.tag = stamp};
+  cache.get(built);
 
-  // A slow "compile": the source of this variant takes a second to produce (it runs where the
-  // compile runs, outside the cache's lock).
+  // A slow "compile": the source of this variant takes a second and a half to produce (it runs
+  // where the compile runs, outside the cache's lock).
   std::atomic<bool> slow_started{false}, slow_done{false}, other_done{false};
+  std::function<void()> mark_started = [&] { slow_started = true; };
   std::thread slow([&] {
-    VariantKey k{.family = kLayerProbe, .op = 2, .tile = stamp};
-    cache.get(k, [&] {
-      slow_started = true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      return small_key(stamp + 1);
-    });
+    cache.get(ProbeVariant{.tag = stamp + 1, .delay_ms = 1500, .on_source = &mark_started});
     slow_done = true;
   });
   while (!slow_started) std::this_thread::yield();
-  // A cached kernel is found at once.
+  // A cached kernel is found at once, without building its source again.
+  int sources_before = g_probe_sources.load();
   auto t0 = std::chrono::steady_clock::now();
-  cache.get(built, [&]() -> KernelKey { ADD_FAILURE() << "rebuilt a cached kernel"; return small_key(stamp); });
+  cache.get(built);
   auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(g_probe_sources.load(), sources_before) << "rebuilt a cached kernel";
   EXPECT_LT(waited, std::chrono::milliseconds(200));
   EXPECT_FALSE(slow_done);
   // Another new variant compiles meanwhile, in parallel with the slow one.
   std::thread other([&] {
-    cache.get(VariantKey{.family = kLayerProbe, .op = 3, .tile = stamp}, [&] { return small_key(stamp + 2); });
+    cache.get(ProbeVariant{.tag = stamp + 2});
     other_done = true;
   });
   other.join();
@@ -113,16 +128,10 @@ TEST(KernelVariants, CompilesRunOutsideTheLockAndACachedKernelNeverWaits) {
   EXPECT_EQ(cache.stats().compiled, 3u);
   // Several threads asking for one new variant build it once.
   std::vector<std::thread> threads;
-  std::atomic<int> sources{0};
-  for (int i = 0; i < 6; ++i)
-    threads.emplace_back([&] {
-      cache.get(VariantKey{.family = kLayerProbe, .op = 4, .tile = stamp}, [&] {
-        ++sources;
-        return small_key(stamp + 3);
-      });
-    });
+  int sources_then = g_probe_sources.load();
+  for (int i = 0; i < 6; ++i) threads.emplace_back([&] { cache.get(ProbeVariant{.tag = stamp + 3}); });
   for (auto& t : threads) t.join();
-  EXPECT_EQ(sources.load(), 1);
+  EXPECT_EQ(g_probe_sources.load() - sources_then, 1);
   EXPECT_EQ(cache.stats().compiled, 4u);
 }
 

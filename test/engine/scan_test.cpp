@@ -2,6 +2,7 @@
 // long rows that cross the kernel's tiles, columns, both directions, a transposed view, on
 // integer and float types. Values are small integers (products: +-1, 2), so sums and products
 // are exact in every type tested and compared bit for bit.
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -115,6 +116,36 @@ TEST_F(Scan, CumulativeOpsMatchTheHostReferenceBitForBit) {
   run_cases<float>(d, DType::F32, rng, failures);
   if (d.has(kCapFloat64)) run_cases<double>(d, DType::F64, rng, failures);  // f64 scans need f64
   EXPECT_TRUE(failures.empty()) << failures;
+}
+
+// Complex rows of a length divisible by four with a subgroup each (a vec2 element has no
+// four-wide vector type: these rows take the one-wide loads).
+TEST_F(Scan, ComplexRowsOfFoursMatchTheHostReference) {
+  Device& d = *device_;
+  std::mt19937 rng(sample_seed());
+  std::uniform_int_distribution<int> small(-3, 3), unit(0, 3);
+  Shape shape{1030, 36};
+  for (const char* op : {"cumulative_sum", "cumulative_product"}) {
+    bool product = std::string(op) == "cumulative_product";
+    std::vector<std::complex<float>> x(size_t(shape_size(shape)));
+    // Products: powers of i (exact); sums: small integers.
+    const std::complex<float> units[4] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+    for (auto& v : x) v = product ? units[unit(rng)] : std::complex<float>(float(small(rng)), float(small(rng)));
+    CumulativeAttrs a;
+    a.axis = 1;
+    auto got = download<std::complex<float>>(d, run_op(d, op, OutSpec{DType::C64, shape}, {upload(d, DType::C64, shape, x)},
+                                                       Attrs::of(a)));
+    size_t bad = 0;
+    for (int64_t r = 0; r < shape[0]; ++r) {
+      std::complex<float> acc;
+      for (int64_t k = 0; k < shape[1]; ++k) {
+        size_t at = size_t(r * shape[1] + k);
+        acc = k == 0 ? x[at] : product ? acc * x[at] : acc + x[at];
+        bad += got[at] != acc;
+      }
+    }
+    EXPECT_EQ(bad, 0u) << op;
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,7 @@ class FeatureSet {
   // Throws Error(Unsupported) naming the first missing feature.
   void check(const DeviceCore& core, const char* op) const;
   void add_defines(Defines& defines) const;
+  auto fields() const { return std::tie(storage8_, storage16_, int64_, f64_); }
 
  private:
   bool storage8_ = false, storage16_ = false, int64_ = false, f64_ = false;

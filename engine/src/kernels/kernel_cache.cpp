@@ -127,19 +127,6 @@ std::vector<uint32_t> compile_glsl(const KernelKey& key) {
   return bf16 ? spirv_f16_to_bf16(words) : words;
 }
 
-size_t VariantKeyHash::operator()(const VariantKey& k) const noexcept {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-  mix(k.family);
-  mix(k.op);
-  for (DType t : k.types) mix(uint64_t(t));
-  mix(k.type_count);
-  mix(k.layout);
-  mix(k.tile);
-  mix(k.switches);
-  mix(k.workgroup);
-  return size_t(h);
-}
 
 // One kernel being built or built: the first thread to ask builds it outside the cache's lock;
 // others asking for the same one wait on the entry, not on the cache.
@@ -270,8 +257,7 @@ const Kernel* KernelCache::build(const KernelKey& key) {
   });
 }
 
-template <typename Map, typename Key>
-const Kernel& KernelCache::get_or_build(Map& map, const Key& key, const std::function<KernelKey()>& source) {
+const Kernel& KernelCache::get_or_build(EntryMap& map, const std::string& key, const std::function<KernelKey()>& source) {
   std::shared_ptr<Entry> entry;
   bool builder = false;
   {
@@ -301,7 +287,7 @@ const Kernel& KernelCache::get_or_build(Map& map, const Key& key, const std::fun
   const Kernel* kernel = nullptr;
   std::exception_ptr error;
   try {
-    if constexpr (std::is_same_v<Key, std::string>) {
+    if (&map == &by_source_) {
       entry->owned.reset(const_cast<Kernel*>(build(source())));
       kernel = entry->owned.get();
     } else {
@@ -338,22 +324,25 @@ CompileFreeScope::CompileFreeScope() : previous_(compile_free) { compile_free = 
 CompileFreeScope::~CompileFreeScope() { compile_free = previous_; }
 bool CompileFreeScope::active() { return compile_free; }
 
-const Kernel& KernelCache::get(const VariantKey& variant, const std::function<KernelKey()>& source) {
-  return get_or_build(by_variant_, variant, source);
+const Kernel& KernelCache::get_variant(const std::string& key, const std::function<KernelKey()>& source) {
+  return get_or_build(by_variant_, key, source);
 }
 
-const Kernel& KernelCache::get(const VariantKey& variant, const std::string& extension,
-                               const std::function<KernelKey()>& source) {
-  // Field by field: the struct's padding bytes are not part of the key.
-  ExtendedVariant key;
-  key.bytes.reserve(32 + extension.size());
-  auto put = [&](const auto& field) { key.bytes.append(reinterpret_cast<const char*>(&field), sizeof field); };
-  put(variant.family), put(variant.op), put(variant.type_count), put(variant.layout), put(variant.tile),
-      put(variant.switches);
-  for (DType t : variant.types) put(t);
-  key.bytes += extension;
-  return get_or_build(by_extended_variant_, key, source);
+KernelKey checked_source(const char* template_name, KernelKey key) {
+  if (key.name != template_name)
+    throw std::logic_error("a variant of kernel template '" + std::string(template_name) +
+                           "' built the source of '" + key.name + "'");
+  return key;
 }
+
+std::vector<std::string> engine_kernel_template_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, source] : embedded_kernel_sources())
+    if (name.find('.') == std::string::npos) names.push_back(name);
+  return names;
+}
+
+KernelKey KernelCache::for_device(const KernelKey& key) const { return with_device_switches(key, *core_); }
 
 KernelCacheStats KernelCache::stats() const {
   auto store = pipelines_store_.stats();

@@ -16,15 +16,19 @@ namespace {
 constexpr uint32_t kWorkgroupSize = 256;
 
 
-const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strided, uint64_t elements) {
-  size_t bytes = dtype_size(type);
-  bool runs = !dense && strided_runs(*device.impl().core);
-  VariantKey variant{.family = kLayerMemory, .op = 0};
-  variant.layout = uint8_t((out_strided ? 2 : dense ? 1 : 0) | (runs ? 4 : 0));
-  variant.tile = uint32_t(bytes);
-  variant.workgroup = linear_workgroup_size(*device.impl().core, elements, kWorkgroupSize);
-  return device.impl().kernels.get(variant, [&] {
-    KernelKey key{.name = "strided_copy", .workgroup_size = variant.workgroup};
+// A variant of strided_copy.comp: words of one element's size.
+struct CopyVariant {
+  static constexpr const char* kTemplate = "strided_copy";
+  uint8_t bytes = 4;       // 1, 2, 4, 8 or 16
+  bool dense = false;      // the source is row-major
+  bool out_strided = false;
+  bool runs = false;       // a strided source read in runs of kStridedRun elements (CPU drivers)
+  uint32_t workgroup = kWorkgroupSize;
+
+  auto fields() const { return std::tie(bytes, dense, out_strided, runs, workgroup); }
+
+  KernelKey source() const {
+    KernelKey key{.name = kTemplate, .workgroup_size = workgroup};
     key.defines = {{"ELEM", glsl_word_type(bytes)},
                    {"ELEM_BYTES", std::to_string(bytes)},
                    {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
@@ -32,7 +36,29 @@ const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strid
     // Defined only where set: the GPU's SPIR-V stays as it was.
     if (runs) key.defines.emplace_back("RUN", std::to_string(kStridedRun) + "u");
     return key;
-  });
+  }
+
+  static std::vector<CopyVariant> declared(const DeviceInfo&) {
+    std::vector<CopyVariant> all;
+    for (uint8_t bytes : {1, 2, 4, 8, 16})
+      for (uint32_t workgroup : {kWorkgroupSize, kSmallWorkgroup}) {
+        all.push_back({bytes, true, false, false, workgroup});
+        all.push_back({bytes, true, true, false, workgroup});
+        for (bool runs : {false, true}) {
+          all.push_back({bytes, false, false, runs, workgroup});
+          all.push_back({bytes, false, true, runs, workgroup});
+        }
+      }
+    return all;
+  }
+};
+
+const Kernel& copy_kernel(Device& device, DType type, bool dense, bool out_strided, uint64_t elements) {
+  const DeviceCore& core = *device.impl().core;
+  bool runs = !dense && strided_runs(core);
+  CopyVariant v{uint8_t(dtype_size(type)), dense, out_strided, runs,
+                linear_workgroup_size(core, elements, kWorkgroupSize)};
+  return device.impl().kernels.get(v);
 }
 
 // The copy moves words of the element's size: only 8- and 16-bit storage matter.
@@ -62,6 +88,10 @@ void check_reach(const Tensor& v) {
 }
 
 }  // namespace
+
+void declare_copy_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<CopyVariant>(out, info);
+}
 
 void append_copy(Device& device, LaunchBuilder& builder, const Tensor& t, uint32_t in_slot, const Tensor& out,
                  uint32_t out_slot, Access out_access) {

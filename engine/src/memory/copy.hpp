@@ -20,4 +20,7 @@ void append_copy(Device& device, LaunchBuilder& builder, const Tensor& view, uin
 void append_copy_between(Device& device, LaunchBuilder& builder, const Tensor& src, uint32_t src_slot,
                          const Tensor& dst, uint32_t dst_slot, Access dst_access = Access::Write);
 
+// Every variant of the copy kernel (kernel_variant.hpp).
+void declare_copy_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+
 }  // namespace nxv

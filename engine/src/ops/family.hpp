@@ -5,7 +5,9 @@
 //
 // Adding a family: a folder with a .cpp defining `const Family& <name>_family()`, its GLSL
 // templates beside it (*.comp; shared structs in *.h, included by C++ and GLSL alike), and its
-// rows in nxv/op_table.inc. CMake and the registry pick both up from there.
+// rows in nxv/op_table.inc. CMake and the registry pick both up from there. Each template is
+// launched through one typed variant struct (kernels/kernel_variant.hpp), which the family
+// lists in declare_variants so that a test compiles them all.
 #pragma once
 #include <optional>
 #include <span>
@@ -111,6 +113,8 @@ class Family {
                                                         std::span<const int64_t> /*perm*/) const {
     return std::nullopt;
   }
+  // Kernels: every variant of each template the family launches (kernel_variant.hpp).
+  virtual void declare_variants(std::vector<DeclaredVariant>& /*out*/, const DeviceInfo& /*info*/) const {}
 };
 
 inline Support not_native(std::string reason, ErrorKind kind = ErrorKind::Unsupported) {
@@ -122,5 +126,9 @@ inline Support not_native(std::string reason, ErrorKind kind = ErrorKind::Unsupp
 #include "nxv/op_table.inc"
 
 const Family& family_of(OpId op);
+
+// Every declared variant of every kernel template the engine launches: the families' and the
+// engine layers' (copies, the loop kernel).
+std::vector<DeclaredVariant> declared_kernel_variants(const DeviceInfo& info);
 
 }  // namespace nxv

@@ -6,6 +6,7 @@
 #include "device/device_impl.hpp"
 #include "exec/phase_times.hpp"
 #include "graph/graph.hpp"
+#include "memory/copy.hpp"
 #include "memory/transfer.hpp"
 #include "ops/family.hpp"
 
@@ -40,6 +41,13 @@ std::optional<OpId> find_op(std::string_view name) {
 }
 
 const Family& family_of(OpId op) { return kFamilies[size_t(op_info(op).family)](); }
+
+std::vector<DeclaredVariant> declared_kernel_variants(const DeviceInfo& info) {
+  std::vector<DeclaredVariant> all;
+  for (FamilyFn family : kFamilies) family().declare_variants(all, info);
+  declare_copy_variants(all, info);
+  return all;
+}
 
 TensorSpec spec_of(const Tensor& t) { return {t.type, t.shape, t.strides, t.offset}; }
 

@@ -50,6 +50,11 @@ bool promotes_to(DType in, DType out) {
 
 class ConvFamily final : public StoreEpilogueFamily<ConvAttrs> {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    declare_conv_kernel_variants(out, info);
+    declare_winograd_variants(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId, const AttrReader& r) const override {

@@ -15,6 +15,147 @@
 namespace nxv {
 namespace {
 
+// CPU drivers' tile for products large enough (append_conv_gemm).
+constexpr GemmTile kCpuConvTile{32, 64, 16, 4, 4};
+// The IM2COL mode's tiles: 256 invocations, 8 (complex: 4) A elements each; the tile core's
+// shared arrays stay small.
+constexpr GemmTile kIm2colTile{128, 16, 16, 4, 2}, kIm2colWideTile{64, 16, 16, 2, 2};
+
+// GPUs, the 8x8 register tile: subgroups as blocks of 4 x 8 invocations, as dot's; where the A
+// tile is read along m, 64-row tiles with subgroups of 16 x 2 (bench/RESULTS.md; not where
+// tuning's dot.tile is `forced`). Returns the warp_x fallback, 0 for none.
+uint32_t conv_gpu_tile(GemmTile& tile, bool a_k_unit, bool forced) {
+  if (tile.tm != 8 || tile.tn != 8) return 0;
+  if (!forced && !a_k_unit && tile.bm == 128 && tile.bn == 128) {
+    tile.bm = 64;
+    return 16;
+  }
+  return 4;
+}
+
+// A variant of conv_gemm.comp: the types, the tile core's tile and options, the conv's spatial
+// axes, input dilation, and whether BK divides the channels; with `im2col`, the kernel writes
+// A (the input's patches) out as a matrix instead of multiplying (out, in and kernel then all
+// the input's type).
+struct ConvGemmVariant {
+  static constexpr const char* kTemplate = "conv_gemm";
+  DType out = DType::F32, in = DType::F32, kernel = DType::F32;
+  GemmTile tile{};
+  GemmTileOpts opts{};
+  uint32_t spatial = 2;
+  bool idil = false, kalign = false, im2col = false;
+
+  auto fields() const { return std::tie(out, in, kernel, tile, opts, spatial, idil, kalign, im2col); }
+
+  KernelKey source() const {
+    AccType acc = dot_acc_type(out);
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = tile.invocations();
+    auto& d = key.defines;
+    add_gemm_common_defines(d, out, in, kernel, acc);
+    add_gemm_tile_defines(d, tile, acc, opts, in, kernel);
+    add_gemm_operand_defines(d, in, kernel, acc);
+    d.emplace_back("NR", std::to_string(spatial));
+    d.emplace_back("IDIL", idil ? "1" : "0");
+    d.emplace_back("KALIGN", kalign ? "1" : "0");
+    if (im2col) d.emplace_back("IM2COL", "1");
+    append_glsl_use_defines(d);
+    return key;
+  }
+
+  // Every type, 2D convs: each tile the lowering picks by size (GPUs, CPU drivers), input
+  // channels adjacent or apart, the vector loads GPUs take where the type has them (four
+  // channels of the input where adjacent, four filters of the kernel); floats also with BK not
+  // dividing the channels (an image's first layer); f32 also in 1D and 3D, with input
+  // dilation, and with the kernel's filters apart. The IM2COL mode likewise.
+  static std::vector<ConvGemmVariant> declared(const DeviceInfo& info) {
+    std::vector<ConvGemmVariant> all;
+    for (DType t : kAllDTypes) {
+      AccType acc = dot_acc_type(t);
+      bool f32 = t == DType::F32;
+      std::vector<std::pair<GemmTile, bool>> tiles;  // and whether on GPU paths
+      for (const GemmTile& tile : gemm_gpu_tiles(info, acc)) tiles.push_back({tile, true});
+      if (acc_bytes(acc) <= 8) tiles.push_back({kCpuConvTile, false});
+      tiles.push_back({gemm_cpu_tile(info, acc), false});
+      for (auto [chosen, gpu] : tiles)
+        for (bool a_k_unit : {true, false}) {
+          ConvGemmVariant v{.out = t, .in = t, .kernel = t, .tile = chosen};
+          uint32_t warp_x = gpu ? conv_gpu_tile(v.tile, a_k_unit, false) : 0;
+          v.opts.a_k_unit = a_k_unit, v.opts.b_n_unit = true;
+          v.opts.vec4_shared = gemm_vec4_shared(v.tile, acc, false);
+          v.opts.warp_x = gpu && v.opts.vec4_shared ? gemm_warp_x_fits(v.tile, warp_x) : 0;
+          auto add = [&](auto change) {
+            ConvGemmVariant w = v;
+            change(w);
+            all.push_back(w);
+          };
+          auto vectors = [&](ConvGemmVariant& w) {
+            w.opts.a_vec4 = a_k_unit && w.tile.bk % 4 == 0;
+            w.opts.b_vec4 = w.tile.bn % 4 == 0;
+          };
+          bool vec4 = gpu && gemm_vec4_loadable(t);
+          for (uint32_t spatial : f32 ? std::vector<uint32_t>{2, 1, 3} : std::vector<uint32_t>{2}) {
+            add([&](ConvGemmVariant& w) { w.spatial = spatial, w.kalign = true; });
+            if (vec4) add([&](ConvGemmVariant& w) { w.spatial = spatial, w.kalign = true, vectors(w); });
+          }
+          if (is_float(t)) add([&](ConvGemmVariant& w) { w.kalign = false; });
+          if (!f32) continue;
+          add([&](ConvGemmVariant& w) { w.kalign = true, w.idil = true; });
+          add([&](ConvGemmVariant& w) { w.kalign = true, w.opts.b_n_unit = false; });
+        }
+      for (bool a_k_unit : {true, false})
+        for (bool kalign : {true, false}) {
+          if (!kalign && !is_float(t)) continue;
+          ConvGemmVariant v{.out = t, .in = t, .kernel = t, .tile = im2col_tile(acc), .kalign = kalign, .im2col = true};
+          v.opts.a_k_unit = a_k_unit;
+          all.push_back(v);
+        }
+    }
+    return all;
+  }
+
+  static GemmTile im2col_tile(AccType acc) { return acc_bytes(acc) >= 16 ? kIm2colWideTile : kIm2colTile; }
+};
+
+// A variant of conv_im2col16.comp: V elements per 16-byte vector, the conv's spatial axes,
+// input dilation, LANES invocations per row of A.
+struct ConvIm2col16Variant {
+  static constexpr const char* kTemplate = "conv_im2col16";
+  static constexpr uint32_t kWorkgroupSize = 256;
+  uint32_t v = 8, spatial = 2;
+  bool idil = false;
+  uint32_t lanes = 32;
+
+  auto fields() const { return std::tie(v, spatial, idil, lanes); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kWorkgroupSize;
+    auto& d = key.defines;
+    d.emplace_back("V", std::to_string(v) + "u");
+    d.emplace_back("NR", std::to_string(spatial));
+    d.emplace_back("IDIL", idil ? "1" : "0");
+    d.emplace_back("WG", std::to_string(kWorkgroupSize) + "u");
+    d.emplace_back("LANES", std::to_string(lanes) + "u");
+    return key;
+  }
+
+  // Each element size's vector, 2D convs in every lane count (short rows take fewer), 1D and
+  // 3D ones and input dilation with rows of 32 lanes or more.
+  static std::vector<ConvIm2col16Variant> declared(const DeviceInfo&) {
+    std::vector<ConvIm2col16Variant> all;
+    for (uint32_t v : {16u, 8u, 4u, 2u, 1u}) {
+      for (uint32_t lanes : {32u, 16u, 8u, 4u, 2u, 1u}) all.push_back({v, 2, false, lanes});
+      for (uint32_t spatial : {1u, 2u, 3u})
+        for (bool idil : {false, true})
+          if (spatial != 2 || idil) all.push_back({v, spatial, idil, 32});
+    }
+    return all;
+  }
+};
+
 }  // namespace
 
 // The parameter block: ConvParams, then the kernel-position table (conv_push.h).
@@ -81,16 +222,10 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   // layout, type and rank is a compile). Tuning's dot.tile still overrides.
   bool forced = tuning().dot.tile.has_value();
   if (gemm_cpu_paths(core) && !forced && acc_bytes(acc) <= 8 && shape.m >= 32 && shape.n >= 16)
-    tile = {32, 64, 16, 4, 4};
+    tile = kCpuConvTile;
   // The A tile along k where the input's channels are adjacent (channels last), else along m.
   bool a_k_unit = input.strides[1] == 1 && g.ci > 1;
-  // GPUs, the 8x8 register tile: subgroups as blocks of 4 x 8 invocations, as dot's; where the
-  // A tile is read along m, 64-row tiles with subgroups of 16 x 2 (bench/RESULTS.md).
-  uint32_t warp_x = 0;
-  if (!gemm_cpu_paths(core) && tile.tm == 8 && tile.tn == 8) {
-    warp_x = 4;
-    if (!forced && !a_k_unit && tile.bm == 128 && tile.bn == 128) tile.bm = 64, warp_x = 16;
-  }
+  uint32_t warp_x = gemm_cpu_paths(core) ? 0 : conv_gpu_tile(tile, a_k_unit, forced);
   bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
                           [](int64_t x) { return x > 1; });
   GemmTileOpts o;
@@ -115,27 +250,9 @@ void append_conv_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out_type, 
   uint64_t tiles = uint64_t(g.groups) * uint64_t((g.m() + tile.bm - 1) / tile.bm) *
                    uint64_t((g.group_filters + tile.bn - 1) / tile.bn);
   auto [splits, k_chunk] = split_k(core, tiles, uint64_t(g.k()), total, 256, 16, kalign ? tile.bk : k_vectors ? 4 : 1);
-  VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 0};
-  variant.types = {out_type, input.type, kernel.type};
-  variant.type_count = 3;
-  variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (o.b_n_unit ? 2 : 0) | (o.vec4_shared ? 4 : 0) | (idil ? 8 : 0) |
-                           (kalign ? 16 : 0));
-  variant.tile = pack_gemm_tile(tile);
-  variant.switches = uint32_t(g.spatial) | (o.switches() << 8);
-  const Kernel& k = *epilogue_kernel(impl, variant, epi, [&] {
-    KernelKey key;
-    key.name = "conv_gemm";
-    key.workgroup_size = tile.invocations();
-    auto& d = key.defines;
-    add_gemm_common_defines(d, out_type, input.type, kernel.type, acc);
-    add_gemm_tile_defines(d, tile, acc, o, input.type, kernel.type);
-    add_gemm_operand_defines(d, input.type, kernel.type, acc);
-    d.emplace_back("NR", std::to_string(g.spatial));
-    d.emplace_back("IDIL", idil ? "1" : "0");
-    d.emplace_back("KALIGN", kalign ? "1" : "0");
-    append_glsl_use_defines(d);
-    return key;
-  });
+  ConvGemmVariant variant{.out = out_type, .in = input.type, .kernel = kernel.type, .tile = tile, .opts = o,
+                          .spatial = uint32_t(g.spatial), .idil = idil, .kalign = kalign};
+  const Kernel& k = *epilogue_kernel(impl.kernels, variant, epi);
   ConvPush push{};
   push.m = uint32_t(g.m()), push.n = uint32_t(g.group_filters), push.k = uint32_t(g.k());
   push.groups = uint32_t(g.groups);
@@ -187,27 +304,11 @@ void append_conv_im2col16(DeviceImpl& impl, LaunchBuilder& builder, const ConvPl
   const ConvGeometry& g = plan.geometry;
   bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
                           [](int64_t x) { return x > 1; });
-  constexpr uint32_t wg = 256;
+  constexpr uint32_t wg = ConvIm2col16Variant::kWorkgroupSize;
   uint64_t vectors = uint64_t(g.k()) / v;
   uint32_t lanes = 1;
   while (lanes < 32 && lanes < vectors) lanes *= 2;
-  VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 2};
-  variant.types = {input.type};
-  variant.type_count = 1;
-  variant.layout = uint8_t(idil ? 8 : 0);
-  variant.switches = uint32_t(g.spatial) | (v << 8) | (lanes << 16);
-  const Kernel& k = impl.kernels.get(variant, [&] {
-    KernelKey key;
-    key.name = "conv_im2col16";
-    key.workgroup_size = wg;
-    auto& d = key.defines;
-    d.emplace_back("V", std::to_string(v) + "u");
-    d.emplace_back("NR", std::to_string(g.spatial));
-    d.emplace_back("IDIL", idil ? "1" : "0");
-    d.emplace_back("WG", std::to_string(wg) + "u");
-    d.emplace_back("LANES", std::to_string(lanes) + "u");
-    return key;
-  });
+  const Kernel& k = impl.kernels.get(ConvIm2col16Variant{v, uint32_t(g.spatial), idil, lanes});
   ConvPush push{};
   push.m = uint32_t(g.m()), push.n = 1, push.k = uint32_t(g.k());
   push.groups = 1, push.splits = 1, push.k_chunk = push.k;
@@ -230,35 +331,15 @@ void append_conv_im2col(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan
   const DeviceCore& core = *impl.core;
   const ConvGeometry& g = plan.geometry;
   if (uint32_t v = conv_gather16_vector(g, input)) return append_conv_im2col16(impl, builder, plan, input, a_out, v);
-  AccType acc = dot_acc_type(input.type);
-  // 256 invocations, 8 (complex: 4) A elements each; the tile core's shared arrays stay small.
-  GemmTile tile = acc_bytes(acc) >= 16 ? GemmTile{64, 16, 16, 2, 2} : GemmTile{128, 16, 16, 4, 2};
+  GemmTile tile = ConvGemmVariant::im2col_tile(dot_acc_type(input.type));
   bool idil = std::any_of(plan.attrs.input_dilation.begin(), plan.attrs.input_dilation.end(),
                           [](int64_t x) { return x > 1; });
   GemmTileOpts o;
   o.a_k_unit = input.strides[1] == 1 && g.ci > 1;  // rows of A written along k where channels are adjacent
   bool kalign = g.ci % tile.bk == 0;
-  VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 1};
-  variant.types = {input.type, input.type};
-  variant.type_count = 2;
-  variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (idil ? 8 : 0) | (kalign ? 16 : 0));
-  variant.tile = pack_gemm_tile(tile);
-  variant.switches = uint32_t(g.spatial);
-  const Kernel& k = impl.kernels.get(variant, [&] {
-    KernelKey key;
-    key.name = "conv_gemm";
-    key.workgroup_size = tile.invocations();
-    auto& d = key.defines;
-    add_gemm_common_defines(d, input.type, input.type, input.type, acc);
-    add_gemm_tile_defines(d, tile, acc, o, input.type, input.type);
-    add_gemm_operand_defines(d, input.type, input.type, acc);
-    d.emplace_back("NR", std::to_string(g.spatial));
-    d.emplace_back("IDIL", idil ? "1" : "0");
-    d.emplace_back("KALIGN", kalign ? "1" : "0");
-    d.emplace_back("IM2COL", "1");
-    append_glsl_use_defines(d);
-    return key;
-  });
+  const Kernel& k = impl.kernels.get(ConvGemmVariant{.out = input.type, .in = input.type, .kernel = input.type,
+                                                     .tile = tile, .opts = o, .spatial = uint32_t(g.spatial),
+                                                     .idil = idil, .kalign = kalign, .im2col = true});
   ConvPush push{};
   push.m = uint32_t(g.m()), push.n = 1, push.k = uint32_t(g.k());
   push.groups = uint32_t(g.groups);
@@ -276,6 +357,11 @@ void append_conv_im2col(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan
   l.params = conv_params(plan, input, unused, nullptr);
   builder.use(l, input.ref.slot, Access::Read);
   builder.use(l, a_out.slot, Access::Write);
+}
+
+void declare_conv_kernel_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<ConvGemmVariant>(out, info);
+  declare_variants<ConvIm2col16Variant>(out, info);
 }
 
 }  // namespace nxv

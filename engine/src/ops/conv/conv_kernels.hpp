@@ -44,4 +44,7 @@ uint32_t conv_gather16_vector(const ConvGeometry& g, const ConvInput& input);
 void append_conv_im2col(DeviceImpl& impl, LaunchBuilder& builder, const ConvPlan& plan, const ConvInput& input,
                         BufferRef a_out);
 
+// Every variant of conv_gemm.comp and conv_im2col16.comp (kernel_variant.hpp).
+void declare_conv_kernel_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+
 }  // namespace nxv

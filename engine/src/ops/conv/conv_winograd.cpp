@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "common/tuning.hpp"
 #include "device/device_impl.hpp"
@@ -29,14 +32,17 @@ constexpr int64_t kMinChannels = 64, kMinFilters = 64;
 
 enum Pass : uint32_t { kFilterPass = 0, kInputPass = 1, kOutputPass = 2 };
 
-const Kernel& winograd_kernel(DeviceImpl& impl, DType type, Pass pass, const StoreEpilogue* epi) {
-  VariantKey variant{.family = uint16_t(FamilyId::conv), .op = 3};
-  variant.types = {type};
-  variant.type_count = 1;
-  variant.switches = pass;
-  return *epilogue_kernel(impl, variant, pass == kOutputPass ? epi : nullptr, [&] {
+// A variant of conv_winograd.comp: one of its passes on f32 or f64.
+struct WinogradVariant {
+  static constexpr const char* kTemplate = "conv_winograd";
+  DType type = DType::F32;
+  Pass pass = kFilterPass;
+
+  auto fields() const { return std::tie(type, pass); }
+
+  KernelKey source() const {
     KernelKey key;
-    key.name = "conv_winograd";
+    key.name = kTemplate;
     key.workgroup_size = kWorkgroupSize;
     auto& d = key.defines;
     AccType wt = type == DType::F64 ? AccType::F64 : AccType::F32;
@@ -54,7 +60,19 @@ const Kernel& winograd_kernel(DeviceImpl& impl, DType type, Pass pass, const Sto
     }
     append_glsl_use_defines(d);
     return key;
-  });
+  }
+
+  static std::vector<WinogradVariant> declared(const DeviceInfo&) {
+    std::vector<WinogradVariant> all;
+    for (DType type : {DType::F32, DType::F64})
+      for (Pass pass : {kFilterPass, kInputPass, kOutputPass}) all.push_back({type, pass});
+    return all;
+  }
+};
+
+// The pass's kernel; the last pass stores through the epilogue where there is one.
+const Kernel& winograd_kernel(DeviceImpl& impl, DType type, Pass pass, const StoreEpilogue* epi) {
+  return *epilogue_kernel(impl.kernels, WinogradVariant{type, pass}, pass == kOutputPass ? epi : nullptr);
 }
 
 void launch_pass(DeviceImpl& impl, LaunchBuilder& builder, DType type, Pass pass, uint64_t invocations,
@@ -195,6 +213,10 @@ bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvIn
                 kernel_ref, epi);
   }
   return true;
+}
+
+void declare_winograd_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<WinogradVariant>(out, info);
 }
 
 }  // namespace nxv

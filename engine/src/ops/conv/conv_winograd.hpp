@@ -30,4 +30,7 @@ namespace nxv {
 bool append_conv_winograd(const LowerArgs& a, const ConvPlan& plan, const ConvInput& input,
                           const StoreEpilogue* epi = nullptr);
 
+// Every variant of conv_winograd.comp (kernel_variant.hpp).
+void declare_winograd_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+
 }  // namespace nxv

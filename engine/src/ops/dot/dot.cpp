@@ -21,6 +21,8 @@
 #include "memory/copy.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "ops/dot/dot_bf16x3.hpp"
+#include "ops/dot/dot_coopmat.hpp"
+#include "ops/dot/dot_cpu.hpp"
 #include "ops/dot/dot_epilogue.hpp"
 #include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"
@@ -58,6 +60,13 @@ bool promotes_to(DType in, DType out) {
 
 class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    declare_dot_kernel_variants(out, info);
+    declare_gemm_cpu_variants(out, info);
+    declare_gemm_coopmat_variants(out, info);
+    declare_split_bf16x3_variants(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId, const AttrReader& r) const override {

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "common/tuning.hpp"
 #include "device/device_impl.hpp"
@@ -13,23 +16,29 @@
 namespace nxv {
 namespace {
 
-constexpr uint16_t kSplitBf16x3 = 7;  // the dot family's variant kind (dot_kernels.cpp 0-3, dot_coopmat*.cpp 4-5, dot_cpu.cpp 6)
+// A variant of dot_split_bf16x3.comp: which axis of the f32 source its parts triple.
+struct SplitBf16x3Variant {
+  static constexpr const char* kTemplate = "dot_split_bf16x3";
+  int axis = 2;  // 2: A's k (its columns), 1: B's k (its rows)
+
+  auto fields() const { return std::tie(axis); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = 256;
+    key.defines.emplace_back("AXIS", std::to_string(axis));
+    return key;
+  }
+
+  static std::vector<SplitBf16x3Variant> declared(const DeviceInfo&) { return {{2}, {1}}; }
+};
 
 // X [batch, rows, cols] (f32, strides) as bf16 parts at `dst`, `axis` tripled.
 void append_split(DeviceImpl& impl, LaunchBuilder& builder, const GemmOperand& x, uint32_t batch, uint32_t rows,
                   uint32_t cols, int axis, BufferRef dst) {
   const DeviceCore& core = *impl.core;
-  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitBf16x3};
-  variant.types = {DType::F32};
-  variant.type_count = 1;
-  variant.layout = uint8_t(axis);
-  const Kernel& k = impl.kernels.get(variant, [&] {
-    KernelKey key;
-    key.name = "dot_split_bf16x3";
-    key.workgroup_size = 256;
-    key.defines.emplace_back("AXIS", std::to_string(axis));
-    return key;
-  });
+  const Kernel& k = impl.kernels.get(SplitBf16x3Variant{axis});
   SplitBf16x3Push push{};
   push.rows = rows, push.cols = cols;
   push.total = batch * rows * cols;
@@ -71,6 +80,10 @@ bool append_gemm_bf16x3(const LowerArgs& a, DType out, const GemmShape& g, const
   append_split(impl, a.builder, B, uint32_t(g.batch), uint32_t(g.k), uint32_t(g.n), 1, b_parts.ref);
   append_gemm(impl, a.builder, out, shape, a_parts, b_parts, c);
   return true;
+}
+
+void declare_split_bf16x3_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<SplitBf16x3Variant>(out, info);
 }
 
 }  // namespace nxv

@@ -17,4 +17,7 @@ namespace nxv {
 bool append_gemm_bf16x3(const LowerArgs& a, DType out, const GemmShape& g, const GemmOperand& A,
                         const GemmOperand& B, BufferRef c, bool has_epilogue);
 
+// Every variant of dot_split_bf16x3.comp (kernel_variant.hpp).
+void declare_split_bf16x3_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+
 }  // namespace nxv

@@ -14,8 +14,6 @@
 namespace nxv {
 namespace {
 
-constexpr uint16_t kGemmCoopmat = 4;  // the dot family's variant kind (dot_kernels.cpp has 0-3)
-
 uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
   return uint64_t(s.batch) * uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
 }
@@ -68,38 +66,40 @@ bool int8_output_exact(DType in, DType out, uint64_t k) {
   return k * max_product < range;
 }
 
-}  // namespace
-
-std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmShape& shape, const GemmOperand& a,
-                                             const GemmOperand& b, DType out) {
-  const DeviceInfo& info = core.info();
+// Whether the device multiplies `in` x `in` into `out` on the tier (its features; 8-bit inputs
+// where the 32-bit integer accumulators give `out` exactly for `k` products).
+bool coopmat_types(const DeviceInfo& info, DType in, DType out, uint64_t k) {
   const auto& ft = info.features;
-  if (tuning().dot.no_coopmat || gemm_cpu_paths(core) || core.profile().cpu_driver || !ft.cooperative_matrix)
-    return std::nullopt;
-  if (a.type != b.type) return std::nullopt;
-  bool int8 = a.type == DType::S8 || a.type == DType::U8;
+  if (!ft.cooperative_matrix) return false;
+  bool int8 = in == DType::S8 || in == DType::U8;
   if (int8) {
     // 8-bit integers into 32-bit integer fragments: exact where the output is (Nx wraps).
-    if (!int8_output_exact(a.type, out, uint64_t(shape.k)) || !ft.int8 || !ft.storage8) return std::nullopt;
-  } else if ((a.type != DType::F16 && a.type != DType::BF16) || (out != DType::F32 && out != a.type)) {
-    return std::nullopt;
+    if (!int8_output_exact(in, out, k) || !ft.int8 || !ft.storage8) return false;
+  } else if ((in != DType::F16 && in != DType::BF16) || (out != DType::F32 && out != in)) {
+    return false;
   }
-  bool bf16 = a.type == DType::BF16;
-  if (!int8 && (bf16 ? !ft.bfloat16_cooperative_matrix : !ft.float16)) return std::nullopt;
-  if (!ft.storage16 || !ft.int16 || !ft.subgroup_basic) return std::nullopt;
-  auto frag = int8 ? fragment_shape(info, a.type == DType::S8 ? "s8" : "u8", a.type == DType::S8 ? "s32" : "u32")
+  bool bf16 = in == DType::BF16;
+  if (!int8 && (bf16 ? !ft.bfloat16_cooperative_matrix : !ft.float16)) return false;
+  return ft.storage16 && ft.int16 && ft.subgroup_basic;
+}
+
+// The tile for inputs of `in` on this device: 128x128 where `big`, else 64x64, or `forced`
+// (tuning's bm, bn, bk, wm, wn) where valid; nullopt where the device has no fragment shape for
+// them or the tile does not fit.
+std::optional<CoopmatTile> coopmat_tile(const DeviceInfo& info, DType in, bool big,
+                                        const std::optional<std::array<uint32_t, 5>>& forced) {
+  bool int8 = in == DType::S8 || in == DType::U8, bf16 = in == DType::BF16;
+  auto frag = int8 ? fragment_shape(info, in == DType::S8 ? "s8" : "u8", in == DType::S8 ? "s32" : "u32")
                    : fragment_shape(info, bf16 ? "bf16" : "f16", "f32");
   if (!frag || info.subgroup_size == 0 || (frag->m * frag->n) % info.subgroup_size) return std::nullopt;
   CoopmatTile t;
   t.fm = frag->m, t.fn = frag->n, t.fk = frag->k, t.subgroup = info.subgroup_size;
-  // 128x128 (four subgroups of 64x64) where there are enough such tiles to fill a large GPU a
-  // couple of times over; 64x64 (four of 32x32) otherwise, split-K making up the rest. Steps of
-  // 64 bytes along k.
-  uint32_t bk = 64 / uint32_t(dtype_size(a.type));
-  if (tiles(shape, 128, 128) >= 256) t.bm = 128, t.bn = 128, t.bk = bk, t.wm = 64, t.wn = 64;
+  // Steps of 64 bytes along k.
+  uint32_t bk = 64 / uint32_t(dtype_size(in));
+  if (big) t.bm = 128, t.bn = 128, t.bk = bk, t.wm = 64, t.wn = 64;
   else t.bm = 64, t.bn = 64, t.bk = bk, t.wm = 32, t.wn = 32;
-  uint32_t e = chunk_elements(a.type), elem = uint32_t(dtype_size(a.type));
-  if (const auto& forced = tuning().dot.coopmat_tile) {
+  uint32_t e = chunk_elements(in), elem = uint32_t(dtype_size(in));
+  if (forced) {
     CoopmatTile f = t;
     f.bm = (*forced)[0], f.bn = (*forced)[1], f.bk = (*forced)[2], f.wm = (*forced)[3], f.wn = (*forced)[4];
     if (valid(f, e)) t = f;
@@ -110,6 +110,121 @@ std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmS
   if (!valid(t, e) || stage_bytes(t, elem) > limit || t.subgroups() * t.subgroup > info.max_workgroup_invocations)
     return std::nullopt;
   return t;
+}
+
+// The subgroup size a pipeline of `tile` requires: the tile's where the device can require it, else 0.
+uint32_t required_subgroup_size(const DeviceInfo& info, const CoopmatTile& tile) {
+  bool can = info.features.subgroup_size_control && tile.subgroup >= info.min_subgroup_size &&
+             tile.subgroup <= info.max_subgroup_size;
+  return can ? tile.subgroup : 0;
+}
+
+// The accumulators' type for inputs of `in` (the partial sums' with split-K).
+AccType coopmat_acc(DType in) {
+  if (dtype_size(in) != 1) return AccType::F32;
+  return in == DType::S8 ? AccType::S32 : AccType::U32;
+}
+
+// A variant of gemm_coopmat.comp: the types, the tile, each operand's layout (along its rows
+// or not, read a 16-byte chunk at a time or not), and A gathered from a conv's input or not
+// (with the conv's spatial axes, input dilation, and lanes along m where it stores).
+struct GemmCoopmatVariant {
+  static constexpr const char* kTemplate = "gemm_coopmat";
+  DType out = DType::F32, a = DType::F16, b = DType::F16;
+  CoopmatTile tile{};
+  bool a_row = true, b_row = true, a_vec = false, b_vec = false;
+  bool conv_a = false;
+  uint32_t spatial = 0;  // with conv_a
+  bool input_dilation = false, lanes_m = false;
+  uint32_t required_subgroup = 0;  // required_subgroup_size(info, tile)
+
+  auto fields() const {
+    return std::tie(out, a, b, tile, a_row, b_row, a_vec, b_vec, conv_a, spatial, input_dilation, lanes_m,
+                    required_subgroup);
+  }
+
+  KernelKey source() const {
+    bool bf16 = a == DType::BF16, int8 = dtype_size(a) == 1;
+    std::string frag_in = int8 ? (a == DType::S8 ? "int8_t" : "uint8_t") : "float16_t";
+    AccType acc = coopmat_acc(a);
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = tile.subgroups() * tile.subgroup;
+    key.required_subgroup_size = required_subgroup;
+    auto& d = key.defines;
+    add_gemm_common_defines(d, out, a, b, acc);
+    for (auto [name, v] : {std::pair{"BM", tile.bm}, {"BN", tile.bn}, {"BK", tile.bk}, {"WM", tile.wm}, {"WN", tile.wn},
+                           {"FM", tile.fm}, {"FN", tile.fn}, {"FK", tile.fk}, {"SG", tile.subgroup},
+                           {"NSG", tile.subgroups()}})
+      d.emplace_back(name, std::to_string(v) + "u");
+    d.emplace_back("A_ROW", a_row ? "1" : "0");
+    d.emplace_back("B_ROW", b_row ? "1" : "0");
+    d.emplace_back("A_VEC", a_vec ? "1" : "0");
+    d.emplace_back("B_VEC", b_vec ? "1" : "0");
+    if (bf16) d.emplace_back("NXV_SPIRV_BF16", "1");
+    if (int8) d.emplace_back("ELEM8", "1");
+    d.emplace_back("FRAG_IN", frag_in);
+    d.emplace_back("FRAG_ACC", glsl_name(acc));
+    if (conv_a) {
+      d.emplace_back("CONV_A", "1");
+      d.emplace_back("NR", std::to_string(spatial));
+      d.emplace_back("IDIL", input_dilation ? "1" : "0");
+      d.emplace_back("CONV_LANES_M", lanes_m ? "1" : "0");
+    }
+    append_glsl_use_defines(d);
+    return key;
+  }
+
+  // Only where the device has fragments for the inputs: f16 and bf16 into f32 and their own
+  // type, 8-bit integers into their own type and 32- and 64-bit integers of their signedness;
+  // both tiles, each operand along its rows or not, read by chunks or not; and A gathered from
+  // a conv's 16-bit input (1 to 3 spatial axes, input dilation or not, lanes along m or not).
+  static std::vector<GemmCoopmatVariant> declared(const DeviceInfo& info) {
+    std::vector<GemmCoopmatVariant> all;
+    if (info.type == "cpu") return all;
+    for (DType in : {DType::F16, DType::BF16, DType::S8, DType::U8}) {
+      bool int8 = dtype_size(in) == 1;
+      std::vector<DType> outs = int8 ? std::vector<DType>{in, in == DType::S8 ? DType::S32 : DType::U32,
+                                                          in == DType::S8 ? DType::S64 : DType::U64}
+                                     : std::vector<DType>{DType::F32, in};
+      for (DType out : outs) {
+        if (!coopmat_types(info, in, out, 1)) continue;
+        for (bool big : {true, false}) {
+          std::optional<CoopmatTile> tile = coopmat_tile(info, in, big, std::nullopt);
+          if (!tile) continue;
+          GemmCoopmatVariant v{.out = out, .a = in, .b = in, .tile = *tile};
+          v.required_subgroup = required_subgroup_size(info, *tile);
+          for (bool a_row : {true, false})
+            for (bool b_row : {true, false})
+              for (bool chunks : {true, false}) {
+                v.a_row = a_row, v.b_row = b_row, v.a_vec = chunks, v.b_vec = chunks;
+                all.push_back(v);
+              }
+          if (int8) continue;
+          v.conv_a = true, v.a_row = true, v.a_vec = true, v.b_row = true, v.b_vec = true;
+          for (uint32_t spatial : {1u, 2u, 3u})
+            for (bool idil : {false, true})
+              for (bool lanes_m : {false, true}) {
+                v.spatial = spatial, v.input_dilation = idil, v.lanes_m = lanes_m;
+                all.push_back(v);
+              }
+        }
+      }
+    }
+    return all;
+  }
+};
+
+}  // namespace
+
+std::optional<CoopmatTile> coopmat_gemm_tile(const DeviceCore& core, const GemmShape& shape, const GemmOperand& a,
+                                             const GemmOperand& b, DType out) {
+  const DeviceInfo& info = core.info();
+  if (tuning().dot.no_coopmat || gemm_cpu_paths(core) || core.profile().cpu_driver) return std::nullopt;
+  if (a.type != b.type || !coopmat_types(info, a.type, out, uint64_t(shape.k))) return std::nullopt;
+  // 128x128 (four subgroups of 64x64) where there are enough such tiles to fill a large GPU a
+  // couple of times over; 64x64 (four of 32x32) otherwise, split-K making up the rest.
+  return coopmat_tile(info, a.type, tiles(shape, 128, 128) >= 256, tuning().dot.coopmat_tile);
 }
 
 void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
@@ -123,51 +238,16 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
                                   : reads_by_chunk(a, a.strides[1], a.strides[2], shape.m));
   bool b_vec = b_row ? reads_by_chunk(b, b.strides[2], b.strides[1], shape.n)
                      : reads_by_chunk(b, b.strides[1], b.strides[2], shape.k);
-  bool bf16 = a.type == DType::BF16, int8 = dtype_size(a.type) == 1;
-  // The fragments' types, and the accumulator's (the partial sums' with split-K).
-  std::string frag_in = int8 ? (a.type == DType::S8 ? "int8_t" : "uint8_t") : "float16_t";
-  AccType acc = int8 ? (a.type == DType::S8 ? AccType::S32 : AccType::U32) : AccType::F32;
-  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmCoopmat};
-  variant.types = {out, a.type, b.type};
-  variant.type_count = 3;
-  variant.layout = uint8_t((a_row ? 1 : 0) | (b_row ? 2 : 0) | (a_vec ? 4 : 0) | (b_vec ? 8 : 0) |
-                           (gathered ? 16 : 0) | (gathered && gathered->input_dilation ? 32 : 0));
-  variant.tile = (tile.bm / 8 - 1) | ((tile.bn / 8 - 1) << 6) | ((tile.bk / 8 - 1) << 12) | ((tile.wm / 8 - 1) << 18) |
-                 ((tile.wn / 8 - 1) << 24);
-  variant.switches = tile.fm | (tile.fn << 6) | (tile.fk << 12) | (tile.subgroup << 18) |
-                     ((gathered ? gathered->spatial : 0) << 26) | (gathered && gathered->lanes_m ? 1u << 30 : 0u);
+  GemmCoopmatVariant variant{.out = out, .a = a.type, .b = b.type, .tile = tile, .a_row = a_row, .b_row = b_row,
+                             .a_vec = a_vec, .b_vec = b_vec};
+  if (gathered) {
+    variant.conv_a = true, variant.spatial = gathered->spatial;
+    variant.input_dilation = gathered->input_dilation, variant.lanes_m = gathered->lanes_m;
+  }
+  variant.required_subgroup = required_subgroup_size(core.info(), tile);
+  AccType acc = coopmat_acc(a.type);
   const StoreEpilogue* epi = gathered ? gathered->epilogue : nullptr;
-  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
-    KernelKey key;
-    key.name = "gemm_coopmat";
-    key.workgroup_size = tile.subgroups() * tile.subgroup;
-    const auto& info = core.info();
-    if (info.features.subgroup_size_control && tile.subgroup >= info.min_subgroup_size &&
-        tile.subgroup <= info.max_subgroup_size)
-      key.required_subgroup_size = tile.subgroup;
-    auto& d = key.defines;
-    add_gemm_common_defines(d, out, a.type, b.type, acc);
-    for (auto [name, v] : {std::pair{"BM", tile.bm}, {"BN", tile.bn}, {"BK", tile.bk}, {"WM", tile.wm}, {"WN", tile.wn},
-                           {"FM", tile.fm}, {"FN", tile.fn}, {"FK", tile.fk}, {"SG", tile.subgroup},
-                           {"NSG", tile.subgroups()}})
-      d.emplace_back(name, std::to_string(v) + "u");
-    d.emplace_back("A_ROW", a_row ? "1" : "0");
-    d.emplace_back("B_ROW", b_row ? "1" : "0");
-    d.emplace_back("A_VEC", a_vec ? "1" : "0");
-    d.emplace_back("B_VEC", b_vec ? "1" : "0");
-    if (bf16) d.emplace_back("NXV_SPIRV_BF16", "1");
-    if (int8) d.emplace_back("ELEM8", "1");
-    d.emplace_back("FRAG_IN", frag_in);
-    d.emplace_back("FRAG_ACC", glsl_name(acc));
-    if (gathered) {
-      d.emplace_back("CONV_A", "1");
-      d.emplace_back("NR", std::to_string(gathered->spatial));
-      d.emplace_back("IDIL", gathered->input_dilation ? "1" : "0");
-      d.emplace_back("CONV_LANES_M", gathered->lanes_m ? "1" : "0");
-    }
-    append_glsl_use_defines(d);
-    return key;
-  });
+  const Kernel& kernel = *epilogue_kernel(impl.kernels, variant, epi);
   std::function<void(Launch&)> attach;
   if (gathered)
     attach = [&](Launch& l) {
@@ -181,6 +261,10 @@ void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, co
   GemmOperand a_read = a;
   if (gathered) a_read.ref = gathered->input, a_read.strides = {0, 0, 1};
   launch_gemm_kernel(impl, builder, kernel, out, shape, a_read, b, c, grid_tile, acc, tile.bk, epi, attach);
+}
+
+void declare_gemm_coopmat_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<GemmCoopmatVariant>(out, info);
 }
 
 }  // namespace nxv

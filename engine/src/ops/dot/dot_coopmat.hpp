@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "ops/dot/dot_kernels.hpp"
@@ -22,6 +23,7 @@ struct CoopmatTile {
   uint32_t bm = 128, bn = 128, bk = 32, wm = 64, wn = 64;
   uint32_t fm = 16, fn = 16, fk = 16, subgroup = 32;
   uint32_t subgroups() const { return (bm / wm) * (bn / wn); }
+  auto fields() const { return std::tie(bm, bn, bk, wm, wn, fm, fn, fk, subgroup); }
 };
 
 // The tile when the tier serves this product, nullopt otherwise. NXV_DOT_COOPMAT_TILE=
@@ -51,5 +53,8 @@ struct CoopmatGatheredA {
 void append_gemm_coopmat(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
                          const GemmOperand& a, const GemmOperand& b, BufferRef c, const CoopmatTile& tile,
                          const CoopmatGatheredA* gathered = nullptr);
+
+// Every variant of gemm_coopmat.comp this device can run (none without cooperative matrices).
+void declare_gemm_coopmat_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
 
 }  // namespace nxv

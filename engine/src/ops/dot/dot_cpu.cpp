@@ -16,8 +16,6 @@
 namespace nxv {
 namespace {
 
-constexpr uint16_t kGemmCpu = 6;  // the dot family's variant kind (dot_kernels.cpp 0-3, dot_coopmat*.cpp 4-5)
-
 std::optional<CpuGemmTile> tuned_tile() {
   const auto& forced = tuning().dot.cpu_tile;
   if (!forced) return std::nullopt;
@@ -31,8 +29,7 @@ std::optional<CpuGemmTile> tuned_tile() {
 
 // The subgroup size the kernel's A loads are shared across (its SG), or 0 where it takes no
 // subgroup operations (none, or masked off with NX_VULKAN_DISABLE=subgroup).
-uint32_t shuffle_width(const DeviceCore& core) {
-  const DeviceInfo& info = core.info();
+uint32_t shuffle_width(const DeviceInfo& info) {
   uint32_t sg = info.subgroup_size;
   bool ok = info.features.subgroup_basic && info.features.subgroup_shuffle && sg >= 4 && sg <= 64 && (sg & (sg - 1)) == 0;
   return ok ? sg : 0;
@@ -52,6 +49,54 @@ uint32_t pow2_at_least(uint64_t x, uint32_t lo, uint32_t hi) {
   return p;
 }
 
+// Rows per workgroup at most for an output of `out` (cpu_gemm_tile's).
+uint32_t most_rows(DType out) {
+  const uint32_t bytes = acc_bytes(dot_acc_type(out));
+  return bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
+}
+
+// Whole subgroups of `sg` (0: none) per workgroup of at least `wg` invocations.
+uint32_t whole_subgroups(uint32_t wg, uint32_t sg) { return sg ? std::max(wg, sg) / sg * sg : wg; }
+
+// A variant of gemm_cpu.comp: the types, TM rows per workgroup, TN columns per invocation, WG
+// invocations, A's loads shared across subgroups of SG (0: none).
+struct GemmCpuVariant {
+  static constexpr const char* kTemplate = "gemm_cpu";
+  DType out = DType::F32, a = DType::F32, b = DType::F32;
+  uint32_t tm = 16, tn = 1, wg = 64, sg = 0;
+
+  auto fields() const { return std::tie(out, a, b, tm, tn, wg, sg); }
+
+  KernelKey source() const {
+    AccType acc = dot_acc_type(out);
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = wg;
+    auto& d = key.defines;
+    add_gemm_common_defines(d, out, a, b, acc);
+    add_gemm_operand_defines(d, a, b, acc);
+    d.emplace_back("TM", std::to_string(tm) + "u");
+    d.emplace_back("TN", std::to_string(tn) + "u");
+    d.emplace_back("SG", std::to_string(sg));
+    if (sg) d.emplace_back("SHUFFLE(v, s)", shuffle(acc));
+    append_glsl_use_defines(d);
+    return key;
+  }
+
+  // Every type in each tile cpu_gemm_tile picks by size: rows from the type's most down to 2
+  // (M == 1 takes other kernels), two columns per invocation in 8 to 64 invocations, or one
+  // in 8 (N <= 8); with this device's subgroups.
+  static std::vector<GemmCpuVariant> declared(const DeviceInfo& info) {
+    uint32_t sg = shuffle_width(info);
+    std::vector<GemmCpuVariant> all;
+    for (DType t : kAllDTypes)
+      for (uint32_t tm = most_rows(t); tm >= 2; tm /= 2)
+        for (auto [tn, wg] : {std::pair{2u, 64u}, {2u, 32u}, {2u, 16u}, {2u, 8u}, {1u, 8u}})
+          all.push_back({t, t, t, tm, tn, whole_subgroups(wg, sg), sg});
+    return all;
+  }
+};
+
 }  // namespace
 
 std::optional<CpuGemmTile> cpu_gemm_tile(const DeviceCore& core, const GemmShape& shape, DType out) {
@@ -59,9 +104,8 @@ std::optional<CpuGemmTile> cpu_gemm_tile(const DeviceCore& core, const GemmShape
   if (auto forced = tuned_tile()) return forced;
   // 16 x 2 was the fastest of 8-32 rows by 1-2 columns at 511^3 f32 on lavapipe (see
   // bench/RESULTS.md); half the rows per 8-byte accumulator, a quarter per 16-byte one.
-  const uint32_t bytes = acc_bytes(dot_acc_type(out));
   CpuGemmTile t;
-  t.tm = bytes <= 4 ? 16 : bytes <= 8 ? 8 : 4;
+  t.tm = most_rows(out);
   t.tn = 2;
   // Fewer rows where the product has fewer (one kernel per power of two).
   if (uint64_t(shape.m) < t.tm) t.tm = pow2_at_least(uint64_t(shape.m), 1, t.tm);
@@ -74,29 +118,9 @@ void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const 
                      const GemmOperand& b, BufferRef c, const CpuGemmTile& tile,
                      const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
-  AccType acc = dot_acc_type(out);
-  uint32_t sg = shuffle_width(core);
-  // Whole subgroups per workgroup.
-  uint32_t wg = sg ? std::max(tile.wg, sg) / sg * sg : tile.wg;
-  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmCpu};
-  variant.types = {out, a.type, b.type};
-  variant.type_count = 3;
-  variant.tile = tile.tm | (tile.tn << 8) | (wg << 16);
-  variant.layout = uint8_t(sg);
-  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
-    KernelKey key;
-    key.name = "gemm_cpu";
-    key.workgroup_size = wg;
-    auto& d = key.defines;
-    add_gemm_common_defines(d, out, a.type, b.type, acc);
-    add_gemm_operand_defines(d, a.type, b.type, acc);
-    d.emplace_back("TM", std::to_string(tile.tm) + "u");
-    d.emplace_back("TN", std::to_string(tile.tn) + "u");
-    d.emplace_back("SG", std::to_string(sg));
-    if (sg) d.emplace_back("SHUFFLE(v, s)", shuffle(acc));
-    append_glsl_use_defines(d);
-    return key;
-  });
+  uint32_t sg = shuffle_width(core.info());
+  uint32_t wg = whole_subgroups(tile.wg, sg);
+  const Kernel& kernel = *epilogue_kernel(impl.kernels, GemmCpuVariant{out, a.type, b.type, tile.tm, tile.tn, wg, sg}, epi);
   GemmPush push{};
   push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
   push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
@@ -108,6 +132,10 @@ void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const 
                                uint32_t(std::min<uint64_t>((uint64_t(shape.m) + tile.tm - 1) / tile.tm, max_count[1])),
                                uint32_t(std::min<uint64_t>(uint64_t(shape.batch), max_count[2]))};
   launch_gemm_once(builder, kernel, grid, push, a, b, c, epi);
+}
+
+void declare_gemm_cpu_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<GemmCpuVariant>(out, info);
 }
 
 }  // namespace nxv

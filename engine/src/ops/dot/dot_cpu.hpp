@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "ops/dot/dot_kernels.hpp"
 
@@ -22,5 +23,8 @@ std::optional<CpuGemmTile> cpu_gemm_tile(const DeviceCore& core, const GemmShape
 void append_gemm_cpu(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
                      const GemmOperand& b, BufferRef c, const CpuGemmTile& tile,
                      const DotEpilogue* epi = nullptr);
+
+// Every variant of gemm_cpu.comp (kernel_variant.hpp).
+void declare_gemm_cpu_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
 
 }  // namespace nxv

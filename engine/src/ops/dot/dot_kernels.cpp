@@ -18,11 +18,6 @@
 #include "ops/reduce/folds.hpp"
 
 namespace nxv {
-namespace {
-
-enum DotKernel : uint16_t { kGemm = 0, kMatvec = 1, kGemmRows = 2, kSplitSum = 3 };  // 4, 5: dot_coopmat*.cpp, 6: dot_cpu.cpp
-
-}  // namespace
 
 std::string dot_mac(AccType acc) {
   if (is_floating(acc)) return "fma(a, b, acc)";
@@ -45,6 +40,17 @@ namespace {
 uint32_t shared_bytes(const GemmTile& t, uint32_t acc_bytes) {
   return t.bk * (t.bm + t.bn + 8) * acc_bytes;
 }
+
+uint32_t shared_limit(const DeviceInfo& info) { return info.max_shared_memory ? info.max_shared_memory : 16384; }
+
+GemmTile fit_shared(GemmTile t, uint32_t acc_bytes, uint32_t limit) {
+  while (t.bk > 1 && shared_bytes(t, acc_bytes) > limit) t.bk /= 2;
+  return t;
+}
+
+// choose_gemm_tile's tiles: GPUs by size, CPU drivers.
+constexpr GemmTile kTile128{128, 128, 16, 8, 8}, kTile64{64, 64, 16, 4, 4}, kTile32x64{32, 64, 16, 4, 4},
+    kTile32{32, 32, 16, 2, 2}, kCpuTile{8, 32, 8, 8, 1};
 
 std::optional<GemmTile> tuned_tile() {
   const auto& forced = tuning().dot.tile;
@@ -89,22 +95,34 @@ bool vec4_loadable(DType type) {
 
 bool gemm_cpu_paths(const DeviceCore& core) { return cpu_paths(core.profile()); }
 
-uint32_t pack_gemm_tile(const GemmTile& t) {
-  return (t.bm - 1) | ((t.bn - 1) << 10) | ((t.tm - 1) << 20) | ((t.tn - 1) << 24) | ((t.bk - 1) << 28);
+std::vector<GemmTile> gemm_gpu_tiles(const DeviceInfo& info, AccType acc) {
+  uint32_t bytes = acc_bytes(acc), limit = shared_limit(info);
+  std::vector<GemmTile> all;
+  if (bytes == 4) all.push_back(fit_shared(kTile128, bytes, limit));
+  for (const GemmTile& t : {kTile64, kTile32x64, kTile32}) all.push_back(fit_shared(t, bytes, limit));
+  return all;
 }
 
-bool gemm_vec4_shared(const GemmTile& tile, AccType acc) {
+GemmTile gemm_cpu_tile(const DeviceInfo& info, AccType acc) {
+  return fit_shared(kCpuTile, acc_bytes(acc), shared_limit(info));
+}
+
+bool gemm_vec4_shared(const GemmTile& tile, AccType acc, bool tuned) {
   return acc_bytes(acc) == 4 && !acc4_type(acc).empty() && tile.tm % 4 == 0 && tile.tn % 4 == 0 &&
-         !tuning().dot.no_vec4;
+         !(tuned && tuning().dot.no_vec4);
+}
+
+uint32_t gemm_warp_x_fits(const GemmTile& tile, uint32_t wx) {
+  uint32_t rx = tile.bn / tile.tn, ry = tile.bm / tile.tm;
+  if (wx == 0 || wx > 32 || 32 % wx || tile.invocations() % 32 || rx % wx || ry % (32 / wx)) return 0;
+  return wx;
 }
 
 uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fallback) {
   uint32_t wx = fallback;
   if (auto forced = tuning().dot.warp_x) wx = *forced;
   else if (gemm_cpu_paths(core)) return 0;
-  uint32_t rx = tile.bn / tile.tn, ry = tile.bm / tile.tm;
-  if (wx == 0 || wx > 32 || 32 % wx || tile.invocations() % 32 || rx % wx || ry % (32 / wx)) return 0;
-  return wx;
+  return gemm_warp_x_fits(tile, wx);
 }
 
 bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile) {
@@ -119,12 +137,18 @@ bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const Gem
                        AccType acc) {
   // 32-bit accumulators: f64's tiles ran slower without the checks on an H100.
   if (gemm_cpu_paths(core) || acc_bytes(acc) != 4 || tuning().dot.no_inside) return false;
+  return shape.m > 0 && shape.n > 0 && shape.k > 0 && shape.m % tile.bm == 0 && shape.n % tile.bn == 0 &&
+         shape.k % tile.bk == 0 && gemm_loads_even(tile, o);
+}
+
+bool gemm_loads_even(const GemmTile& tile, const GemmTileOpts& o) {
   uint64_t wg = tile.invocations();
   uint64_t a_items = uint64_t(tile.bm) * tile.bk / (o.a_vec4 ? 4 : 1);
   uint64_t b_items = uint64_t(tile.bn) * tile.bk / (o.b_vec4 ? 4 : 1);
-  return shape.m > 0 && shape.n > 0 && shape.k > 0 && shape.m % tile.bm == 0 && shape.n % tile.bn == 0 &&
-         shape.k % tile.bk == 0 && a_items % wg == 0 && b_items % wg == 0;
+  return a_items % wg == 0 && b_items % wg == 0;
 }
+
+bool gemm_vec4_loadable(DType type) { return vec4_loadable(type); }
 
 bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int64_t, 3>& strides,
                        uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent) {
@@ -230,11 +254,82 @@ bool rows_kernel_fits(const DeviceCore& core, const GemmShape& s, const GemmOper
 
 namespace {
 
+// A variant of gemm_rows.comp: TM rows per workgroup, 4 * TN4 columns per invocation, WG
+// invocations; A read four-wide along k or not, 32-bit operands read as 64-bit pairs or not.
+struct GemmRowsVariant {
+  static constexpr const char* kTemplate = "gemm_rows";
+  DType out = DType::F32, a = DType::F32, b = DType::F32;
+  uint32_t tm = 16, tn4 = 4, wg = 64;
+  bool a_vec4 = false, a_wide = false, b_wide = false;
+
+  auto fields() const { return std::tie(out, a, b, tm, tn4, wg, a_vec4, a_wide, b_wide); }
+
+  KernelKey source() const {
+    AccType acc = dot_acc_type(out);
+    std::string acc4 = acc4_type(acc);
+    // The four 32-bit values of a u64vec2 q, as the type's vector, then the accumulators'.
+    auto unpack = [&](DType t) {
+      std::string bits = "uvec4(unpackUint2x32(q.x), unpackUint2x32(q.y))";
+      std::string v = t == DType::F32 ? "uintBitsToFloat(" + bits + ")" : glsl_vec4_type(t) + "(" + bits + ")";
+      return acc4 + "(" + v + ")";
+    };
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = wg;
+    auto& d = key.defines;
+    add_gemm_common_defines(d, out, a, b, acc);
+    d.emplace_back("TM", std::to_string(tm) + "u");
+    d.emplace_back("TN4", std::to_string(tn4) + "u");
+    d.emplace_back("ACC4", acc4);
+    d.emplace_back("ZERO4", acc4 + "(0)");
+    bool floating = is_floating(acc);
+    d.emplace_back("MAC4(acc, a, b)", floating ? "fma(" + acc4 + "(a), b, acc)" : "((acc) + (a) * (b))");
+    add_buffer_defines(d, "A", a);
+    add_buffer_defines(d, "B", b);
+    d.emplace_back("WIDE_LOADS", a_wide || b_wide ? "1" : "0");
+    d.emplace_back("B_VEC", b_wide ? "u64vec2" : glsl_vec4_type(b));
+    d.emplace_back("B_VALIGN", std::to_string(vec4_alignment(b)));
+    d.emplace_back("LOAD_A(x)", glsl_load(a, acc));
+    d.emplace_back("A_VEC4", a_vec4 ? "1" : "0");
+    if (a_vec4) {
+      d.emplace_back("A_VEC", a_wide ? "u64vec2" : glsl_vec4_type(a));
+      d.emplace_back("A_VALIGN", std::to_string(vec4_alignment(a)));
+      d.emplace_back("LOAD_A4(q)", a_wide ? unpack(a) : glsl_load4(a, acc4));
+    }
+    // (The parameter is not `x`: the swizzles name x.)
+    d.emplace_back("LOAD_B4(q)", b_wide ? unpack(b) : glsl_load4(b, acc4));
+    append_glsl_use_defines(d);
+    return key;
+  }
+
+  // Every type whose B loads four-wide: a large product's tile and a vector times a matrix's
+  // (M == 1), each by the columns' workgroup sizes at both ends; f32 in every size the lowering
+  // picks. A read four-wide or not; 32-bit types as 64-bit pairs where the device has int64.
+  static std::vector<GemmRowsVariant> declared(const DeviceInfo& info) {
+    struct Shape3 {
+      uint32_t tm, tn4, wg;
+    };
+    std::vector<Shape3> few{{16, 4, 64}, {16, 4, 8}, {1, 4, 64}, {1, 4, 8}}, every;
+    for (uint32_t tm : {16u, 8u, 4u, 3u, 2u, 1u})
+      for (auto [tn4, wg] : {std::pair{4u, 64u}, {4u, 32u}, {4u, 16u}, {4u, 8u}, {2u, 8u}, {1u, 8u}})
+        every.push_back({tm, tn4, wg});
+    bool wide = info.features.int64;
+    std::vector<GemmRowsVariant> all;
+    for (DType t : kAllDTypes) {
+      if (acc4_type(dot_acc_type(t)).empty() || !vec4_loadable(t)) continue;
+      for (const Shape3& s : t == DType::F32 ? every : few)
+        for (bool a_vec4 : {true, false}) {
+          bool w = wide && dtype_size(t) == 4;
+          all.push_back({t, t, t, s.tm, s.tn4, s.wg, a_vec4, a_vec4 && w, w});
+        }
+    }
+    return all;
+  }
+};
+
 void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape,
                       const GemmOperand& a, const GemmOperand& b, BufferRef c, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
-  AccType acc = dot_acc_type(out);
-  std::string acc4 = acc4_type(acc);
   // TM rows per workgroup, 4 * TN4 columns per invocation; as many invocations (8 to 64) as
   // the columns need. 16 x 16 was the fastest on lavapipe at 512^3 on a quiet machine
   // (7.6-7.9 ms; 16 x 8: 8.9, 32 x 16: 8.3, 16 x 32: 7.8, 8 x 16: 11.7).
@@ -257,51 +352,10 @@ void append_gemm_rows(DeviceImpl& impl, LaunchBuilder& builder, DType out, const
   // 32-bit operands read as 64-bit pairs (llvmpipe gathers per component; dot.no_wide turns
   // it off).
   bool wide = core.info().features.int64 && !tuning().dot.no_wide;
-  bool b_wide = wide && dtype_size(b.type) == 4, a_wide = a_vec4 && wide && dtype_size(a.type) == 4;
-  // The four 32-bit values of a u64vec2 q, as the type's vector, then the accumulators'.
-  auto unpack = [&](DType t) {
-    std::string bits = "uvec4(unpackUint2x32(q.x), unpackUint2x32(q.y))";
-    std::string v = t == DType::F32 ? "uintBitsToFloat(" + bits + ")" : glsl_vec4_type(t) + "(" + bits + ")";
-    return acc4 + "(" + v + ")";
-  };
-  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemmRows};
-  variant.types = {out, a.type, b.type};
-  variant.type_count = 3;
-  variant.layout = uint8_t((a_vec4 ? 1 : 0) | (a_wide ? 2 : 0) | (b_wide ? 4 : 0));
-  variant.tile = tm | (tn4 << 8) | (wg << 16);
-  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
-    KernelKey key;
-    key.name = "gemm_rows";
-    key.workgroup_size = wg;
-    auto& d = key.defines;
-    add_gemm_common_defines(d, out, a.type, b.type, acc);
-    d.emplace_back("TM", std::to_string(tm) + "u");
-    d.emplace_back("TN4", std::to_string(tn4) + "u");
-    d.emplace_back("ACC4", acc4);
-    d.emplace_back("ZERO4", acc4 + "(0)");
-    bool floating = is_floating(acc);
-    d.emplace_back("MAC4(acc, a, b)", floating ? "fma(" + acc4 + "(a), b, acc)" : "((acc) + (a) * (b))");
-    add_buffer_defines(d, "A", a.type);
-    add_buffer_defines(d, "B", b.type);
-    d.emplace_back("WIDE_LOADS", a_wide || b_wide ? "1" : "0");
-    d.emplace_back("B_VEC", b_wide ? "u64vec2" : glsl_vec4_type(b.type));
-    d.emplace_back("B_VALIGN", std::to_string(vec4_alignment(b.type)));
-    d.emplace_back("LOAD_A(x)", glsl_load(a.type, acc));
-    d.emplace_back("A_VEC4", a_vec4 ? "1" : "0");
-    if (a_vec4) {
-      d.emplace_back("A_VEC", a_wide ? "u64vec2" : glsl_vec4_type(a.type));
-      d.emplace_back("A_VALIGN", std::to_string(vec4_alignment(a.type)));
-      d.emplace_back("LOAD_A4(q)", a_wide ? unpack(a.type) : a.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
-                                                                   "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
-                                                         : acc4 + "(q)");
-    }
-    // (The parameter is not `x`: the swizzles name x.)
-    d.emplace_back("LOAD_B4(q)", b_wide ? unpack(b.type) : b.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
-                                                                 "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
-                                                       : acc4 + "(q)");
-    append_glsl_use_defines(d);
-    return key;
-  });
+  GemmRowsVariant variant{.out = out, .a = a.type, .b = b.type, .tm = tm, .tn4 = tn4, .wg = wg, .a_vec4 = a_vec4};
+  variant.a_wide = a_vec4 && wide && dtype_size(a.type) == 4;
+  variant.b_wide = wide && dtype_size(b.type) == 4;
+  const Kernel& kernel = *epilogue_kernel(impl.kernels, variant, epi);
   GemmPush push{};
   push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
   push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
@@ -347,24 +401,22 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, AccTyp
     // CPU drivers take gemm_rows.comp or gemm_cpu.comp; this serves them only with
     // dot.no_cpu_gemm (N not a multiple of 4, complex, strided B). One row block per workgroup (RY = 1) puts every A
     // read at the same address in all lanes; small unrolled loops keep its compile short.
-    t = {8, 32, 8, 8, 1};
+    t = kCpuTile;
   } else {
     // GPUs: the largest tile that still gives about a workgroup per multiprocessor of a large
     // GPU (~128): 128x128 with 8x8 per invocation (32-bit accumulators), 64x64 (4x4; also
     // from 32 tiles where k is long: split-K makes up the rest), 32x64 (4x4, 128
     // invocations), else 32x32 (2x2) for small products.
-    if (bytes == 4 && tiles(shape, 128, 128) >= 128) t = {128, 128, 16, 8, 8};
-    else if (tiles(shape, 64, 64) >= 128 || (tiles(shape, 64, 64) >= 32 && shape.k >= 512)) t = {64, 64, 16, 4, 4};
-    else if (tiles(shape, 32, 64) >= 64) t = {32, 64, 16, 4, 4};
-    else t = {32, 32, 16, 2, 2};
+    if (bytes == 4 && tiles(shape, 128, 128) >= 128) t = kTile128;
+    else if (tiles(shape, 64, 64) >= 128 || (tiles(shape, 64, 64) >= 32 && shape.k >= 512)) t = kTile64;
+    else if (tiles(shape, 32, 64) >= 64) t = kTile32x64;
+    else t = kTile32;
   }
   return fit_shared_memory(core, t, bytes);
 }
 
 GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_bytes) {
-  uint32_t limit = core.info().max_shared_memory ? core.info().max_shared_memory : 16384;
-  while (t.bk > 1 && shared_bytes(t, acc_bytes) > limit) t.bk /= 2;
-  return t;
+  return fit_shared(t, acc_bytes, shared_limit(core.info()));
 }
 
 void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::array<uint32_t, 3>& grid,
@@ -379,6 +431,83 @@ void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::a
   attach_epilogue(builder, l, epi, offsetof(GemmPush, epi_addr));
 }
 
+namespace {
+
+// dot's own choices on GPUs (untuned) from choose_gemm_tile's `tile` and the warp_x fallback:
+// - 128x128 of 32-bit accumulators: 16 x 8 per invocation (128 of them) and k steps of 8, in
+//   subgroups of 8 x 4 invocations; faster than conv's 8 x 8 here (bench/RESULTS.md);
+// - f64 (64-bit accumulators, read from shared memory one by one): 64x128 tiles of 8 x 8 per
+//   invocation where they fill the device (`wide`), faster than 64x64 of 4 x 4.
+void dot_gpu_tile(GemmTile& tile, uint32_t& warp_fallback, AccType acc, uint32_t shared_limit, bool wide) {
+  if (tile.bm == 128 && tile.bn == 128 && tile.bk == 16 && tile.tm == 8 && tile.tn == 8)
+    tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
+  if (acc == AccType::F64 && tile.bm == 64 && tile.bn == 64 && wide) tile = fit_shared({64, 128, 16, 8, 8}, 8, shared_limit);
+}
+
+// A variant of gemm.comp: the types, the tile and how the tile core reads and stages its operands.
+struct GemmVariant {
+  static constexpr const char* kTemplate = "gemm";
+  DType out = DType::F32, a = DType::F32, b = DType::F32;
+  GemmTile tile{};
+  GemmTileOpts opts{};
+
+  auto fields() const { return std::tie(out, a, b, tile, opts); }
+
+  KernelKey source() const {
+    AccType acc = dot_acc_type(out);
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = tile.invocations();
+    auto& d = key.defines;
+    add_gemm_common_defines(d, out, a, b, acc);
+    add_gemm_tile_defines(d, tile, acc, opts, a, b);
+    add_gemm_operand_defines(d, a, b, acc);
+    append_glsl_use_defines(d);
+    return key;
+  }
+
+  // Every type, in each tile the lowering picks by size on GPUs (with dot's own choices) and
+  // the CPU drivers' one, each way of reading A and B (along k or m, along n or k): with edge
+  // checks and scalar loads, and, for 32-bit accumulators on GPUs, with every tile inside (as
+  // far as the tile allows) and operands read four-wide where their type allows.
+  static std::vector<GemmVariant> declared(const DeviceInfo& info) {
+    std::vector<GemmVariant> all;
+    uint32_t limit = shared_limit(info);
+    for (DType t : kAllDTypes) {
+      AccType acc = dot_acc_type(t);
+      auto add = [&](const GemmTile& tile, uint32_t warp_fallback, bool gpu) {
+        for (bool a_k_unit : {true, false})
+          for (bool b_n_unit : {true, false}) {
+            GemmTileOpts o;
+            o.a_k_unit = a_k_unit, o.b_n_unit = b_n_unit;
+            o.vec4_shared = gemm_vec4_shared(tile, acc, false);
+            o.warp_x = gpu && o.vec4_shared ? gemm_warp_x_fits(tile, warp_fallback) : 0;
+            all.push_back({t, t, t, tile, o});
+            if (!gpu || acc_bytes(acc) != 4) continue;
+            o.a_vec4 = vec4_loadable(t) && (a_k_unit ? tile.bk : tile.bm) % 4 == 0;
+            o.b_vec4 = vec4_loadable(t) && (b_n_unit ? tile.bn : tile.bk) % 4 == 0;
+            o.inside = gemm_loads_even(tile, o);
+            if (o.a_vec4 || o.b_vec4 || o.inside) all.push_back({t, t, t, tile, o});
+          }
+      };
+      for (GemmTile tile : gemm_gpu_tiles(info, acc)) {
+        uint32_t warp_fallback = tile.tm == 8 && tile.tn == 8 ? 4 : 0;
+        for (bool wide : {false, true}) {
+          if (wide && !(acc == AccType::F64 && tile.bm == 64 && tile.bn == 64)) continue;
+          GemmTile chosen = tile;
+          uint32_t fallback = warp_fallback;
+          dot_gpu_tile(chosen, fallback, acc, limit, wide);
+          add(chosen, fallback, true);
+        }
+      }
+      add(gemm_cpu_tile(info, acc), 0, false);
+    }
+    return all;
+  }
+};
+
+}  // namespace
+
 void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const GemmShape& shape, const GemmOperand& a,
                  const GemmOperand& b, BufferRef c, const DotEpilogue* epi) {
   const DeviceCore& core = *impl.core;
@@ -391,18 +520,9 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   if (auto coop = epi ? std::nullopt : coopmat_gemm_tile(core, shape, a, b, out))
     return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
-  // GPUs, dot's 128x128 tile of 32-bit accumulators: 16 x 8 per invocation (128 of them) and
-  // k steps of 8, in subgroups of 8 x 4 invocations; faster than conv's 8 x 8 here
-  // (bench/RESULTS.md). Tuning's dot.tile still overrides.
   uint32_t warp_fallback = tile.tm == 8 && tile.tn == 8 ? 4 : 0;
-  if (!gemm_cpu_paths(core) && !tuned_tile() && tile.bm == 128 && tile.bn == 128 &&
-      tile.bk == 16 && tile.tm == 8 && tile.tn == 8)
-    tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
-  // GPUs, f64 (64-bit accumulators, read from shared memory one by one): 64x128 tiles of 8 x 8
-  // per invocation where they fill the device, faster than 64x64 of 4 x 4.
-  if (!gemm_cpu_paths(core) && !tuned_tile() && acc == AccType::F64 && tile.bm == 64 && tile.bn == 64 &&
-      tiles(shape, 64, 128) >= 128)
-    tile = fit_shared_memory(core, {64, 128, 16, 8, 8}, 8);
+  if (!gemm_cpu_paths(core) && !tuned_tile())
+    dot_gpu_tile(tile, warp_fallback, acc, shared_limit(core.info()), tiles(shape, 64, 128) >= 128);
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
@@ -419,23 +539,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_fallback) : 0;
   o.one_tile = gemm_one_tile(core, shape, tile);
   o.inside = gemm_tiles_inside(core, shape, tile, o, acc);
-  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kGemm};
-  variant.types = {out, a.type, b.type};
-  variant.type_count = 3;
-  variant.layout = uint8_t((o.a_k_unit ? 1 : 0) | (o.b_n_unit ? 2 : 0) | (o.vec4_shared ? 4 : 0));
-  variant.tile = pack_gemm_tile(tile);
-  variant.switches = o.switches();
-  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
-    KernelKey key;
-    key.name = "gemm";
-    key.workgroup_size = tile.invocations();
-    auto& d = key.defines;
-    add_gemm_common_defines(d, out, a.type, b.type, acc);
-    add_gemm_tile_defines(d, tile, acc, o, a.type, b.type);
-    add_gemm_operand_defines(d, a.type, b.type, acc);
-    append_glsl_use_defines(d);
-    return key;
-  });
+  const Kernel& kernel = *epilogue_kernel(impl.kernels, GemmVariant{out, a.type, b.type, tile, o}, epi);
   // Vectors along k never straddle a split; without edge checks, neither does a k step.
   bool k_vectors = (o.a_vec4 && o.a_k_unit) || (o.b_vec4 && !o.b_n_unit);
   uint32_t k_align = std::lcm(k_vectors ? 4u : 1u, o.inside ? tile.bk : 1u);
@@ -515,50 +619,75 @@ MatvecLanes matvec_lanes(const DeviceCore& core, DType out, uint32_t batch, uint
   return m;
 }
 
-void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
-                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi,
-                   std::optional<std::array<uint32_t, 2>> out_strides) {
-  const DeviceCore& core = *impl.core;
-  AccType acc = dot_acc_type(out);
-  std::string acc4 = acc4_type(acc);
-  const MatvecLanes lanes = matvec_lanes(core, out, batch, rows, k, mat);
-  const bool cols = lanes.cols, vw4 = lanes.vw4;
-  const uint32_t lx = lanes.lx, ly = lanes.ly;
-  const uint32_t splits = lanes.splits, k_chunk = lanes.k_chunk;
-  uint64_t groups = (uint64_t(rows) + lanes.outputs() - 1) / lanes.outputs();
-  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kMatvec};
-  variant.types = {out, mat.type, vec.type};
-  variant.type_count = 3;
-  variant.layout = uint8_t((cols ? 1 : 0) | (vw4 ? 2 : 0));
-  variant.tile = lx | (ly << 16);
-  const Kernel& kernel = *epilogue_kernel(impl, variant, epi, [&] {
+namespace {
+
+// A variant of matvec.comp: the types and how its lanes split the outputs and the sums
+// (matvec_lanes).
+struct MatvecVariant {
+  static constexpr const char* kTemplate = "matvec";
+  DType out = DType::F32, mat = DType::F32, vec = DType::F32;
+  bool cols = false, vw4 = false;
+  uint32_t lx = 1, ly = 1;
+
+  auto fields() const { return std::tie(out, mat, vec, cols, vw4, lx, ly); }
+
+  KernelKey source() const {
+    AccType acc = dot_acc_type(out);
+    std::string acc4 = acc4_type(acc);
     KernelKey key;
-    key.name = "matvec";
+    key.name = kTemplate;
     key.workgroup_size = lx * ly;
     auto& d = key.defines;
-    add_gemm_common_defines(d, out, mat.type, vec.type, acc);
+    add_gemm_common_defines(d, out, mat, vec, acc);
     d.emplace_back("LX", std::to_string(lx) + "u");
     d.emplace_back("LY", std::to_string(ly) + "u");
     d.emplace_back("COLS", cols ? "1" : "0");
     d.emplace_back("VW", vw4 ? "4" : "1");
-    add_buffer_defines(d, "M", mat.type);
-    add_buffer_defines(d, "V", vec.type);
-    d.emplace_back("LOAD_M(x)", glsl_load(mat.type, acc));
-    d.emplace_back("LOAD_V(x)", glsl_load(vec.type, acc));
+    add_buffer_defines(d, "M", mat);
+    add_buffer_defines(d, "V", vec);
+    d.emplace_back("LOAD_M(x)", glsl_load(mat, acc));
+    d.emplace_back("LOAD_V(x)", glsl_load(vec, acc));
     if (vw4) {
       bool floating = is_floating(acc);
       d.emplace_back("ACC4", acc4);
       d.emplace_back("ZERO4", acc4 + "(0)");
       d.emplace_back("MAC4(acc, m, v)", floating ? "fma(m, " + acc4 + "(v), acc)" : "((acc) + (m) * (v))");
-      d.emplace_back("M_VEC", glsl_vec4_type(mat.type));
-      d.emplace_back("M_VALIGN", std::to_string(vec4_alignment(mat.type)));
-      d.emplace_back("LOAD_M4(q)", mat.type == DType::BF16 ? acc4 + "(nxv_bf16_load(q.x), nxv_bf16_load(q.y), "
-                                                                   "nxv_bf16_load(q.z), nxv_bf16_load(q.w))"
-                                                         : acc4 + "(q)");
+      d.emplace_back("M_VEC", glsl_vec4_type(mat));
+      d.emplace_back("M_VALIGN", std::to_string(vec4_alignment(mat)));
+      d.emplace_back("LOAD_M4(q)", glsl_load4(mat, acc4));
     }
     append_glsl_use_defines(d);
     return key;
-  });
+  }
+
+  // Every type in each shape of lanes matvec_lanes gives: outputs across the lanes (GPUs,
+  // CPU drivers; four-wide on GPUs where the type has vectors, each width tuning and size
+  // pick), and k across the lanes (by k's length).
+  static std::vector<MatvecVariant> declared(const DeviceInfo&) {
+    std::vector<MatvecVariant> all;
+    for (DType t : kAllDTypes) {
+      all.push_back({t, t, t, true, false, 32, 8});
+      all.push_back({t, t, t, true, false, 64, 1});
+      if (!acc4_type(dot_acc_type(t)).empty() && vec4_loadable(t))
+        for (uint32_t lx : {4u, 8u, 16u, 32u}) all.push_back({t, t, t, true, true, lx, 256 / lx});
+      for (uint32_t lx : {64u, 32u, 8u}) all.push_back({t, t, t, false, false, lx, 256 / lx});
+    }
+    return all;
+  }
+};
+
+}  // namespace
+
+void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
+                   const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi,
+                   std::optional<std::array<uint32_t, 2>> out_strides) {
+  const DeviceCore& core = *impl.core;
+  AccType acc = dot_acc_type(out);
+  const MatvecLanes lanes = matvec_lanes(core, out, batch, rows, k, mat);
+  const uint32_t splits = lanes.splits, k_chunk = lanes.k_chunk;
+  uint64_t groups = (uint64_t(rows) + lanes.outputs() - 1) / lanes.outputs();
+  MatvecVariant variant{out, mat.type, vec.type, lanes.cols, lanes.vw4, lanes.lx, lanes.ly};
+  const Kernel& kernel = *epilogue_kernel(impl.kernels, variant, epi);
   MatvecPush push{};
   push.batch = batch, push.rows = rows, push.k = k;
   push.smat_batch = uint32_t(mat.strides[0]), push.smat_row = uint32_t(mat.strides[1]);
@@ -588,16 +717,20 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   append_split_sum(impl, builder, out, part, dst, n, splits, epi);
 }
 
-void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
-                      uint32_t splits, const DotEpilogue* epi, std::optional<DType> partials) {
-  const DeviceCore& core = *impl.core;
-  AccType acc = partials ? acc_of(*partials) : dot_acc_type(out);
-  VariantKey variant{.family = uint16_t(FamilyId::dot), .op = kSplitSum};
-  variant.types = {out, partials.value_or(out)};
-  variant.type_count = 2;
-  const Kernel& sum = *epilogue_kernel(impl, variant, epi, [&] {
+namespace {
+
+// A variant of dot_split_sum.comp: the output's type and the partial sums' (accumulators of
+// acc_of(partials): the output's own, or the 8-bit tensor cores' 32-bit integers).
+struct SplitSumVariant {
+  static constexpr const char* kTemplate = "dot_split_sum";
+  DType out = DType::F32, partials = DType::F32;
+
+  auto fields() const { return std::tie(out, partials); }
+
+  KernelKey source() const {
+    AccType acc = acc_of(partials);
     KernelKey key;
-    key.name = "dot_split_sum";
+    key.name = kTemplate;
     key.workgroup_size = 256;
     auto& d = key.defines;
     fold_features({out}, acc).add_defines(d);
@@ -607,7 +740,27 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
     d.emplace_back("STORE_OUT(v)", glsl_store(out));
     append_glsl_use_defines(d);
     return key;
-  });
+  }
+
+  // Every type from its own accumulators, and the integers from the tensor cores' 32-bit ones.
+  static std::vector<SplitSumVariant> declared(const DeviceInfo&) {
+    std::vector<SplitSumVariant> all;
+    for (DType t : kAllDTypes) {
+      all.push_back({t, t});
+      if (!is_integer(t)) continue;
+      for (DType p : {DType::S32, DType::U32})
+        if (acc_of(p) != dot_acc_type(t)) all.push_back({t, p});
+    }
+    return all;
+  }
+};
+
+}  // namespace
+
+void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
+                      uint32_t splits, const DotEpilogue* epi, std::optional<DType> partials) {
+  const DeviceCore& core = *impl.core;
+  const Kernel& sum = *epilogue_kernel(impl.kernels, SplitSumVariant{out, partials.value_or(out)}, epi);
   SplitSumPush push{};
   push.n = uint32_t(n), push.splits = splits;
   Launch& l = builder.launch(sum, {workgroups_for(core, n, 256), 1, 1}, push,
@@ -615,6 +768,13 @@ void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, Buffe
   builder.use(l, part.slot, Access::Read);
   builder.use(l, dst.slot, Access::Write);
   attach_epilogue(builder, l, epi, offsetof(SplitSumPush, epi_addr));
+}
+
+void declare_dot_kernel_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<GemmVariant>(out, info);
+  declare_variants<GemmRowsVariant>(out, info);
+  declare_variants<MatvecVariant>(out, info);
+  declare_variants<SplitSumVariant>(out, info);
 }
 
 }  // namespace nxv

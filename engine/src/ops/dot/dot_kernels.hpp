@@ -6,10 +6,13 @@
 #include <optional>
 #include <functional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "device/device_impl.hpp"
 #include "exec/launch.hpp"
 #include "kernels/glsl_types.hpp"
+#include "kernels/kernel_variant.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "ops/dot/gemm_push.h"
 
@@ -30,6 +33,7 @@ struct GemmOperand {
 struct GemmTile {
   uint32_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
   uint32_t invocations() const { return (bm / tm) * (bn / tn); }
+  auto fields() const { return std::tie(bm, bn, bk, tm, tn); }
 };
 
 // Whether kernels are shaped for a CPU driver (llvmpipe); tuning's gpu_paths gives CPU
@@ -51,12 +55,14 @@ GemmTile choose_gemm_tile(const DeviceCore& core, const GemmShape& shape, AccTyp
 // `t` with its k step halved until its shared memory (acc_bytes per staged value) fits the device.
 GemmTile fit_shared_memory(const DeviceCore& core, GemmTile t, uint32_t acc_bytes);
 
-// The tile in VariantKey::tile (bm, bn: 1..1024; tm, tn, bk: 1..16).
-uint32_t pack_gemm_tile(const GemmTile& tile);
+// The tiles choose_gemm_tile picks by size on GPU paths for accumulators `acc` (largest first)
+// and the CPU drivers' one, untuned, fitted to `info`'s shared memory: for declaring variants.
+std::vector<GemmTile> gemm_gpu_tiles(const DeviceInfo& info, AccType acc);
+GemmTile gemm_cpu_tile(const DeviceInfo& info, AccType acc);
 
 // Whether the tile core reads shared memory four-wide (32-bit accumulators; register tile in
-// groups of four; tuning's dot.no_vec4 turns it off).
-bool gemm_vec4_shared(const GemmTile& tile, AccType acc);
+// groups of four; tuning's dot.no_vec4 turns it off where `tuned`).
+bool gemm_vec4_shared(const GemmTile& tile, AccType acc, bool tuned = true);
 
 // How the tile core (gemm_tile.glsl) reads and stages its operands.
 struct GemmTileOpts {
@@ -66,10 +72,7 @@ struct GemmTileOpts {
   uint32_t warp_x = 0;                      // 0, or invocation columns per subgroup of 32
   bool one_tile = false;                    // one tile per workgroup (dot: the grid covers them all)
   bool inside = false;                      // every tile and k step wholly inside: no edge checks
-  uint32_t switches() const {               // for VariantKey::switches (a_k_unit etc. go in layout)
-    return (a_vec4 ? 1u : 0u) | (b_vec4 ? 2u : 0u) | (warp_x << 3) | (one_tile ? 1u << 9 : 0u) |
-           (inside ? 1u << 10 : 0u);
-  }
+  auto fields() const { return std::tie(a_k_unit, b_n_unit, vec4_shared, a_vec4, b_vec4, warp_x, one_tile, inside); }
 };
 
 // One output tile per workgroup, with no loops over tiles, batches and splits, where
@@ -82,10 +85,14 @@ bool gemm_one_tile(const DeviceCore& core, const GemmShape& shape, const GemmTil
 // of k are then multiples of tile.bk.
 bool gemm_tiles_inside(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile, const GemmTileOpts& o,
                        AccType acc);
+// The part of it that is the tile's: each invocation loads as many A and B items.
+bool gemm_loads_even(const GemmTile& tile, const GemmTileOpts& o);
 
 // Invocation columns per subgroup of 32 for `tile` on GPU paths: `fallback`, or dot.warp_x
 // (0: row by row); 0 where the tile does not divide into such blocks.
 uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fallback = 0);
+// `wx` where `tile` divides into blocks of it, else 0 (gemm_warp_x's test).
+uint32_t gemm_warp_x_fits(const GemmTile& tile, uint32_t wx);
 
 // Whether an operand of `type` with strides {batch, outer, inner} (the GEMM's order: A is
 // {batch, m, k}, B {batch, k, n}), read along `unit_axis` (1 or 2, whose stride is 1) in a
@@ -94,6 +101,8 @@ uint32_t gemm_warp_x(const DeviceCore& core, const GemmTile& tile, uint32_t fall
 // turns it off.
 bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int64_t, 3>& strides,
                        uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent);
+// Whether values of `type` load in vectors of four at all (gemm_operand_vec4's type test).
+bool gemm_vec4_loadable(DType type);
 
 // The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4,
 // A_VEC4, B_VEC4 (with A_VEC, A_VALIGN, LOAD_A4 and likewise for B), WARP_X.
@@ -182,5 +191,8 @@ bool matvec_per_column(const DeviceCore& core, const GemmShape& shape);
 // The same for a product of a few rows (M from 2 to 16): one matrix-vector product per row,
 // the very products its transpose (N and M swapped) runs per column.
 bool matvec_per_row(const DeviceCore& core, const GemmShape& shape);
+
+// Every variant of gemm.comp, gemm_rows.comp, matvec.comp and dot_split_sum.comp (kernel_variant.hpp).
+void declare_dot_kernel_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
 
 }  // namespace nxv

@@ -31,7 +31,6 @@ std::string shape_string(const Shape& shape) {
   return s + "}";
 }
 
-enum Layout : uint8_t { kStrided = 0, kDense = 1, kDenseVec4 = 2, kDenseOneWide = 3, kStridedRuns = 4 };
 
 // What an op's scalar expression needs from the device. Building the expression (its GLSL) costs
 // more than recording the op, so each eager call finds the answer here instead.
@@ -53,6 +52,10 @@ FeatureSet cached_features(OpId op, DType out, const std::vector<DType>& in, boo
 
 class ElementwiseFamily final : public Family {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    nxv::declare_variants<ElementwiseVariant>(out, info);
+  }
+
   Support check(const CheckArgs& a) const override {
     std::string name(op_info(a.op).name);
     std::vector<DType> in;
@@ -140,29 +143,14 @@ class ElementwiseFamily final : public Family {
     bool has_f64 = a.device.has(kCapFloat64);
     const uint64_t elements = uint64_t(shape_size(a.out.shape));
     if (a.op == OpId::elementwise_chain && views.size() > 3) return lower_wide(a, views, slots, types);
+    ElementwiseVariant variant{.op = a.op, .out = a.out.type, .in = types, .linear = dense, .vec4 = vec4,
+                               .cpu_loops = one_wide || runs, .has_f64 = has_f64,
+                               .workgroup = linear_workgroup_size(*a.device.impl().core, elements, kWorkgroupSize)};
     if (a.op == OpId::elementwise_chain) {
-      // Generated code has no typed variant: the cache keys it by its source.
-      std::string generated;
-      ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, has_f64, generated);
-      KernelKey key = elementwise_kernel_key(s, a.out.type, types, dense, vec4, one_wide || runs, std::move(generated));
-      key.workgroup_size = linear_workgroup_size(*a.device.impl().core, elements, key.workgroup_size);
-      const Kernel& kernel = a.device.impl().kernels.get(key);
-      emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
-      return;
+      GeneratedExpr& chain = variant.chain.emplace();
+      chain.expr = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, has_f64, chain.generated);
     }
-    VariantKey variant{.family = uint16_t(FamilyId::elementwise), .op = uint16_t(a.op)};
-    variant.types[0] = a.out.type;
-    for (size_t i = 0; i < types.size() && i < 3; ++i) variant.types[i + 1] = types[i];
-    variant.type_count = uint8_t(types.size() + 1);
-    variant.layout = vec4 ? kDenseVec4 : one_wide ? kDenseOneWide : dense ? kDense : runs ? kStridedRuns : kStrided;
-    variant.switches = has_f64 ? 1 : 0;
-    variant.workgroup = linear_workgroup_size(*a.device.impl().core, elements, kWorkgroupSize);
-    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      KernelKey key = elementwise_kernel_key(scalar_expr(a.op, a.out.type, types, has_f64), a.out.type, types, dense,
-                                             vec4, one_wide || runs);
-      key.workgroup_size = variant.workgroup;
-      return key;
-    });
+    const Kernel& kernel = a.device.impl().kernels.get(variant);
     emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
   }
 
@@ -226,12 +214,12 @@ class ElementwiseFamily final : public Family {
 
   void lower_wide(const LowerArgs& a, const std::vector<Tensor>& views, const std::vector<uint32_t>& slots,
                   const std::vector<DType>& types) const {
-    std::string generated;
-    ScalarExpr s = chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, a.device.has(kCapFloat64), generated);
     uint64_t n = uint64_t(shape_size(a.out.shape));
-    KernelKey key = wide_kernel_key(s, a.out.type, types, std::move(generated));
-    key.workgroup_size = linear_workgroup_size(*a.device.impl().core, n, key.workgroup_size);
-    const Kernel& kernel = a.device.impl().kernels.get(key);
+    ElementwiseWideVariant variant{.out = a.out.type, .in = types,
+                                   .workgroup = linear_workgroup_size(*a.device.impl().core, n, kWorkgroupSize)};
+    variant.chain.expr =
+        chain_scalar_expr(a.attrs.as<ElementwiseChain>(), types, a.device.has(kCapFloat64), variant.chain.generated);
+    const Kernel& kernel = a.device.impl().kernels.get(variant);
     ElementwiseWidePush push{};
     push.n = uint32_t(n);
     std::vector<AddressPatch> patches{
@@ -462,40 +450,68 @@ void emit_elementwise_launches(Device& device, LaunchBuilder& builder, const Ker
   });
 }
 
+KernelKey ElementwiseVariant::source() const {
+  KernelKey key = chain ? elementwise_kernel_key(chain->expr, out, in, linear, vec4, cpu_loops, chain->generated)
+                        : elementwise_kernel_key(scalar_expr(op, out, in, has_f64), out, in, linear, vec4, cpu_loops);
+  key.workgroup_size = workgroup;
+  return key;
+}
+
+KernelKey ElementwiseWideVariant::source() const {
+  KernelKey key = wide_kernel_key(chain.expr, out, in, chain.generated);
+  key.workgroup_size = workgroup;
+  return key;
+}
+
+// Every op on each typing Nx gives it (as check accepts it on this device), in each layout:
+// dense, four-wide, strided, and the CPU drivers' loops and small workgroups.
+std::vector<ElementwiseVariant> ElementwiseVariant::declared(const DeviceInfo& info) {
+  std::vector<ElementwiseVariant> all;
+  bool has_f64 = info.features.float64;
+  for (const OpInfo& row : op_table()) {
+    if (row.family != FamilyId::elementwise || row.arity < 1 || row.arity > 3 || row.id == OpId::bitcast) continue;
+    for (DType t : kAllDTypes)
+      for (DType out : kAllDTypes) {
+        std::vector<DType> in(size_t(row.arity), t);
+        bool invalid = false;
+        if (!elementwise_typing_error(row.id, out, in, invalid).empty()) continue;
+        if (!has_f64 && !f64_required_error(row.id, out, in).empty()) continue;
+        ElementwiseVariant v{.op = row.id, .out = out, .in = in, .has_f64 = has_f64};
+        bool vec4 = in.size() <= 2 && !glsl_vec4_type(out).empty() && !glsl_vec4_type(t).empty();
+        all.push_back(v);
+        if (vec4) all.push_back(ElementwiseVariant{v}), all.back().vec4 = true;
+        all.push_back(ElementwiseVariant{v}), all.back().linear = false;
+        all.push_back(ElementwiseVariant{v}), all.back().cpu_loops = true, all.back().workgroup = kSmallWorkgroup;
+        all.push_back(ElementwiseVariant{v}), all.back().cpu_loops = true, all.back().linear = false;
+      }
+  }
+  return all;
+}
+
+namespace {
+
+ElementwiseVariant as_type_variant(DType to, DType from, bool dense, bool cpu_loops, bool has_f64) {
+  return {.op = OpId::as_type, .out = to, .in = {from}, .linear = dense, .cpu_loops = cpu_loops, .has_f64 = has_f64,
+          .workgroup = kWorkgroupSize};
+}
+
+}  // namespace
+
 const Kernel& as_type_kernel(Device& device, DType to, DType from) {
-  bool has_f64 = device.has(kCapFloat64);
-  VariantKey variant{.family = uint16_t(FamilyId::elementwise), .op = uint16_t(OpId::as_type)};
-  variant.types[0] = to;
-  variant.types[1] = from;
-  variant.type_count = 2;
   bool one_wide = elementwise_one_wide(device, OpId::as_type, to);
-  variant.layout = one_wide ? kDenseOneWide : kDense;
-  variant.switches = has_f64 ? 1 : 0;
-  return device.impl().kernels.get(variant, [&] {
-    return elementwise_kernel_key(scalar_expr(OpId::as_type, to, {from}, has_f64), to, {from}, true, false, one_wide);
-  });
+  return device.impl().kernels.get(as_type_variant(to, from, true, one_wide, device.has(kCapFloat64)));
 }
 
 void append_as_type(Device& device, LaunchBuilder& builder, const Tensor& in, uint32_t in_slot, const Tensor& out,
                     uint32_t out_slot) {
   std::vector<Tensor> views{broadcast_view(in, out.shape)};
   bool dense = all_dense(views);
-  bool has_f64 = device.has(kCapFloat64);
   const Kernel* kernel = nullptr;
   if (dense) {
     kernel = &as_type_kernel(device, out.type, in.type);
   } else {
-    VariantKey variant{.family = uint16_t(FamilyId::elementwise), .op = uint16_t(OpId::as_type)};
-    variant.types[0] = out.type;
-    variant.types[1] = in.type;
-    variant.type_count = 2;
     bool runs = strided_runs(*device.impl().core);
-    variant.layout = runs ? kStridedRuns : kStrided;
-    variant.switches = has_f64 ? 1 : 0;
-    kernel = &device.impl().kernels.get(variant, [&] {
-      return elementwise_kernel_key(scalar_expr(OpId::as_type, out.type, {in.type}, has_f64), out.type, {in.type},
-                                    false, false, runs);
-    });
+    kernel = &device.impl().kernels.get(as_type_variant(out.type, in.type, false, runs, device.has(kCapFloat64)));
   }
   emit_elementwise_launches(device, builder, *kernel, out, out_slot, views, {in_slot}, dense);
 }

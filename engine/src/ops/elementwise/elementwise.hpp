@@ -1,13 +1,52 @@
 // What other code (fusion, other families' prologues and epilogues) uses of the elementwise
 // family: its kernel key from scalar expressions, and its launches.
 #pragma once
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exec/launch.hpp"
 #include "ops/elementwise/scalar_exprs.hpp"
 
 namespace nxv {
+
+// A fused chain's expression and the functions it calls (part of its kernel's variant).
+struct GeneratedExpr {
+  ScalarExpr expr;
+  std::string generated;
+  auto fields() const { return std::tie(expr, generated); }
+};
+
+// A variant of elementwise.comp: one op's expression, or a chain's, over one to three operands.
+struct ElementwiseVariant {
+  static constexpr const char* kTemplate = "elementwise";
+  OpId op = OpId::add;  // elementwise_chain: `chain` holds the expression
+  DType out = DType::F32;
+  std::vector<DType> in;
+  bool linear = true;      // dense operands
+  bool vec4 = false;       // four-wide loads and stores
+  bool cpu_loops = false;  // the loops of CPU drivers (elementwise_kernel_key)
+  bool has_f64 = true;     // the device computes in double where Nx's rounding needs it
+  uint32_t workgroup = 256;
+  std::optional<GeneratedExpr> chain;
+
+  auto fields() const { return std::tie(op, out, in, linear, vec4, cpu_loops, has_f64, workgroup, chain); }
+  KernelKey source() const;
+  static std::vector<ElementwiseVariant> declared(const DeviceInfo& info);
+};
+
+// A variant of elementwise_wide.comp: a chain over four to eight operands.
+struct ElementwiseWideVariant {
+  static constexpr const char* kTemplate = "elementwise_wide";
+  DType out = DType::F32;
+  std::vector<DType> in;
+  uint32_t workgroup = 256;
+  GeneratedExpr chain;
+
+  auto fields() const { return std::tie(out, in, workgroup, chain); }
+  KernelKey source() const;
+};
 
 // The elementwise template specialised for one expression over inputs of types `in`;
 // `cpu_loops`: the loops of CPU drivers, which vectorize across invocations themselves: dense

@@ -67,6 +67,7 @@ struct ScalarExpr {
   FeatureSet features;                  // capabilities the expression and its loads need
   Defines defines;                      // library switches it needs (NXV_POW_F32, ...)
   uint32_t max_workgroups = 0;          // a cap for arithmetic-bound expressions
+  auto fields() const { return std::tie(compute, load_types, expr, fast_expr, features, defines, max_workgroups); }
 };
 
 // Whether `op` is defined for this typing in Nx (and by the engine); "" when it is, else why

@@ -143,8 +143,10 @@ void generate_store_epilogue(StoreEpilogue& e, const ElementwiseChain& chain, bo
 namespace {
 
 // `key` (the producer's kernel) storing through the chain.
-KernelKey epilogue_key(KernelKey key, const StoreEpilogue& e, const Defines& features) {
-  const StoreEpilogue* epi = &e;
+KernelKey epilogue_key(KernelKey key, const StoreEpilogueCode& e) {
+  const StoreEpilogueCode* epi = &e;
+  Defines features;
+  e.features.add_defines(features);
   auto& d = key.defines;
   // The output buffer holds the chain's type; STORE_OUT stays the product's rounding.
   for (const char* buffer : {"C", "OUT"}) {
@@ -174,25 +176,9 @@ KernelKey epilogue_key(KernelKey key, const StoreEpilogue& e, const Defines& fea
 
 }  // namespace
 
-KernelKey with_store_epilogue(KernelKey key, const StoreEpilogue& epi) {
-  Defines features;
-  epi.features.add_defines(features);
-  return epilogue_key(std::move(key), epi, features);
-}
+StoreEpilogueCode StoreEpilogue::code() const { return {out, defines, generated, features}; }
 
-const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const StoreEpilogue* epi,
-                              const std::function<KernelKey()>& make_key) {
-  if (!epi) return &impl.kernels.get(variant, make_key);
-  // What the chain adds to the variant; the key (and the scan of the generated code) is built
-  // only the first time.
-  Defines features;
-  epi->features.add_defines(features);
-  std::string extension = std::string(dtype_name(epi->out)) + '\n';
-  for (const Defines* defines : {&epi->defines, static_cast<const Defines*>(&features)})
-    for (const auto& [name, value] : *defines) extension += name + '=' + value + '\n';
-  extension += epi->generated;
-  return &impl.kernels.get(variant, extension, [&] { return epilogue_key(make_key(), *epi, features); });
-}
+KernelKey with_store_epilogue(KernelKey key, const StoreEpilogueCode& code) { return epilogue_key(std::move(key), code); }
 
 void use_epilogue_tensors(LaunchBuilder& builder, Launch& l, const StoreEpilogue* epi) {
   if (!epi) return;

@@ -22,6 +22,15 @@ namespace nxv {
 
 class DeviceImpl;
 
+// What an epilogue adds to its producer's kernel: part of the kernel's variant.
+struct StoreEpilogueCode {
+  DType out = DType::F32;
+  Defines defines;
+  std::string generated;
+  FeatureSet features;
+  auto fields() const { return std::tie(out, defines, generated, features); }
+};
+
 struct StoreEpilogue {
   DType product = DType::F32, out = DType::F32;
   std::vector<DType> extra;          // types of chain inputs 1.. (up to NXV_EPILOGUE_TENSORS)
@@ -31,6 +40,7 @@ struct StoreEpilogue {
   std::string generated;  // nxv_epilogue and the chain's functions (nxv_generated.glsl)
   Defines defines;        // the chain's library switches, NXV_GENERATED and the producer's
   FeatureSet features;
+  StoreEpilogueCode code() const;
 };
 
 // A family whose attributes A hold `epilogue` and `product` (dot, conv, reduce): its graph
@@ -88,15 +98,27 @@ struct EpilogueCode {
 // Fills e.generated, e.defines and e.features for `chain` (e.product, e.extra, e.out set).
 void generate_store_epilogue(StoreEpilogue& e, const ElementwiseChain& chain, bool has_f64, const EpilogueCode& code);
 
-// A producer's kernel: `variant` without an epilogue; with one, make_key()'s source with the
-// epilogue's code, defines and output type (keyed by its source: the chain is in the key).
-// A pointer: the kernel outlives the key's function (a reference would read as dangling).
-const Kernel* epilogue_kernel(DeviceImpl& impl, const VariantKey& variant, const StoreEpilogue* epi,
-                              const std::function<KernelKey()>& make_key);
+// `key` (a producer's kernel) storing through the epilogue `code`; code the key already
+// generates (a reduction's prologue) stays, as the first of nxv_generated.glsl's two parts.
+KernelKey with_store_epilogue(KernelKey key, const StoreEpilogueCode& code);
 
-// `key` (a producer's kernel) storing through `epi`; code the key already generates (a
-// reduction's prologue) stays, as the first of nxv_generated.glsl's two parts.
-KernelKey with_store_epilogue(KernelKey key, const StoreEpilogue& epi);
+// A producer's variant storing through an epilogue.
+template <KernelVariant V>
+struct WithStoreEpilogue {
+  static constexpr const char* kTemplate = V::kTemplate;
+  V producer;
+  StoreEpilogueCode epilogue;
+  auto fields() const { return std::tie(producer, epilogue); }
+  KernelKey source() const { return with_store_epilogue(producer.source(), epilogue); }
+};
+
+// A producer's kernel: `variant`, with the epilogue where there is one.
+// A pointer: callers keep it past temporaries (a reference would read as dangling).
+template <KernelVariant V>
+const Kernel* epilogue_kernel(KernelCache& kernels, const V& variant, const StoreEpilogue* epi) {
+  if (!epi) return &kernels.get(variant);
+  return &kernels.get(WithStoreEpilogue<V>{variant, epi->code()});
+}
 
 // Attaches a parameter block of bytes `params` to `l` (its address at `push_offset` of the push
 // constants; `patches` place addresses inside it).

@@ -53,8 +53,131 @@ int64_t last_index(const TensorSpec& t) {
   return last;
 }
 
+// The longest power-of-two row a workgroup transforms in shared memory (fft_pow2.comp's
+// MAX_N); tuning's fft.shared_max (tests) asks for a smaller one.
+uint32_t max_pow2_for(const DeviceInfo& info) {
+  uint32_t shared = info.max_shared_memory;
+  uint32_t max_pow2 = 1;
+  while (uint64_t(max_pow2) * 2 * 16 <= std::min<uint32_t>(shared, 65536)) max_pow2 *= 2;
+  const FftTuning& tuned = tuning().fft;
+  if (tuned.shared_max) max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(*tuned.shared_max)));
+  return max_pow2;
+}
+
+// The source every fft template shares: the types, MAX_N (read by fft_pow2.comp only, defined
+// for each) and the pass (`pass` as PASS).
+KernelKey fft_source(const char* name, uint32_t workgroup, DType out, DType in, uint32_t max_pow2, uint32_t pass,
+                   bool blocks) {
+  KernelKey key;
+  key.name = name;
+  key.workgroup_size = workgroup;
+  auto& d = key.defines;
+  fold_features({out, in}, AccType::F64).add_defines(d);
+  add_buffer_defines(d, "OUT", out);
+  d.emplace_back("IN_COMPLEX", complex_type(in) ? "1" : "0");
+  if (complex_type(in)) {
+    d.emplace_back("IN_STORE", in == DType::C128 ? "dvec2" : "vec2");
+    d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in)));
+  } else {
+    add_buffer_defines(d, "IN", in);
+    d.emplace_back("LOAD_IN(x)", glsl_load(in, AccType::F64));
+  }
+  d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
+  d.emplace_back("WG", std::to_string(workgroup) + "u");
+  d.emplace_back("PASS", std::to_string(pass));
+  d.emplace_back("BLOCKS", blocks ? "1" : "0");
+  append_glsl_use_defines(d);
+  return key;
+}
+
+// Every (output, input) pair the family takes, each with the device's MAX_N.
+template <typename V, typename Add>
+std::vector<V> fft_declared(const DeviceInfo& info, Add add) {
+  std::vector<V> all;
+  uint32_t max_pow2 = max_pow2_for(info);
+  for (DType out : {DType::C64, DType::C128})
+    for (DType in : kAllDTypes)
+      if (input_type(in)) add(all, out, in, max_pow2);
+  return all;
+}
+
+// dft.comp: one output element per invocation.
+struct DftVariant {
+  static constexpr const char* kTemplate = "dft";
+  DType out = DType::C64, in = DType::C64;
+  uint32_t max_pow2 = 2;  // MAX_N
+
+  auto fields() const { return std::tie(out, in, max_pow2); }
+  KernelKey source() const { return fft_source(kTemplate, kWorkgroupSize, out, in, max_pow2, 4, false); }
+  static std::vector<DftVariant> declared(const DeviceInfo& info) {
+    return fft_declared<DftVariant>(info, [](auto& all, DType out, DType in, uint32_t m) {
+      all.push_back({out, in, m});
+    });
+  }
+};
+
+// fft_pow2.comp: a workgroup per row in shared memory; with `blocks`, the first stages of
+// longer rows by blocks of max_pow2.
+struct FftPow2Variant {
+  static constexpr const char* kTemplate = "fft_pow2";
+  DType out = DType::C64, in = DType::C64;
+  uint32_t max_pow2 = 2;
+  bool blocks = false;
+
+  auto fields() const { return std::tie(out, in, max_pow2, blocks); }
+  KernelKey source() const {
+    return fft_source(kTemplate, kRadix2Workgroup, out, in, max_pow2, blocks ? 5 : 3, blocks);
+  }
+  static std::vector<FftPow2Variant> declared(const DeviceInfo& info) {
+    return fft_declared<FftPow2Variant>(info, [](auto& all, DType out, DType in, uint32_t m) {
+      for (bool blocks : {false, true}) all.push_back({out, in, m, blocks});
+    });
+  }
+};
+
+// fft_global.comp: one radix-2 stage through the work buffer; pass 0 the first (reading the
+// input), 1 a middle one, 2 the last (storing the output).
+struct FftGlobalVariant {
+  static constexpr const char* kTemplate = "fft_global";
+  DType out = DType::C64, in = DType::C64;
+  uint32_t max_pow2 = 2;
+  uint32_t pass = 0;
+
+  auto fields() const { return std::tie(out, in, max_pow2, pass); }
+  KernelKey source() const { return fft_source(kTemplate, kRadix2Workgroup, out, in, max_pow2, pass, false); }
+  static std::vector<FftGlobalVariant> declared(const DeviceInfo& info) {
+    return fft_declared<FftGlobalVariant>(info, [](auto& all, DType out, DType in, uint32_t m) {
+      for (uint32_t pass : {0u, 1u, 2u}) all.push_back({out, in, m, pass});
+    });
+  }
+};
+
+// fft_bluestein.comp: its passes 0 (the chirped rows and the filter), 2 (the products) and 3
+// (the result); the transforms between are fft_global.comp's middle stages.
+struct FftBluesteinVariant {
+  static constexpr const char* kTemplate = "fft_bluestein";
+  DType out = DType::C64, in = DType::C64;
+  uint32_t max_pow2 = 2;
+  uint32_t pass = 0;
+
+  auto fields() const { return std::tie(out, in, max_pow2, pass); }
+  KernelKey source() const { return fft_source(kTemplate, kRadix2Workgroup, out, in, max_pow2, pass, false); }
+  static std::vector<FftBluesteinVariant> declared(const DeviceInfo& info) {
+    return fft_declared<FftBluesteinVariant>(info, [](auto& all, DType out, DType in, uint32_t m) {
+      for (uint32_t pass : {0u, 2u, 3u}) all.push_back({out, in, m, pass});
+    });
+  }
+};
+
 class FftFamily final : public Family {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    nxv::declare_variants<DftVariant>(out, info);
+    nxv::declare_variants<FftPow2Variant>(out, info);
+    nxv::declare_variants<FftGlobalVariant>(out, info);
+    nxv::declare_variants<FftBluesteinVariant>(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnLayouts | kDependsOnAttrs; }
 
   Attrs decode(OpId, const AttrReader& r) const override {
@@ -97,53 +220,28 @@ class FftFamily final : public Family {
     if (total == 0) return;
     // Power-of-two rows take the radix-2 transform: in shared memory where they fit, else
     // through a work buffer; other lengths the DFT.
-    uint32_t shared = a.device.impl().core->info().max_shared_memory;
-    uint32_t max_pow2 = 1;
-    while (uint64_t(max_pow2) * 2 * 16 <= std::min<uint32_t>(shared, 65536)) max_pow2 *= 2;
-    // Tuning's fft.shared_max (tests): a smaller power of two for the rows shared memory holds.
+    const auto& core = *a.device.impl().core;
+    uint32_t max_pow2 = max_pow2_for(core.info());
     const FftTuning& tuned = tuning().fft;
-    if (tuned.shared_max) max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(*tuned.shared_max)));
     uint64_t n = uint64_t(at.length);
     bool pow2 = n >= 2 && (n & (n - 1)) == 0 && !tuned.dft;
     bool global = pow2 && (n > max_pow2 || tuned.global);
     bool radix2 = pow2 && !global;
     // Other lengths from kBluesteinMin (any with fft.bluestein): Bluestein's algorithm
     // through power-of-two transforms of m >= 2n - 1, where its work buffer fits one chunk.
-    const auto& core = *a.device.impl().core;
     uint64_t rows = total / n, m = std::bit_ceil(2 * n - 1), work_entries = (2 * rows + 1) * m;
     bool bluestein = !pow2 && n >= 3 && !tuned.dft && core.info().features.int64 &&
                      (n >= kBluesteinMin || tuned.bluestein) &&
                      work_entries < (uint64_t(1) << 32) && work_entries * 16 <= core.chunk_bytes();
-    // pass: 0-2 of fft_global.comp, 3 fft_pow2.comp, 4 dft.comp, 5 fft_pow2.comp by blocks,
-    // 6-8 fft_bluestein.comp's passes 0, 2 and 3.
-    auto kernel_for = [&](uint32_t pass) -> const Kernel& {
-      VariantKey variant{.family = uint16_t(FamilyId::fft), .op = uint16_t(OpId::fft)};
-      variant.types = {out.type, in.type};
-      variant.type_count = 2;
-      variant.tile = pass | (max_pow2 << 4);
-      uint32_t workgroup = pass == 4 ? kWorkgroupSize : kRadix2Workgroup;
-      const char* name = pass == 4 ? "dft" : pass >= 6 ? "fft_bluestein" : pass >= 3 ? "fft_pow2" : "fft_global";
-      uint32_t pass_define = pass == 6 ? 0 : pass == 7 ? 2 : pass == 8 ? 3 : pass;  // fft_bluestein.comp's PASS
-      return a.device.impl().kernels.get(variant, [&] {
-        KernelKey key{name, {}, workgroup};
-        auto& d = key.defines;
-        fold_features({out.type, in.type}, AccType::F64).add_defines(d);
-        add_buffer_defines(d, "OUT", out.type);
-        d.emplace_back("IN_COMPLEX", complex_type(in.type) ? "1" : "0");
-        if (complex_type(in.type)) {
-          d.emplace_back("IN_STORE", in.type == DType::C128 ? "dvec2" : "vec2");
-          d.emplace_back("IN_ALIGN", std::to_string(dtype_size(in.type)));
-        } else {
-          add_buffer_defines(d, "IN", in.type);
-          d.emplace_back("LOAD_IN(x)", glsl_load(in.type, AccType::F64));
-        }
-        d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
-        d.emplace_back("WG", std::to_string(workgroup) + "u");
-        d.emplace_back("PASS", std::to_string(pass_define));
-        d.emplace_back("BLOCKS", pass == 5 ? "1" : "0");
-        append_glsl_use_defines(d);
-        return key;
-      });
+    KernelCache& kernels = a.device.impl().kernels;
+    auto global_kernel = [&](uint32_t pass) -> const Kernel& {
+      return kernels.get(FftGlobalVariant{out.type, in.type, max_pow2, pass});
+    };
+    auto bluestein_kernel = [&](uint32_t pass) -> const Kernel& {
+      return kernels.get(FftBluesteinVariant{out.type, in.type, max_pow2, pass});
+    };
+    auto pow2_kernel = [&](bool blocks) -> const Kernel& {
+      return kernels.get(FftPow2Variant{out.type, in.type, max_pow2, blocks});
     };
     FftParams params{};
     params.rank = uint32_t(out.shape.size());
@@ -183,7 +281,7 @@ class FftFamily final : public Family {
       auto work = a.device.impl().allocate(work_entries * 16);
       BufferRef work_ref{a.builder.bind(work), 0};
       auto groups = [&](uint64_t count) { return workgroups_for(core, count, kRadix2Workgroup); };
-      launch(kernel_for(6), (rows + 1) * m, groups((rows + 1) * m), uint32_t(m), work_ref, true, false, params);
+      launch(bluestein_kernel(0), (rows + 1) * m, groups((rows + 1) * m), uint32_t(m), work_ref, true, false, params);
       // The transforms of the rows and the filter, then of the products (fft_global.comp's
       // butterflies over rows of m: forward, then inverse, whose 1/m pass 3 applies); passes 2
       // and 3 run their last stages.
@@ -191,19 +289,20 @@ class FftFamily final : public Family {
       fwd.n = inv.n = uint32_t(m);
       fwd.inverse = 0, inv.inverse = 1;
       for (uint64_t half = 1; half < m / 2; half *= 2)
-        launch(kernel_for(1), (rows + 1) * m / 2, groups((rows + 1) * m / 2), uint32_t(half), work_ref, false, false,
+        launch(global_kernel(1), (rows + 1) * m / 2, groups((rows + 1) * m / 2), uint32_t(half), work_ref, false, false,
                fwd);
-      launch(kernel_for(7), rows * m / 2, groups(rows * m / 2), uint32_t(m), work_ref, false, false, params);
+      launch(bluestein_kernel(2), rows * m / 2, groups(rows * m / 2), uint32_t(m), work_ref, false, false, params);
       BufferRef products{work_ref.slot, (rows + 1) * m * 16};
       for (uint64_t half = 1; half < m / 2; half *= 2)
-        launch(kernel_for(1), rows * m / 2, groups(rows * m / 2), uint32_t(half), products, false, false, inv);
-      launch(kernel_for(8), total, groups(total), uint32_t(m), work_ref, false, true, params);
+        launch(global_kernel(1), rows * m / 2, groups(rows * m / 2), uint32_t(half), products, false, false, inv);
+      launch(bluestein_kernel(3), total, groups(total), uint32_t(m), work_ref, false, true, params);
       return;
     }
     if (!global) {
       uint32_t groups = radix2 ? uint32_t(std::min<uint64_t>(total / n, core.info().max_workgroup_count[0]))
                                : workgroups_for(core, total, kWorkgroupSize);
-      launch(kernel_for(radix2 ? 3 : 4), total, groups, 0, std::nullopt, true, true, params);
+      const Kernel& kernel = radix2 ? pow2_kernel(false) : kernels.get(DftVariant{out.type, in.type, max_pow2});
+      launch(kernel, total, groups, 0, std::nullopt, true, true, params);
       return;
     }
     auto work = a.device.impl().allocate(total * 16);
@@ -215,17 +314,17 @@ class FftFamily final : public Family {
     uint64_t half = 1;
     if (n > max_pow2) {
       uint64_t units = total / max_pow2;
-      launch(kernel_for(5), total, uint32_t(std::min<uint64_t>(units, core.info().max_workgroup_count[0])), 0, work_ref,
+      launch(pow2_kernel(true), total, uint32_t(std::min<uint64_t>(units, core.info().max_workgroup_count[0])), 0, work_ref,
              true, false, params);
       half = max_pow2;
     } else {
-      launch(kernel_for(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false, params);
+      launch(global_kernel(0), total, workgroups_for(core, total, kRadix2Workgroup), 0, work_ref, true, false, params);
     }
     for (; half < n / 2; half *= 2)
-      launch(kernel_for(1), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), uint32_t(half), work_ref, false,
+      launch(global_kernel(1), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), uint32_t(half), work_ref, false,
              false, params);
     // The last stage stores as it goes.
-    launch(kernel_for(2), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), 0, work_ref, false, true, params);
+    launch(global_kernel(2), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), 0, work_ref, false, true, params);
   }
 };
 

@@ -79,8 +79,88 @@ AccType add_acc(DType out, bool has_f64) {
   return acc_of(out);
 }
 
+// A variant of gather.comp: words of `word` bytes addressed by indices of type `idx`.
+struct GatherVariant {
+  static constexpr const char* kTemplate = "gather";
+  DType idx = DType::S64;
+  uint8_t word = 4;  // 1, 2, 4, 8 or 16
+
+  auto fields() const { return std::tie(idx, word); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kWorkgroupSize;
+    FeatureSet f;
+    if (word == 1) f.add_type(DType::U8);
+    if (word == 2) f.add_type(DType::U16);
+    add_index_defines(key.defines, f, idx);
+    f.add_defines(key.defines);
+    key.defines.emplace_back("ELEM", glsl_word_type(word));
+    key.defines.emplace_back("ELEM_BYTES", std::to_string(word));
+    key.defines.emplace_back("ELEM_ALIGN", std::to_string(word));
+    return key;
+  }
+
+  static std::vector<GatherVariant> declared(const DeviceInfo&) {
+    std::vector<GatherVariant> all;
+    for (DType idx : kAllDTypes)
+      if (is_integer(idx))
+        for (uint8_t word : {1, 2, 4, 8, 16}) all.push_back({idx, word});
+    return all;
+  }
+};
+
+// A variant of scatter.comp: indexed_add (`add`) or indexed_put of updates `upd` into `out`.
+struct ScatterVariant {
+  static constexpr const char* kTemplate = "scatter";
+  bool add = false;
+  DType out = DType::F32, upd = DType::F32, idx = DType::S64;
+  bool has_f64 = false;  // the device's f64: indexed_add's float accumulator (add_acc)
+
+  auto fields() const { return std::tie(add, out, upd, idx, has_f64); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = 64;
+    AccType acc = add_acc(out, has_f64);
+    auto& d = key.defines;
+    FeatureSet f;
+    f.add_type(out);
+    f.add_type(upd);
+    add_index_defines(d, f, idx);
+    if (add) add_acc_features(f, acc);
+    f.add_defines(d);
+    d.emplace_back("ADD", add ? "1" : "0");
+    d.emplace_back("ACC", glsl_name(acc));
+    add_buffer_defines(d, "OUT", out);
+    add_buffer_defines(d, "UPD", upd);
+    d.emplace_back("LOAD_UPD(x)", glsl_load(upd, acc));
+    d.emplace_back("LOAD_OUT(x)", glsl_load(out, acc));
+    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+    append_glsl_use_defines(d);
+    return key;
+  }
+
+  // Both ops on every type, updates of the output's type, every index type, with the device's f64.
+  static std::vector<ScatterVariant> declared(const DeviceInfo& info) {
+    std::vector<ScatterVariant> all;
+    for (bool add : {false, true})
+      for (DType out : kAllDTypes)
+        for (DType idx : kAllDTypes)
+          if (is_integer(idx)) all.push_back({add, out, out, idx, info.features.float64});
+    return all;
+  }
+};
+
 class IndexFamily final : public Family {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    nxv::declare_variants<GatherVariant>(out, info);
+    nxv::declare_variants<ScatterVariant>(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId op, const AttrReader& r) const override {
@@ -203,22 +283,7 @@ class IndexFamily final : public Family {
         }
     push.q = uint32_t(slice_bytes / word);
     uint64_t n = uint64_t(g.outer) * push.rows * push.q;
-    VariantKey variant{.family = uint16_t(FamilyId::index), .op = uint16_t(OpId::gather)};
-    variant.types[0] = idx.tensor.type;
-    variant.type_count = 1;
-    variant.tile = uint32_t(word);
-    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      KernelKey key{.name = "gather", .workgroup_size = kWorkgroupSize};
-      FeatureSet f;
-      if (word == 1) f.add_type(DType::U8);
-      if (word == 2) f.add_type(DType::U16);
-      add_index_defines(key.defines, f, idx.tensor.type);
-      f.add_defines(key.defines);
-      key.defines.emplace_back("ELEM", glsl_word_type(word));
-      key.defines.emplace_back("ELEM_BYTES", std::to_string(word));
-      key.defines.emplace_back("ELEM_ALIGN", std::to_string(word));
-      return key;
-    });
+    const Kernel& kernel = a.device.impl().kernels.get(GatherVariant{idx.tensor.type, uint8_t(word)});
     for (uint64_t at = 0; at < n;) {  // one launch per output chunk (chunks hold whole words)
       uint64_t len = std::min<uint64_t>(n - at, a.output.buffer->bytes_left_in_chunk(at * word) / word);
       len = std::min<uint64_t>(len, kMaxDispatchElements);
@@ -285,29 +350,7 @@ class IndexFamily final : public Family {
       patches.push_back({offsetof(ScatterPush, seen_addr), {seen_slot, 0}});
       extra = {sums_slot, seen_slot};
     }
-    VariantKey variant{.family = uint16_t(FamilyId::index), .op = uint16_t(a.op)};
-    variant.types = {out, upd, idx.tensor.type};
-    variant.type_count = 3;
-    variant.switches = has_f64 ? 1 : 0;
-    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      KernelKey key{.name = "scatter", .workgroup_size = 64};
-      auto& d = key.defines;
-      FeatureSet f;
-      f.add_type(out);
-      f.add_type(upd);
-      add_index_defines(d, f, idx.tensor.type);
-      if (add) add_acc_features(f, acc);
-      f.add_defines(d);
-      d.emplace_back("ADD", add ? "1" : "0");
-      d.emplace_back("ACC", glsl_name(acc));
-      add_buffer_defines(d, "OUT", out);
-      add_buffer_defines(d, "UPD", upd);
-      d.emplace_back("LOAD_UPD(x)", glsl_load(upd, acc));
-      d.emplace_back("LOAD_OUT(x)", glsl_load(out, acc));
-      d.emplace_back("STORE_OUT(v)", glsl_store(out));
-      append_glsl_use_defines(d);
-      return key;
-    });
+    const Kernel& kernel = a.device.impl().kernels.get(ScatterVariant{add, out, upd, idx.tensor.type, has_f64});
     const DeviceCore& core = *a.device.impl().core;
     std::array<uint32_t, 3> grid{workgroups_for(core, push.n, 64), 1, 1};
     Launch& l = a.builder.launch(kernel, grid, sp, std::move(patches));

@@ -74,8 +74,64 @@ std::string load_expr(DType t, bool complex_compute) {
   return complex_compute ? "dvec2(" + real + ", 0.0LF)" : real;
 }
 
+// A variant of trsv.comp: types of the result and the operands, and the longest system it
+// solves (the solution stays in shared memory: max_n of the device).
+struct TrsvVariant {
+  static constexpr const char* kTemplate = "trsv";
+  DType out = DType::F64, a = DType::F64, b = DType::F64;
+  uint32_t max_n = kMaxN;
+
+  auto fields() const { return std::tie(out, a, b, max_n); }
+
+  KernelKey source() const {
+    bool complex = complex_type(out);
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kWorkgroupSize;
+    auto& d = key.defines;
+    fold_features({out, a, b}, AccType::F64).add_defines(d);
+    d.emplace_back("XT", complex ? "dvec2" : "double");
+    d.emplace_back("COMPLEX", complex ? "1" : "0");
+    add_buffer_defines(d, "A", a);
+    add_buffer_defines(d, "B", b);
+    add_buffer_defines(d, "OUT", out);
+    d.emplace_back("LOAD_A(x)", load_expr(a, complex));
+    d.emplace_back("LOAD_B(x)", load_expr(b, complex));
+    d.emplace_back("STORE_X(v)", out == DType::F32 ? "float(v)" : out == DType::C64 ? "vec2(v)" : "(v)");
+    d.emplace_back("MAX_N", std::to_string(max_n) + "u");
+    d.emplace_back("WG", std::to_string(kWorkgroupSize) + "u");
+    append_glsl_use_defines(d);
+    return key;
+  }
+
+  // Each result type with operands of one type it takes, and with one operand of the result's.
+  static std::vector<TrsvVariant> declared(const DeviceInfo& info) {
+    std::vector<TrsvVariant> all;
+    for (DType out : {DType::F32, DType::F64, DType::C64, DType::C128}) {
+      uint32_t limit = ::nxv::max_n(info, complex_type(out));
+      auto add = [&](DType a, DType b) {
+        TrsvVariant v{out, a, b, limit};
+        if (std::find_if(all.begin(), all.end(), [&](const TrsvVariant& w) { return w.fields() == v.fields(); }) ==
+            all.end())
+          all.push_back(v);
+      };
+      for (DType t : kAllDTypes) {
+        if (t == DType::F8 || t == DType::F8E4M3FN || (complex_type(t) && !complex_type(out))) continue;
+        add(t, t);
+        add(out, t);
+        add(t, out);
+      }
+    }
+    return all;
+  }
+};
+
 class LinalgFamily final : public Family {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    nxv::declare_variants<TrsvVariant>(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId, const AttrReader& r) const override {
@@ -135,28 +191,8 @@ class LinalgFamily final : public Family {
     const Tensor& out = a.output;
     if (uint64_t(out.size()) * dtype_size(out.type) > out.buffer->bytes_left_in_chunk(0))
       throw Error(ErrorKind::Unsupported, "triangular_solve of a result over one device buffer chunk");
-    bool complex = complex_type(out.type);
-    VariantKey variant{.family = uint16_t(FamilyId::linalg), .op = uint16_t(OpId::triangular_solve)};
-    variant.types = {out.type, ta.type, tb.type};
-    variant.type_count = 3;
-    uint32_t limit = max_n(a.device.impl().core->info(), complex);
-    const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-      KernelKey key{"trsv", {}, kWorkgroupSize};
-      auto& d = key.defines;
-      fold_features({out.type, ta.type, tb.type}, AccType::F64).add_defines(d);
-      d.emplace_back("XT", complex ? "dvec2" : "double");
-      d.emplace_back("COMPLEX", complex ? "1" : "0");
-      add_buffer_defines(d, "A", ta.type);
-      add_buffer_defines(d, "B", tb.type);
-      add_buffer_defines(d, "OUT", out.type);
-      d.emplace_back("LOAD_A(x)", load_expr(ta.type, complex));
-      d.emplace_back("LOAD_B(x)", load_expr(tb.type, complex));
-      d.emplace_back("STORE_X(v)", out.type == DType::F32 ? "float(v)" : out.type == DType::C64 ? "vec2(v)" : "(v)");
-      d.emplace_back("MAX_N", std::to_string(limit) + "u");
-      d.emplace_back("WG", std::to_string(kWorkgroupSize) + "u");
-      append_glsl_use_defines(d);
-      return key;
-    });
+    uint32_t limit = max_n(a.device.impl().core->info(), complex_type(out.type));
+    const Kernel& kernel = a.device.impl().kernels.get(TrsvVariant{out.type, ta.type, tb.type, limit});
     // M = op(A) on the left, op(A)^T on the right: transposed where exactly one of those holds.
     TriangularSolvePush push{};
     push.n = uint32_t(g.n), push.rhs = uint32_t(g.rhs), push.batches = uint32_t(g.batches);

@@ -48,6 +48,7 @@ struct CombinerCode {
   std::string generated;
   Defines defines;    // the steps' library switches and NXV_GENERATED
   FeatureSet features;
+  auto fields() const { return std::tie(acc, load, store, generated, defines, features); }
 };
 // Emitted once per combiner text, type and f64 capability (a process-wide table, like the
 // kernel cache): later calls return the same code.

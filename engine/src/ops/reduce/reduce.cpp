@@ -83,11 +83,19 @@ struct PassKind {
   bool vec4 = false;      // dense rows of the tensor, read four-wide
   bool subgroup = false;  // the group combines by subgroup shuffles first
   bool lanes_apart = false;  // the group's invocations sit WG / TPR apart (ReducePass::lanes_apart)
+  auto fields() const { return std::tie(from_partials, final, vec4, subgroup, lanes_apart); }
 };
 
-KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* arg, uint32_t tpr, uint32_t wg,
-                            PassKind pass, const CombinerCode* combiner = nullptr,
-                            const ReducePrologue* prologue = nullptr) {
+// What a graph's prologue chain adds to the first pass's kernel.
+struct ReducePrologueCode {
+  std::string generated;
+  Defines defines;
+  FeatureSet features;
+  auto fields() const { return std::tie(generated, defines, features); }
+};
+
+KernelKey reduce_kernel_key(OpId op, DType out, DType in, bool tie_high, uint32_t tpr, uint32_t wg, PassKind pass,
+                            const CombinerCode* combiner, const ReducePrologueCode* prologue) {
   KernelKey key;
   key.name = "reduce";
   key.workgroup_size = wg;
@@ -165,7 +173,7 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
     d.emplace_back("COMBINE(a, b)", "(a)");
     d.emplace_back("ARG_NAN(v)", floating ? "isnan(v)" : "false");
     d.emplace_back("ARG_BETTER(b, a)", op == OpId::argmax ? "((b) > (a))" : "((b) < (a))");
-    d.emplace_back("TIE_HIGH", arg && arg->tie_high ? "true" : "false");
+    d.emplace_back("TIE_HIGH", tie_high ? "true" : "false");
     if (pass.from_partials) {
       add_buffer_defines(d, "AUX", in);
       d.emplace_back("LOAD_AUX(x)", glsl_load(in, acc));
@@ -177,6 +185,63 @@ KernelKey reduce_kernel_key(OpId op, DType out, DType in, const ArgReduceAttrs* 
   d.insert(d.end(), uses.begin(), uses.end());
   return key;
 }
+
+// A variant of reduce.comp: one pass of a reduction.
+struct ReduceVariant {
+  static constexpr const char* kTemplate = "reduce";
+  OpId op = OpId::sum;
+  DType out = DType::F32, in = DType::F32;
+  bool tie_high = false;  // argmax/argmin: the last of equal values
+  uint32_t tpr = 1;       // invocations per row chunk
+  uint32_t wg = kWorkgroupSize;
+  PassKind pass;
+  std::optional<CombinerCode> combiner;         // reduce/5's traced function
+  std::optional<ReducePrologueCode> prologue;  // a graph's chain computing the input
+
+  auto fields() const { return std::tie(op, out, in, tie_high, tpr, wg, pass, combiner, prologue); }
+
+  KernelKey source() const {
+    return reduce_kernel_key(op, out, in, tie_high, tpr, wg, pass, combiner ? &*combiner : nullptr,
+                             prologue ? &*prologue : nullptr);
+  }
+
+  // Every op on the types it takes, in the passes a plan makes: one invocation per row (in
+  // workgroups of 256 and of 16), groups per row combining by shuffles (vectors of four where
+  // the type has them) or in shared memory with their lanes apart, and the first, middle and
+  // last of several passes.
+  static std::vector<ReduceVariant> declared(const DeviceInfo&) {
+    std::vector<ReduceVariant> all;
+    auto add_passes = [&](ReduceVariant v) {
+      bool vec4 = !glsl_vec4_type(v.in).empty();
+      auto with = [&](uint32_t tpr, uint32_t wg, PassKind pass) {
+        ReduceVariant w = v;
+        w.tpr = tpr, w.wg = wg, w.pass = pass;
+        all.push_back(w);
+      };
+      with(1, kWorkgroupSize, {});
+      with(1, kSmallWorkgroup, {});
+      with(kWorkgroupSize, kWorkgroupSize, {.vec4 = vec4, .subgroup = true});
+      with(8, kWorkgroupSize, {.lanes_apart = true});
+      with(kWorkgroupSize, kWorkgroupSize, {.final = false, .subgroup = true});
+      with(kWorkgroupSize, kWorkgroupSize, {.from_partials = true, .final = false, .subgroup = true});
+      with(kWorkgroupSize, kWorkgroupSize, {.from_partials = true, .subgroup = true});
+      with(32, kWorkgroupSize, {.from_partials = true});
+    };
+    for (DType t : kAllDTypes) {
+      bool wide_int = is_int(t) && dtype_size(t) < 8;
+      for (OpId op : {OpId::sum, OpId::product}) {
+        add_passes({.op = op, .out = t, .in = t});
+        if (wide_int) add_passes({.op = op, .out = is_signed(t) ? DType::S64 : DType::U64, .in = t});
+      }
+      for (OpId op : {OpId::all, OpId::any}) add_passes({.op = op, .out = DType::U8, .in = t});
+      if (is_complex(t)) continue;
+      for (OpId op : {OpId::reduce_max, OpId::reduce_min}) add_passes({.op = op, .out = t, .in = t});
+      for (OpId op : {OpId::argmax, OpId::argmin})
+        for (bool tie_high : {false, true}) add_passes({.op = op, .out = DType::S64, .in = t, .tie_high = tie_high});
+    }
+    return all;
+  }
+};
 
 // The reduced axes of `op` on an input of rank `rank`, one flag per axis.
 Shape expected_shape(const Shape& in, const std::vector<bool>& reduced, bool keep) {
@@ -190,6 +255,11 @@ Shape expected_shape(const Shape& in, const std::vector<bool>& reduced, bool kee
 
 class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    nxv::declare_variants<ReduceVariant>(out, info);
+    declare_scan_variants(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   bool takes_epilogue(const GraphNode& n) const override {
@@ -429,31 +499,19 @@ class ReduceFamily final : public StoreEpilogueFamily<ReduceAttrs> {
         partials = impl.allocate(std::max<uint64_t>(pass.rows() * partial_bytes, 4));
         to = {a.builder.bind(partials), 0};
       }
-      VariantKey variant{.family = uint16_t(FamilyId::reduce), .op = uint16_t(a.op)};
-      variant.types = {out, in.type};
-      variant.type_count = 2;
-      variant.layout = uint8_t((kind.from_partials ? 1 : 0) | (kind.final ? 2 : 0));
-      variant.tile = pass.threads_per_row;
       // One invocation per row shares nothing across the group: a few rows take a small one.
       const uint64_t invocations = pass.rows() * pass.threads_per_row;
       const uint32_t wg =
           pass.threads_per_row == 1 ? linear_workgroup_size(core, invocations, kWorkgroupSize) : kWorkgroupSize;
-      variant.workgroup = wg;
-      variant.switches = (arg && arg->tie_high ? 1u : 0u) | (kind.vec4 ? 2u : 0u) | (kind.subgroup ? 4u : 0u) |
-                         (kind.lanes_apart ? 8u : 0u);
-      // A combiner's generated code has no typed variant: the cache keys it by its source.
       const StoreEpilogue* epi = kind.final ? epilogue : nullptr;
       const ReducePrologue* pro = kind.from_partials ? nullptr : prologue;
-      auto make_key = [&] {
-        return reduce_kernel_key(a.op, out, in.type, arg, pass.threads_per_row, wg, kind, combiner, pro);
-      };
-      // A combiner's kernel is its variant and the function's text (its code is emitted on a
-      // miss only); a prologue's (a graph's, lowered once) is keyed by its source, with the
-      // epilogue's where the pass has both.
-      const Kernel& kernel = combiner     ? impl.kernels.get(variant, "combiner " + traced->text, make_key)
-                             : pro && epi ? impl.kernels.get(with_store_epilogue(make_key(), *epi))
-                             : pro        ? impl.kernels.get(make_key())
-                                          : *epilogue_kernel(impl, variant, epi, make_key);
+      ReduceVariant variant{.op = a.op, .out = out, .in = in.type, .tie_high = arg && arg->tie_high,
+                            .tpr = pass.threads_per_row, .wg = wg, .pass = kind};
+      // A combiner's code is emitted once per function text (combiner_code): a cached eager
+      // reduce/5 emits no GLSL.
+      if (combiner) variant.combiner = *combiner;
+      if (pro) variant.prologue = ReducePrologueCode{pro->generated, pro->defines, pro->features};
+      const Kernel& kernel = *epilogue_kernel(impl.kernels, variant, epi);
       ReducePush push{};
       push.outer = uint32_t(g.outer), push.reduced = uint32_t(g.reduced), push.inner = uint32_t(g.inner);
       push.chunks = uint32_t(pass.chunks), push.chunk_len = uint32_t(pass.chunk_len);

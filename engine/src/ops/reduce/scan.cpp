@@ -28,49 +28,69 @@ FoldKind scan_fold(OpId op) {
   }
 }
 
-// How a kernel walks its rows (scan.comp).
-struct ScanKind {
-  bool columns = false;  // an invocation per column
-  bool sg_rows = false;  // a subgroup per row
-  bool vec4 = false;     // ... reading and writing four elements as one vector
-};
-
 // subgroupShuffle of an accumulator: 64-bit integers travel as two 32-bit halves (as in reduce).
 std::string shuffle(AccType acc) {
   if (is_int64(acc)) return glsl_name(acc) + "(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(v)), id)))";
   return "subgroupShuffle(v, id)";
 }
 
-KernelKey scan_kernel_key(OpId op, DType out, DType in, ScanKind walk) {
-  KernelKey key;
-  key.name = "scan";
-  key.workgroup_size = kWorkgroupSize;
-  FoldKind kind = scan_fold(op);
-  AccType acc = fold_acc_type(kind, out, in);
-  auto& d = key.defines;
-  fold_features({in, out}, acc).add_defines(d);
-  Fold fold = fold_for(kind, acc);
-  d.emplace_back("WG", std::to_string(kWorkgroupSize));
-  d.emplace_back("COLUMNS", walk.columns ? "1" : "0");
-  d.emplace_back("SG_ROWS", walk.sg_rows ? "1" : "0");
-  d.emplace_back("VEC4", walk.vec4 ? "1" : "0");
-  if (walk.sg_rows) d.emplace_back("SHUFFLE(v, id)", shuffle(acc));
-  if (walk.vec4) {
-    d.emplace_back("IN_VEC", glsl_vec4_type(in));
-    d.emplace_back("IN_VREG", glsl_vec4_register_type(in));
-    d.emplace_back("IN_VALIGN", std::to_string(vec4_alignment(in)));
-    d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+// A variant of scan.comp: the op, its types and how the kernel walks its rows.
+struct ScanVariant {
+  static constexpr const char* kTemplate = "scan";
+  OpId op = OpId::cumulative_sum;
+  DType out = DType::F32, in = DType::F32;
+  bool columns = false;  // an invocation per column
+  bool sg_rows = false;  // a subgroup per row
+  bool vec4 = false;     // ... reading and writing four elements as one vector
+
+  auto fields() const { return std::tie(op, out, in, columns, sg_rows, vec4); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kWorkgroupSize;
+    FoldKind kind = scan_fold(op);
+    AccType acc = fold_acc_type(kind, out, in);
+    auto& d = key.defines;
+    fold_features({in, out}, acc).add_defines(d);
+    Fold fold = fold_for(kind, acc);
+    d.emplace_back("WG", std::to_string(kWorkgroupSize));
+    d.emplace_back("COLUMNS", columns ? "1" : "0");
+    d.emplace_back("SG_ROWS", sg_rows ? "1" : "0");
+    d.emplace_back("VEC4", vec4 ? "1" : "0");
+    if (sg_rows) d.emplace_back("SHUFFLE(v, id)", shuffle(acc));
+    if (vec4) {
+      d.emplace_back("IN_VEC", glsl_vec4_type(in));
+      d.emplace_back("IN_VREG", glsl_vec4_register_type(in));
+      d.emplace_back("IN_VALIGN", std::to_string(vec4_alignment(in)));
+      d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+    }
+    d.emplace_back("ACC", glsl_name(acc));
+    add_buffer_defines(d, "IN", in);
+    add_buffer_defines(d, "OUT", out);
+    d.emplace_back("LOAD(x)", glsl_load(in, acc));
+    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+    d.emplace_back("IDENT", fold.ident);
+    d.emplace_back("COMBINE(a, b)", fold.combine);
+    append_glsl_use_defines(d);
+    return key;
   }
-  d.emplace_back("ACC", glsl_name(acc));
-  add_buffer_defines(d, "IN", in);
-  add_buffer_defines(d, "OUT", out);
-  d.emplace_back("LOAD(x)", glsl_load(in, acc));
-  d.emplace_back("STORE_OUT(v)", glsl_store(out));
-  d.emplace_back("IDENT", fold.ident);
-  d.emplace_back("COMBINE(a, b)", fold.combine);
-  append_glsl_use_defines(d);
-  return key;
-}
+
+  // Every type a scan stores, in each walk; vectors of four for 4- and 8-byte types.
+  static std::vector<ScanVariant> declared(const DeviceInfo&) {
+    std::vector<ScanVariant> all;
+    for (OpId op : {OpId::cumulative_sum, OpId::cumulative_product, OpId::cumulative_min, OpId::cumulative_max})
+      for (DType t : kAllDTypes) {
+        if ((is_complex(t) && (op == OpId::cumulative_min || op == OpId::cumulative_max)))
+          continue;
+        all.push_back({op, t, t, true, false, false});
+        all.push_back({op, t, t, false, false, false});
+        all.push_back({op, t, t, false, true, false});
+        if (!glsl_vec4_type(t).empty()) all.push_back({op, t, t, false, true, true});
+      }
+    return all;
+  }
+};
 
 }  // namespace
 
@@ -111,6 +131,10 @@ Support check_cumulative(const CheckArgs& c) {
   return {};
 }
 
+void declare_scan_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<ScanVariant>(out, info);
+}
+
 void lower_cumulative(const LowerArgs& a) {
   const auto& attrs = a.attrs.as<CumulativeAttrs>();
   const Tensor& in = a.inputs[0].tensor;
@@ -127,20 +151,17 @@ void lower_cumulative(const LowerArgs& a) {
   }
   DeviceImpl& impl = a.device.impl();
   const auto& features = impl.core->info().features;
-  ScanKind kind;
+  ScanVariant kind{.op = a.op, .out = a.out.type, .in = in.type};
   kind.columns = g->inner > 1;
   // A subgroup per row where rows are many (they fill the device) or short (a workgroup's
   // tiles would be mostly empty); else the workgroup's tiles.
   kind.sg_rows = !kind.columns && features.subgroup_basic && features.subgroup_shuffle &&
                  (g->outer >= kSubgroupRowsMinRows || g->reduced <= kSubgroupRowsMaxLength);
   size_t bytes = dtype_size(in.type);
-  kind.vec4 = kind.sg_rows && !attrs.reverse && (bytes == 4 || bytes == 8) && g->reduced_stride == 1 &&
+  kind.vec4 = kind.sg_rows && !attrs.reverse && (bytes == 4 || bytes == 8) && !glsl_vec4_type(in.type).empty() &&
+              g->reduced_stride == 1 &&
               g->reduced % 4 == 0 && (g->outer == 1 || g->outer_stride % 4 == 0) && source.offset % 4 == 0;
-  VariantKey variant{.family = uint16_t(FamilyId::reduce), .op = uint16_t(a.op)};
-  variant.types = {a.out.type, in.type};
-  variant.type_count = 2;
-  variant.layout = uint8_t((kind.columns ? 1 : 0) | (kind.sg_rows ? 2 : 0) | (kind.vec4 ? 4 : 0));
-  const Kernel& kernel = impl.kernels.get(variant, [&] { return scan_kernel_key(a.op, a.out.type, in.type, kind); });
+  const Kernel& kernel = impl.kernels.get(kind);
   ScanPush push{};
   push.outer = uint32_t(g->outer), push.n = uint32_t(g->reduced), push.inner = uint32_t(g->inner);
   push.reverse = attrs.reverse ? 1 : 0;

@@ -20,10 +20,16 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
+// index_fill.comp has one variant: the fill is chosen per launch.
+struct IndexFillVariant {
+  static constexpr const char* kTemplate = "index_fill";
+  auto fields() const { return std::tuple<>(); }
+  KernelKey source() const { return KernelKey{kTemplate, {}, kWorkgroupSize}; }
+  static std::vector<IndexFillVariant> declared(const DeviceInfo&) { return {{}}; }
+};
+
 void emit_index_fill(const LowerArgs& a, const ShapeAttrs& attrs, const Tensor& out, uint32_t out_slot) {
-  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::iota)};
-  const Kernel& kernel =
-      a.device.impl().kernels.get(variant, [] { return KernelKey{"index_fill", {}, kWorkgroupSize}; });
+  const Kernel& kernel = a.device.impl().kernels.get(IndexFillVariant{});
   const Shape& shape = out.shape;
   IndexFillPush base{};
   base.inner = 1;
@@ -67,6 +73,10 @@ std::array<std::byte, 16> value_bytes(const AttrNumber& v, DType type) {
 
 
 }  // namespace
+
+void declare_index_fill_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<IndexFillVariant>(out, info);
+}
 
 void append_constant(Device& device, LaunchBuilder& builder, const Tensor& out, uint32_t out_slot,
                      const AttrNumber& value) {

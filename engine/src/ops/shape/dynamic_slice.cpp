@@ -33,16 +33,30 @@ void check_one_chunk(const Tensor& t) {
     throw Error(ErrorKind::Unsupported, "slice: a view spanning more than one device buffer chunk or 2^32 elements");
 }
 
-const Kernel& kernel_for(Device& device, size_t bytes, uint64_t elements) {
-  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::slice)};
-  variant.tile = uint32_t(bytes);
-  variant.workgroup = linear_workgroup_size(*device.impl().core, elements, kWorkgroupSize);
-  return device.impl().kernels.get(variant, [&] {
-    return KernelKey{"dynamic_slice",
+// A variant of dynamic_slice.comp: words of one element's size.
+struct DynamicSliceVariant {
+  static constexpr const char* kTemplate = "dynamic_slice";
+  uint8_t bytes = 4;  // 1, 2, 4, 8 or 16
+  uint32_t workgroup = kWorkgroupSize;
+
+  auto fields() const { return std::tie(bytes, workgroup); }
+  KernelKey source() const {
+    return KernelKey{kTemplate,
                      {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
                       {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}},
-                     variant.workgroup};
-  });
+                     workgroup};
+  }
+  static std::vector<DynamicSliceVariant> declared(const DeviceInfo&) {
+    std::vector<DynamicSliceVariant> all;
+    for (uint8_t bytes : {1, 2, 4, 8, 16})
+      for (uint32_t workgroup : {kWorkgroupSize, kSmallWorkgroup}) all.push_back({bytes, workgroup});
+    return all;
+  }
+};
+
+const Kernel& kernel_for(Device& device, size_t bytes, uint64_t elements) {
+  return device.impl().kernels.get(
+      DynamicSliceVariant{uint8_t(bytes), linear_workgroup_size(*device.impl().core, elements, kWorkgroupSize)});
 }
 
 // The starts of every axis: static ones clamped into [0, limit], dynamic ones as the word
@@ -91,6 +105,10 @@ void address_big_side(Starts& s, const Tensor& t, uint32_t slot, const std::vect
 }
 
 }  // namespace
+
+void declare_dynamic_slice_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<DynamicSliceVariant>(out, info);
+}
 
 void lower_dynamic_slice(const LowerArgs& a, const ShapeAttrs& attrs) {
   const Tensor& in = a.inputs[0].tensor;

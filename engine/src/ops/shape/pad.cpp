@@ -22,25 +22,41 @@ void check_reach(const Tensor& t) {
     throw Error(ErrorKind::Unsupported, "a view spanning more than one device buffer chunk or 2^31 elements");
 }
 
-// Emits the gather from `in` into the output; `value` is the pad value (unused when none).
-void emit_gather(const LowerArgs& a, const BoundTensor& in, const BoundTensor& value, const std::vector<PadAxis>& padding,
-                 uint32_t reversed) {
-  const Tensor& out = a.output;
-  size_t bytes = dtype_size(out.type);
-  bool runs = strided_runs(*a.device.impl().core);
-  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::pad)};
-  variant.tile = uint32_t(bytes);
-  variant.layout = runs ? 1 : 0;
-  variant.workgroup = linear_workgroup_size(*a.device.impl().core, uint64_t(out.size()), kWorkgroupSize);
-  const Kernel& kernel = a.device.impl().kernels.get(variant, [&] {
-    KernelKey key{.name = "pad", .workgroup_size = variant.workgroup};
+// A variant of pad.comp: words of one element's size.
+struct PadVariant {
+  static constexpr const char* kTemplate = "pad";
+  uint8_t bytes = 4;  // 1, 2, 4, 8 or 16
+  bool runs = false;  // the CPU drivers' runs along the last axis (strided_runs)
+  uint32_t workgroup = kWorkgroupSize;
+
+  auto fields() const { return std::tie(bytes, runs, workgroup); }
+  KernelKey source() const {
+    KernelKey key{.name = kTemplate, .workgroup_size = workgroup};
     key.defines = {{"ELEM", glsl_word_type(bytes)},
                    {"ELEM_BYTES", std::to_string(bytes)},
                    {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))}};
     // Defined only where set: the GPU's SPIR-V stays as it was.
     if (runs) key.defines.emplace_back("RUN", std::to_string(kStridedRun) + "u");
     return key;
-  });
+  }
+  static std::vector<PadVariant> declared(const DeviceInfo&) {
+    std::vector<PadVariant> all;
+    for (uint8_t bytes : {1, 2, 4, 8, 16})
+      for (bool runs : {false, true})
+        for (uint32_t workgroup : {kWorkgroupSize, kSmallWorkgroup}) all.push_back({bytes, runs, workgroup});
+    return all;
+  }
+};
+
+// Emits the gather from `in` into the output; `value` is the pad value (unused when none).
+void emit_gather(const LowerArgs& a, const BoundTensor& in, const BoundTensor& value, const std::vector<PadAxis>& padding,
+                 uint32_t reversed) {
+  const Tensor& out = a.output;
+  size_t bytes = dtype_size(out.type);
+  bool runs = strided_runs(*a.device.impl().core);
+  PadVariant variant{uint8_t(bytes), runs,
+                     linear_workgroup_size(*a.device.impl().core, uint64_t(out.size()), kWorkgroupSize)};
+  const Kernel& kernel = a.device.impl().kernels.get(variant);
   PadParams params{};
   params.rank = uint32_t(out.shape.size());
   params.reversed = reversed;
@@ -75,6 +91,10 @@ void emit_gather(const LowerArgs& a, const BoundTensor& in, const BoundTensor& v
 }
 
 }  // namespace
+
+void declare_pad_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<PadVariant>(out, info);
+}
 
 void lower_pad(const LowerArgs& a, const ShapeAttrs& attrs) {
   BoundTensor in = converted(a.device, a.builder, {a.inputs[0].tensor, a.inputs[0].slot}, a.out.type);

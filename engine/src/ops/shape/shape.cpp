@@ -48,6 +48,13 @@ const ShapeAttrs& attrs_of(const Attrs& attrs) {
 
 class ShapeFamily final : public Family {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    declare_transpose_variants(out, info);
+    declare_pad_variants(out, info);
+    declare_dynamic_slice_variants(out, info);
+    declare_index_fill_variants(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId op, const AttrReader& r) const override {

@@ -36,4 +36,10 @@ void lower_dynamic_slice(const LowerArgs& a, const ShapeAttrs& attrs);
 void lower_dynamic_put_slice(const LowerArgs& a, const ShapeAttrs& attrs);
 void lower_creation(const LowerArgs& a, const ShapeAttrs& attrs);  // iota, eye, constant
 
+// The variants of each template the lowerings above launch (kernel_variant.hpp).
+void declare_transpose_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+void declare_pad_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+void declare_dynamic_slice_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+void declare_index_fill_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
+
 }  // namespace nxv

@@ -99,6 +99,52 @@ void launch_transpose(LaunchBuilder& builder, const Kernel& kernel, uint32_t gro
   builder.use(launch, out_slot, Access::Write);
 }
 
+// A variant of transpose.comp: a tile of TILE x TILE elements, ROWS rows of invocations, VEC
+// elements a load.
+struct TransposeVariant {
+  static constexpr const char* kTemplate = "transpose";
+  uint8_t bytes = 4;  // 1, 2, 4, 8 or 16
+  uint32_t tile = NXV_TRANSPOSE_TILE, rows = 8, vec = 1;
+
+  auto fields() const { return std::tie(bytes, tile, rows, vec); }
+  KernelKey source() const {
+    KernelKey key{kTemplate,
+                  {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                   {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
+                   {"TILE", std::to_string(tile)}, {"ROWS", std::to_string(rows)}, {"VEC", std::to_string(vec)}},
+                  vec > 1 ? tile / vec * rows : tile};
+    key.workgroup_y = vec > 1 ? 1 : rows;
+    return key;
+  }
+  // The default tiles: scalar, and vectors of four for elements of up to 4 bytes.
+  static std::vector<TransposeVariant> declared(const DeviceInfo&) {
+    std::vector<TransposeVariant> all;
+    for (uint8_t bytes : {1, 2, 4, 8, 16}) {
+      all.push_back({bytes, NXV_TRANSPOSE_TILE, 8, 1});
+      if (bytes <= 4) all.push_back({bytes, kVectorTile, kVectorRows, 4});
+    }
+    return all;
+  }
+};
+
+// A variant of transpose_blocks.comp (CPU drivers: 4 x 4 blocks in registers).
+struct TransposeBlocksVariant {
+  static constexpr const char* kTemplate = "transpose_blocks";
+  static constexpr uint32_t kGroup = 64;
+  uint8_t bytes = 4;
+
+  auto fields() const { return std::tie(bytes); }
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.defines = {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
+                   {"ELEM_ALIGN", std::to_string(bytes)}};
+    key.workgroup_size = kGroup;
+    return key;
+  }
+  static std::vector<TransposeBlocksVariant> declared(const DeviceInfo&) { return {{1}, {2}, {4}}; }
+};
+
 // CPU drivers: 4 x 4 blocks in registers (transpose_blocks.comp), for vector-aligned views.
 void append_transpose_blocks(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t view_slot,
                              const Tensor& out, uint32_t out_slot, const std::vector<Axis>& axes, const Axis& p,
@@ -106,22 +152,17 @@ void append_transpose_blocks(Device& device, LaunchBuilder& builder, const Tenso
   TransposePush push{};
   if (!fill_batches(push, axes, p, l, 4)) return append_copy(device, builder, view, view_slot, out, out_slot);
   size_t bytes = dtype_size(view.type);
-  constexpr uint32_t kGroup = 64;
-  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::transpose)};
-  variant.tile = uint32_t(bytes) | (1u << 30);
-  const Kernel& kernel = device.impl().kernels.get(variant, [&] {
-    KernelKey key;
-    key.name = "transpose_blocks";
-    key.defines = {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
-                   {"ELEM_ALIGN", std::to_string(bytes)}};
-    key.workgroup_size = kGroup;
-    return key;
-  });
-  uint32_t groups = workgroups_for(*device.impl().core, push.tiles, kGroup);
+  const Kernel& kernel = device.impl().kernels.get(TransposeBlocksVariant{uint8_t(bytes)});
+  uint32_t groups = workgroups_for(*device.impl().core, push.tiles, TransposeBlocksVariant::kGroup);
   launch_transpose(builder, kernel, groups, push, view, view_slot, out, out_slot);
 }
 
 }  // namespace
+
+void declare_transpose_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<TransposeVariant>(out, info);
+  declare_variants<TransposeBlocksVariant>(out, info);
+}
 
 void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& view, uint32_t view_slot,
                         const Tensor& out, uint32_t out_slot) {
@@ -151,17 +192,7 @@ void append_materialize(Device& device, LaunchBuilder& builder, const Tensor& vi
   uint32_t rows = tuned_rows ? tuned_rows : vec > 1 ? kVectorRows : 8;
   // The vector kernel's lane layout: warps of 8 vectors by 4 rows tiling the tile's width.
   if (vec > 1 && (tile % (8 * vec) != 0 || rows % 4 != 0 || tile % rows != 0)) vec = 1;
-  VariantKey variant{.family = uint16_t(FamilyId::shape), .op = uint16_t(OpId::transpose)};
-  variant.tile = uint32_t(bytes) | (tile << 8) | (rows << 16) | (vec << 24);
-  const Kernel& kernel = device.impl().kernels.get(variant, [&] {
-    KernelKey key{"transpose",
-                  {{"ELEM", glsl_word_type(bytes)}, {"ELEM_BYTES", std::to_string(bytes)},
-                   {"ELEM_ALIGN", std::to_string(std::min<size_t>(bytes, 16))},
-                   {"TILE", std::to_string(tile)}, {"ROWS", std::to_string(rows)}, {"VEC", std::to_string(vec)}},
-                  vec > 1 ? tile / vec * rows : tile};
-    key.workgroup_y = vec > 1 ? 1 : rows;
-    return key;
-  });
+  const Kernel& kernel = device.impl().kernels.get(TransposeVariant{uint8_t(bytes), tile, rows, vec});
   TransposePush push{};
   if (!fill_batches(push, axes, p, l, tile)) return append_copy(device, builder, view, view_slot, out, out_slot);
   uint32_t groups = uint32_t(std::min<uint64_t>(push.tiles, std::min<uint64_t>(device.impl().core->info().max_workgroup_count[0], 65535)));

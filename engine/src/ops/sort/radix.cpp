@@ -28,6 +28,7 @@ struct ScatterConfig {
   uint32_t key_words = 1;
   uint32_t shared_words = 0;
   uint32_t tile() const { return workgroup * items; }
+  auto fields() const { return std::tie(workgroup, items, groups, group, match_shared, key_words, shared_words); }
 };
 
 ScatterConfig scatter_config(const DeviceInfo& info, size_t key_bytes, bool arg) {
@@ -59,14 +60,120 @@ void add_common(KernelKey& key, uint32_t wg, DType in, bool descending, std::opt
   add_sort_key_defines(d, in, descending);
 }
 
-// The scatter kernel's variant: bit 0 descending, 1 ARG, 2 FIRST, 3 LAST.
-struct ScatterKind {
+// The passes of a sort of `key_bytes`-byte keys that differ: (first, last) of the first, a
+// middle and the last digit.
+std::vector<std::pair<bool, bool>> pass_kinds(size_t key_bytes) {
+  if (key_bytes == 1) return {{true, true}};
+  if (key_bytes == 2) return {{true, false}, {false, true}};
+  return {{true, false}, {false, false}, {false, true}};
+}
+
+// radix_histogram.comp: a tile's digit counts.
+struct RadixHistogramVariant {
+  static constexpr const char* kTemplate = "radix_histogram";
+  DType in = DType::F32;
+  bool descending = false;
+
+  auto fields() const { return std::tie(in, descending); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    add_common(key, 256, in, descending, std::nullopt);
+    return key;
+  }
+
+  static std::vector<RadixHistogramVariant> declared(const DeviceInfo&) {
+    std::vector<RadixHistogramVariant> all;
+    for (DType in : kAllDTypes)
+      if (sortable(in))
+        for (bool descending : {false, true}) all.push_back({in, descending});
+    return all;
+  }
+};
+
+// radix_scan.comp: the counts' prefix sums per row segment (`serial`: an invocation per
+// segment), or (`bases`) the digits' bases of each row.
+struct RadixScanVariant {
+  static constexpr const char* kTemplate = "radix_scan";
+  bool bases = false;
+  bool serial = false;
+
+  auto fields() const { return std::tie(bases, serial); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kScanWorkgroup;
+    key.defines = {{"WG", std::to_string(kScanWorkgroup)}, {"BASES", bases ? "1" : "0"}, {"SERIAL", serial ? "1" : "0"}};
+    return key;
+  }
+
+  static std::vector<RadixScanVariant> declared(const DeviceInfo&) { return {{false, false}, {false, true}, {true, false}}; }
+};
+
+// radix_scatter.comp: one digit's pass moving keys (and, with `arg`, indices) to their places;
+// the last pass of an argsort stores the indices as `index_type`.
+struct RadixScatterVariant {
+  static constexpr const char* kTemplate = "radix_scatter";
+  DType in = DType::F32;
+  bool descending = false;
+  ScatterConfig cfg;
   bool arg = false, first = false, last = false;
+  std::optional<DType> index_type;  // set where arg and last
+
+  auto fields() const { return std::tie(in, descending, cfg, arg, first, last, index_type); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    add_common(key, cfg.workgroup, in, descending, index_type);
+    auto& d = key.defines;
+    d.emplace_back("ITEMS", std::to_string(cfg.items));
+    d.emplace_back("KW", std::to_string(cfg.key_words));
+    d.emplace_back("SHARED_WORDS", std::to_string(cfg.shared_words));
+    d.emplace_back("GROUPS", std::to_string(cfg.groups));
+    d.emplace_back("MATCH_SHARED", cfg.match_shared ? "1" : "0");
+    d.emplace_back("GROUP", std::to_string(std::max<uint32_t>(cfg.group, 1)));
+    d.emplace_back("ARG", arg ? "1" : "0");
+    d.emplace_back("FIRST", first ? "1" : "0");
+    d.emplace_back("LAST", last ? "1" : "0");
+    if (index_type) add_index_store_defines(d, *index_type);
+    return key;
+  }
+
+  // Every sortable type, each direction, with the device's tile: each kind of pass of a sort
+  // and of an argsort (s64 indices).
+  static std::vector<RadixScatterVariant> declared(const DeviceInfo& info) {
+    std::vector<RadixScatterVariant> all;
+    for (DType in : kAllDTypes) {
+      if (!sortable(in)) continue;
+      for (bool arg : {false, true}) {
+        ScatterConfig cfg;
+        try {
+          cfg = scatter_config(info, dtype_size(in), arg);
+        } catch (const Error&) {
+          continue;  // no tile fits: the lowering throws too
+        }
+        for (bool descending : {false, true})
+          for (auto [first, last] : pass_kinds(dtype_size(in)))
+            all.push_back({in, descending, cfg, arg, first, last,
+                           arg && last ? std::optional<DType>(DType::S64) : std::nullopt});
+      }
+    }
+    return all;
+  }
 };
 
 std::shared_ptr<Buffer> scratch(DeviceImpl& impl, uint64_t bytes) { return impl.allocate(std::max<uint64_t>(bytes, 4)); }
 
 }  // namespace
+
+void declare_radix_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) {
+  declare_variants<RadixHistogramVariant>(out, info);
+  declare_variants<RadixScanVariant>(out, info);
+  declare_variants<RadixScatterVariant>(out, info);
+}
 
 void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
   DeviceImpl& impl = a.device.impl();
@@ -114,56 +221,12 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     if (arg) idx_tmp[i] = a.builder.bind(scratch(impl, total * 4));
   }
 
-  std::optional<DType> index_type = arg ? std::optional<DType>(a.out.type) : std::nullopt;
-  auto variant_of = [&](uint16_t kind, uint32_t switches) {
-    VariantKey v{.family = uint16_t(FamilyId::sort), .op = kind};
-    v.types = {a.out.type, in.type};
-    v.type_count = 2;
-    v.layout = 1;
-    v.tile = cfg.workgroup | cfg.items << 12 | (cfg.match_shared ? 1u << 20 : 0u);
-    v.switches = switches | (attrs.descending ? 1u : 0u);
-    return v;
-  };
-  // Kernel kinds (VariantKey::op) of the radix sort, apart from the ops' own ids.
-  constexpr uint16_t kHistogram = 0x100, kScan = 0x101, kBases = 0x102, kScatter = 0x103;
-  const Kernel& histogram = impl.kernels.get(variant_of(kHistogram, 0), [&] {
-    KernelKey key;
-    key.name = "radix_histogram";
-    add_common(key, 256, in.type, attrs.descending, std::nullopt);
-    return key;
-  });
-  auto scan_kernel = [&](bool bases, bool serial) -> const Kernel& {
-    return impl.kernels.get(variant_of(bases ? kBases : kScan, serial ? 2u : 0u), [&] {
-      KernelKey key;
-      key.name = "radix_scan";
-      key.workgroup_size = kScanWorkgroup;
-      key.defines = {{"WG", std::to_string(kScanWorkgroup)},
-                     {"BASES", bases ? "1" : "0"},
-                     {"SERIAL", serial ? "1" : "0"}};
-      return key;
-    });
-  };
+  const Kernel& histogram = impl.kernels.get(RadixHistogramVariant{in.type, attrs.descending});
   // Rows of few tiles: an invocation per segment rather than a workgroup.
   bool serial_scan = tiles_per_row <= kSerialScanTiles;
-  auto scatter_kernel = [&](ScatterKind kind) -> const Kernel& {
-    uint32_t sw = (kind.arg ? 2u : 0u) | (kind.first ? 4u : 0u) | (kind.last ? 8u : 0u);
-    return impl.kernels.get(variant_of(kScatter, sw), [&] {
-      KernelKey key;
-      key.name = "radix_scatter";
-      add_common(key, cfg.workgroup, in.type, attrs.descending, kind.arg && kind.last ? index_type : std::nullopt);
-      auto& d = key.defines;
-      d.emplace_back("ITEMS", std::to_string(cfg.items));
-      d.emplace_back("KW", std::to_string(cfg.key_words));
-      d.emplace_back("SHARED_WORDS", std::to_string(cfg.shared_words));
-      d.emplace_back("GROUPS", std::to_string(cfg.groups));
-      d.emplace_back("MATCH_SHARED", cfg.match_shared ? "1" : "0");
-      d.emplace_back("GROUP", std::to_string(std::max<uint32_t>(cfg.group, 1)));
-      d.emplace_back("ARG", kind.arg ? "1" : "0");
-      d.emplace_back("FIRST", kind.first ? "1" : "0");
-      d.emplace_back("LAST", kind.last ? "1" : "0");
-      if (kind.arg && kind.last) add_index_store_defines(d, *index_type);
-      return key;
-    });
+  auto scatter_kernel = [&](bool first, bool last) -> const Kernel& {
+    std::optional<DType> index_type = arg && last ? std::optional<DType>(a.out.type) : std::nullopt;
+    return impl.kernels.get(RadixScatterVariant{in.type, attrs.descending, cfg, arg, first, last, index_type});
   };
 
   RadixPush push{};
@@ -182,7 +245,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(h, keys_in.slot, Access::Read);
     a.builder.use(h, hist_slot, Access::Write);
 
-    const Kernel& scan = scan_kernel(false, serial_scan);
+    const Kernel& scan = impl.kernels.get(RadixScanVariant{false, serial_scan});
     uint64_t scan_threads = rows * 256 * (serial_scan ? 1 : kScanWorkgroup);
     Launch& s = a.builder.launch(scan, {workgroups_for(core, scan_threads, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
@@ -190,7 +253,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(s, hist_slot, Access::Write);
     a.builder.use(s, bases_slot, Access::Write);
 
-    const Kernel& base_scan = scan_kernel(true, false);
+    const Kernel& base_scan = impl.kernels.get(RadixScanVariant{true, false});
     Launch& b = a.builder.launch(base_scan, {workgroups_for(core, rows * kScanWorkgroup, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
     a.builder.use(b, bases_slot, Access::Read);
@@ -206,7 +269,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
       if (!first) patches.push_back({offsetof(RadixPush, idx_in), idx_in});
       patches.push_back({offsetof(RadixPush, idx_out), idx_out});
     }
-    const Kernel& scatter = scatter_kernel({arg, first, last});
+    const Kernel& scatter = scatter_kernel(first, last);
     Launch& sc = a.builder.launch(scatter, {workgroups_for(core, tiles * cfg.workgroup, cfg.workgroup), 1, 1}, push,
                                   std::move(patches));
     a.builder.use(sc, keys_in.slot, Access::Read);

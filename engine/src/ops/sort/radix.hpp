@@ -7,5 +7,6 @@
 namespace nxv {
 
 void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs);
+void declare_radix_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
 
 }  // namespace nxv

@@ -43,6 +43,11 @@ Support check_top_k(const CheckArgs& c, const SortAttrs& a) {
 
 class SortFamily final : public Family {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    declare_sort_rows_variants(out, info);
+    declare_radix_variants(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId op, const AttrReader& r) const override {

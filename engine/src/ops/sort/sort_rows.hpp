@@ -10,5 +10,6 @@ inline constexpr int64_t kRowSortMax = 2048;
 
 // Writes the first `n_out` of each sorted row (all when 0).
 void lower_row_sort(const LowerArgs& a, const SortAttrs& attrs, int64_t n_out = 0);
+void declare_sort_rows_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info);
 
 }  // namespace nxv

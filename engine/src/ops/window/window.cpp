@@ -25,13 +25,6 @@ namespace {
 
 constexpr uint32_t kWorkgroupSize = 256;
 
-// Outputs per invocation: VW along the last axis, VH rows of them along the axis before
-// (window.comp), stored four-wide or not.
-struct Block {
-  uint32_t vw = 1, vh = 1;
-  bool vec_store = false;
-};
-
 bool is_scatter(OpId op) { return op == OpId::window_scatter_max || op == OpId::window_scatter_min; }
 
 FoldKind fold_kind(OpId op) {
@@ -81,8 +74,183 @@ std::vector<Axis> window_axes(const WindowAttrs& w, const Tensor& in, const Shap
   return axes;
 }
 
+// NR, WINS and WSIZE: the window's extent per (merged) axis, compiled in.
+void add_window_defines(Defines& d, const std::vector<int64_t>& windows) {
+  std::string wins;
+  uint64_t size = 1;
+  for (int64_t w : windows) {
+    wins += (wins.empty() ? "" : ", ") + std::to_string(w);
+    size *= uint64_t(w);
+  }
+  d.emplace_back("NR", std::to_string(windows.size()));
+  d.emplace_back("WINS", wins);
+  d.emplace_back("WSIZE", std::to_string(size));
+}
+
+// The glsl_uses switches of what `key` defines and generates.
+void append_uses(KernelKey& key) {
+  GlslDefines scanned = key.defines;
+  if (!key.generated.empty()) scanned.emplace_back("", key.generated);
+  auto uses = glsl_use_defines(scanned);
+  key.defines.insert(key.defines.end(), uses.begin(), uses.end());
+}
+
+// A variant of window.comp: a fold (window_sum/product/max/min) or window_reduce's traced
+// function over windows of extents `windows`, VW outputs per invocation along the last axis
+// and VH rows of them along the axis before, stored four-wide or not; `tiled` where the
+// windows tile the tensor exactly.
+struct WindowVariant {
+  static constexpr const char* kTemplate = "window";
+  OpId op = OpId::window_sum;
+  DType out = DType::F32, in = DType::F32;
+  std::vector<int64_t> windows;
+  uint32_t vw = 1, vh = 1;
+  bool vec_store = false;
+  bool tiled = false;
+  std::optional<CombinerCode> combiner = std::nullopt;  // window_reduce's function
+
+  auto fields() const { return std::tie(op, out, in, windows, vw, vh, vec_store, tiled, combiner); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kWorkgroupSize;
+    FeatureSet features;
+    features.add_type(in);
+    features.add_type(out);  // (window_reduce's init value has the output's type)
+    AccType acc = acc_of(out);
+    add_acc_features(features, acc);
+    auto& d = key.defines;
+    if (combiner) {
+      // Padding and the fold's start hold the accumulator, as Nx pads and folds.
+      FeatureSet f = combiner->features;
+      f.merge(features);
+      f.add_defines(d);
+      d.insert(d.end(), combiner->defines.begin(), combiner->defines.end());
+      add_window_defines(d, windows);
+      d.emplace_back("VW", std::to_string(vw));
+      d.emplace_back("TILED", tiled ? "1" : "0");
+      d.emplace_back("ACC", glsl_name(combiner->acc));
+      add_buffer_defines(d, "OUT", out);
+      d.emplace_back("STORE_OUT(v)", combiner->store);
+      add_buffer_defines(d, "IN", in);
+      d.emplace_back("LOAD(x)", combiner->load);
+      add_buffer_defines(d, "INIT", out);
+      d.emplace_back("INIT_FROM_BUFFER", "1");
+      d.emplace_back("IDENT", "init_value");
+      d.emplace_back("COMBINE(a, b)", "nxv_combine(a, b)");
+      key.generated = combiner->generated;
+    } else {
+      features.add_defines(d);
+      add_window_defines(d, windows);
+      d.emplace_back("VW", std::to_string(vw));
+      if (vh > 1) d.emplace_back("VH", std::to_string(vh));
+      if (vec_store) {
+        d.emplace_back("VEC_STORE", "1");
+        d.emplace_back("OUT_VEC", glsl_vec4_type(out));
+        d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
+      }
+      d.emplace_back("TILED", tiled ? "1" : "0");
+      d.emplace_back("ACC", glsl_name(acc));
+      add_buffer_defines(d, "OUT", out);
+      d.emplace_back("STORE_OUT(v)", glsl_store(out));
+      Fold fold = fold_for(fold_kind(op), acc);
+      add_buffer_defines(d, "IN", in);
+      d.emplace_back("LOAD(x)", glsl_load(in, acc));
+      d.emplace_back("IDENT", fold.ident);
+      // Float max/min: NaN propagates from either operand through one compare and a select
+      // (NXV_FMAX takes two NaN tests and an add); ties keep the element, as NXV_FMAX does.
+      bool floating = is_floating(acc);
+      if (floating && op == OpId::window_max) fold.combine = "((((a) < (b)) || isnan(b)) ? (b) : (a))";
+      if (floating && op == OpId::window_min) fold.combine = "((((a) > (b)) || isnan(b)) ? (b) : (a))";
+      d.emplace_back("COMBINE(a, b)", fold.combine);
+    }
+    append_uses(key);
+    return key;
+  }
+
+  // The folds on every type they take: an output per invocation, windows tiling the tensor,
+  // four along the last axis, and for max and min four rows of four (stored four-wide where
+  // the type has vectors). Window extents are those of 2x2 and 3x3 pooling.
+  static std::vector<WindowVariant> declared(const DeviceInfo&) {
+    std::vector<WindowVariant> all;
+    for (OpId op : {OpId::window_sum, OpId::window_product, OpId::window_max, OpId::window_min})
+      for (DType t : kAllDTypes) {
+        bool extreme = op == OpId::window_max || op == OpId::window_min;
+        if (extreme && is_complex(t)) continue;
+        all.push_back({.op = op, .out = t, .in = t, .windows = {2, 2}});
+        all.push_back({.op = op, .out = t, .in = t, .windows = {2, 2}, .tiled = true});
+        all.push_back({.op = op, .out = t, .in = t, .windows = {3, 3}, .vw = 4});
+        if (!extreme) continue;
+        all.push_back({.op = op, .out = t, .in = t, .windows = {3, 3}, .vw = 4, .vh = 4});
+        if (!glsl_vec4_type(t).empty() && dtype_size(t) >= 4)
+          all.push_back({.op = op, .out = t, .in = t, .windows = {3, 3}, .vw = 4, .vh = 4, .vec_store = true});
+      }
+    return all;
+  }
+};
+
+// A variant of window_scatter.comp (window_scatter_max/min): for each tensor position, the
+// source values of the windows (extents `windows`) that select it.
+struct WindowScatterVariant {
+  static constexpr const char* kTemplate = "window_scatter";
+  OpId op = OpId::window_scatter_max;
+  DType out = DType::F32, t = DType::F32, src = DType::F32, init = DType::F32;
+  std::vector<int64_t> windows;
+  bool tiled = false;
+
+  auto fields() const { return std::tie(op, out, t, src, init, windows, tiled); }
+
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kWorkgroupSize;
+    FeatureSet features;
+    for (DType x : {t, src, init, out}) features.add_type(x);
+    AccType acc = acc_of(out);
+    add_acc_features(features, acc);
+    auto& d = key.defines;
+    features.add_defines(d);
+    add_window_defines(d, windows);
+    d.emplace_back("VW", "1");
+    d.emplace_back("TILED", tiled ? "1" : "0");
+    d.emplace_back("ACC", glsl_name(acc));
+    add_buffer_defines(d, "OUT", out);
+    d.emplace_back("STORE_OUT(v)", glsl_store(out));
+    std::string tc = glsl_compute_type(t);
+    d.emplace_back("TC", tc);
+    add_buffer_defines(d, "T", t);
+    d.emplace_back("LOAD_T(x)", glsl_load(t, tc));
+    // Nx pads the tensor with the init value in the tensor's type.
+    d.emplace_back("INIT_T(x)", glsl_load(t, tc) == tc + "(x)" ? tc + "(" + glsl_load(init, tc) + ")"
+                                                                 : glsl_load(init, tc));
+    add_buffer_defines(d, "SRC", src);
+    d.emplace_back("LOAD_SRC(x)", glsl_load(src, acc));
+    add_buffer_defines(d, "INIT", init);
+    d.emplace_back("LOAD_INIT(x)", glsl_load(init, acc));
+    d.emplace_back("SELECT(x, pick)", op == OpId::window_scatter_max ? "((x) >= (pick))" : "((x) <= (pick))");
+    append_uses(key);
+    return key;
+  }
+
+  // Both ops on every ordered type (all operands of it), 2x2 windows, tiling the tensor or not.
+  static std::vector<WindowScatterVariant> declared(const DeviceInfo&) {
+    std::vector<WindowScatterVariant> all;
+    for (OpId op : {OpId::window_scatter_max, OpId::window_scatter_min})
+      for (DType t : kAllDTypes)
+        if (!is_complex(t))
+          for (bool tiled : {false, true}) all.push_back({op, t, t, t, t, {2, 2}, tiled});
+    return all;
+  }
+};
+
 class WindowFamily final : public Family {
  public:
+  void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
+    nxv::declare_variants<WindowVariant>(out, info);
+    nxv::declare_variants<WindowScatterVariant>(out, info);
+  }
+
   uint32_t support_depends() const override { return kDependsOnShapes | kDependsOnAttrs; }
 
   Attrs decode(OpId op, const AttrReader& r) const override {
@@ -228,7 +396,17 @@ class WindowFamily final : public Family {
       push.n = uint32_t(shape_size(windows));
     }
     DeviceImpl& impl = a.device.impl();
-    const Kernel& kernel = kernel_for(impl, a, axes, {vw, vh, vec_store}, tiled);
+    std::vector<int64_t> extents;
+    for (const Axis& x : axes) extents.push_back(x.window);
+    const Kernel& kernel = [&]() -> const Kernel& {
+      if (scatter)
+        return impl.kernels.get(WindowScatterVariant{a.op, a.out.type, in.type, a.inputs[1].tensor.type,
+                                                     a.inputs[2].tensor.type, extents, tiled});
+      WindowVariant v{a.op, a.out.type, in.type, extents, vw, vh, vec_store, tiled};
+      // The combiner's code is emitted once per function text (combiner_code).
+      if (a.op == OpId::window_reduce) v.combiner = combiner_code(*w.combiner, a.out.type, a.device.has(kCapFloat64));
+      return impl.kernels.get(v);
+    }();
     uint32_t elem = uint32_t(dtype_size(in.type));
     std::vector<AddressPatch> patches{{offsetof(WindowPush, out_addr), {a.output_slot, 0}},
                                       {offsetof(WindowPush, in_addr), {a.inputs[0].slot, uint64_t(in.offset) * elem}}};
@@ -264,124 +442,6 @@ class WindowFamily final : public Family {
   }
 
 
- private:
-  // Window extents are compiled in: the variant key holds them (each below 256, at most 8
-  // axes); larger windows are keyed by their source.
-  static const Kernel& kernel_for(DeviceImpl& impl, const LowerArgs& a, const std::vector<Axis>& axes, Block b,
-                                  bool tiled) {
-    uint32_t vw = b.vw, vh = b.vh;
-    bool scatter = is_scatter(a.op);
-    VariantKey variant{.family = uint16_t(FamilyId::window), .op = uint16_t(a.op)};
-    variant.types = {a.out.type, a.inputs[0].tensor.type};
-    if (scatter) variant.types[2] = a.inputs[1].tensor.type, variant.types[3] = a.inputs[2].tensor.type;
-    variant.type_count = scatter ? 4 : 2;
-    variant.layout = uint8_t(axes.size() | (vw > 1 ? 0x10 : 0) | (tiled ? 0x20 : 0) | (vh > 1 ? 0x40 : 0) |
-                             (b.vec_store ? 0x80 : 0));
-    bool small = true;
-    uint64_t packed = 0;
-    for (size_t j = 0; j < axes.size(); ++j) {
-      small = small && axes[j].window < 256;
-      packed |= uint64_t(axes[j].window & 0xff) << (8 * j);
-    }
-    variant.tile = uint32_t(packed), variant.switches = uint32_t(packed >> 32);
-    if (!small) return impl.kernels.get(kernel_key(a, axes, b, tiled));
-    // A combiner's kernel is its variant and the function's text (its code is emitted on a miss only).
-    if (a.op == OpId::window_reduce)
-      return impl.kernels.get(variant, "combiner " + a.attrs.as<WindowAttrs>().combiner->text,
-                              [&] { return kernel_key(a, axes, b, tiled); });
-    return impl.kernels.get(variant, [&] { return kernel_key(a, axes, b, tiled); });
-  }
-
-  static KernelKey kernel_key(const LowerArgs& a, const std::vector<Axis>& axes, Block b, bool tiled) {
-    uint32_t vw = b.vw, vh = b.vh;
-    OpId op = a.op;
-    KernelKey key;
-    key.workgroup_size = kWorkgroupSize;
-    DType out = a.out.type, t = a.inputs[0].tensor.type;
-    FeatureSet features;
-    for (const auto& i : a.inputs) features.add_type(i.tensor.type);
-    features.add_type(out);
-    AccType acc = acc_of(out);
-    add_acc_features(features, acc);
-    auto& d = key.defines;
-    features.add_defines(d);
-    std::string wins;
-    uint64_t size = 1;
-    for (const Axis& x : axes) {
-      wins += (wins.empty() ? "" : ", ") + std::to_string(x.window);
-      size *= uint64_t(x.window);
-    }
-    d.emplace_back("NR", std::to_string(axes.size()));
-    d.emplace_back("WINS", wins);
-    d.emplace_back("WSIZE", std::to_string(size));
-    d.emplace_back("VW", std::to_string(vw));
-    if (vh > 1) d.emplace_back("VH", std::to_string(vh));
-    if (b.vec_store) {
-      d.emplace_back("VEC_STORE", "1");
-      d.emplace_back("OUT_VEC", glsl_vec4_type(out));
-      d.emplace_back("OUT_VALIGN", std::to_string(vec4_alignment(out)));
-    }
-    d.emplace_back("TILED", tiled ? "1" : "0");
-    d.emplace_back("ACC", glsl_name(acc));
-    add_buffer_defines(d, "OUT", out);
-    d.emplace_back("STORE_OUT(v)", glsl_store(out));
-    if (is_scatter(op)) {
-      key.name = "window_scatter";
-      DType src = a.inputs[1].tensor.type, init = a.inputs[2].tensor.type;
-      std::string tc = glsl_compute_type(t);
-      d.emplace_back("TC", tc);
-      add_buffer_defines(d, "T", t);
-      d.emplace_back("LOAD_T(x)", glsl_load(t, tc));
-      // Nx pads the tensor with the init value in the tensor's type.
-      d.emplace_back("INIT_T(x)", glsl_load(t, tc) == tc + "(x)" ? tc + "(" + glsl_load(init, tc) + ")"
-                                                                   : glsl_load(init, tc));
-      add_buffer_defines(d, "SRC", src);
-      d.emplace_back("LOAD_SRC(x)", glsl_load(src, acc));
-      add_buffer_defines(d, "INIT", init);
-      d.emplace_back("LOAD_INIT(x)", glsl_load(init, acc));
-      d.emplace_back("SELECT(x, pick)", op == OpId::window_scatter_max ? "((x) >= (pick))" : "((x) <= (pick))");
-    } else if (op == OpId::window_reduce) {
-      // Padding and the fold's start hold the accumulator, as Nx pads and folds.
-      key.name = "window";
-      CombinerCode code = combiner_code(*a.attrs.as<WindowAttrs>().combiner, out, a.device.has(kCapFloat64));
-      d.clear();
-      code.features.merge(features);
-      code.features.add_defines(d);
-      d.insert(d.end(), code.defines.begin(), code.defines.end());
-      d.emplace_back("NR", std::to_string(axes.size()));
-      d.emplace_back("WINS", wins);
-      d.emplace_back("WSIZE", std::to_string(size));
-      d.emplace_back("VW", std::to_string(vw));
-      d.emplace_back("TILED", tiled ? "1" : "0");
-      d.emplace_back("ACC", glsl_name(code.acc));
-      add_buffer_defines(d, "OUT", out);
-      d.emplace_back("STORE_OUT(v)", code.store);
-      add_buffer_defines(d, "IN", t);
-      d.emplace_back("LOAD(x)", code.load);
-      add_buffer_defines(d, "INIT", out);
-      d.emplace_back("INIT_FROM_BUFFER", "1");
-      d.emplace_back("IDENT", "init_value");
-      d.emplace_back("COMBINE(a, b)", "nxv_combine(a, b)");
-      key.generated = std::move(code.generated);
-    } else {
-      key.name = "window";
-      Fold fold = fold_for(fold_kind(op), acc);
-      add_buffer_defines(d, "IN", t);
-      d.emplace_back("LOAD(x)", glsl_load(t, acc));
-      d.emplace_back("IDENT", fold.ident);
-      // Float max/min: NaN propagates from either operand through one compare and a select
-      // (NXV_FMAX takes two NaN tests and an add); ties keep the element, as NXV_FMAX does.
-      bool floating = is_floating(acc);
-      if (floating && op == OpId::window_max) fold.combine = "((((a) < (b)) || isnan(b)) ? (b) : (a))";
-      if (floating && op == OpId::window_min) fold.combine = "((((a) > (b)) || isnan(b)) ? (b) : (a))";
-      d.emplace_back("COMBINE(a, b)", fold.combine);
-    }
-    GlslDefines scanned = d;
-    if (!key.generated.empty()) scanned.emplace_back("", key.generated);
-    auto uses = glsl_use_defines(scanned);
-    d.insert(d.end(), uses.begin(), uses.end());
-    return key;
-  }
 };
 
 }  // namespace
