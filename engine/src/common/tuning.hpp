@@ -48,6 +48,7 @@ struct FftTuning {
   bool dft = false;                                     // fft.dft: the direct DFT for every length
   bool global = false;                                  // fft.global: the work buffer for powers of two
   bool bluestein = false;                               // fft.bluestein: Bluestein's from length 3
+  bool c64_in_double = false;                           // fft.c64_in_double: c64 rows in double too
 };
 
 struct TransposeTuning {

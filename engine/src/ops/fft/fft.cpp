@@ -1,5 +1,6 @@
 // The fft family: fft and ifft along one axis, Nx's padding or truncation to the transform's
-// length included, in double: rows of power-of-two length by the radix-2 transform, a
+// length included, in double (c64 rows of a power of two from kFloatMin in float, in shared
+// memory, fft_pow2_f32.comp): rows of power-of-two length by the radix-2 transform, a
 // workgroup per row in shared memory where they fit (fft_pow2.comp), else the first stages by
 // blocks in shared memory and a launch per further stage through a work buffer
 // (fft_global.comp; NXV_FFT_GLOBAL=1 takes it, every stage a launch, for every power of two);
@@ -9,6 +10,7 @@
 // takes it for every length). Any layout of the input. Devices without f64 leave it to the host.
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -62,6 +64,32 @@ uint32_t max_pow2_for(const DeviceInfo& info) {
   const FftTuning& tuned = tuning().fft;
   if (tuned.shared_max) max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(*tuned.shared_max)));
   return max_pow2;
+}
+
+// The longest row fft_pow2_f32.comp holds: MAX_N complex floats and MAX_N / 2 twiddles.
+uint32_t max_pow2_f32_for(const DeviceInfo& info) {
+  uint32_t max_pow2 = 1;
+  while (uint64_t(max_pow2) * 2 * 12 <= std::min<uint32_t>(info.max_shared_memory, 65536)) max_pow2 *= 2;
+  const FftTuning& tuned = tuning().fft;
+  if (tuned.shared_max) max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(*tuned.shared_max)));
+  return max_pow2;
+}
+
+// c64 rows from this length run in float (fft_pow2_f32.comp) where they fit: shorter rows cost
+// a launch either way, and keep the double transform's bits (Nx.BinaryBackend's, rounded).
+constexpr uint64_t kFloatMin = 64;
+
+// Inputs the float transform reads without losing more than its own rounding: c64, and real
+// types a float holds exactly.
+bool float_input(DType t) {
+  return t == DType::C64 || t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::U8 ||
+         t == DType::S8 || t == DType::U16 || t == DType::S16;
+}
+
+// Whether a transform of rows of n into `out` from `in` runs in float on this device.
+bool runs_in_float(DType out, DType in, uint64_t n, const DeviceInfo& info) {
+  return out == DType::C64 && float_input(in) && n >= kFloatMin && (n & (n - 1)) == 0 &&
+         n <= max_pow2_f32_for(info) && !tuning().fft.c64_in_double && !tuning().fft.dft && !tuning().fft.global;
 }
 
 // The source every fft template shares: the types, MAX_N (read by fft_pow2.comp only, defined
@@ -135,6 +163,41 @@ struct FftPow2Variant {
   }
 };
 
+// fft_pow2_f32.comp: c64 rows in float, a workgroup per row in shared memory.
+struct FftPow2F32Variant {
+  static constexpr const char* kTemplate = "fft_pow2_f32";
+  DType in = DType::C64;
+  uint32_t max_pow2 = 2;
+
+  auto fields() const { return std::tie(in, max_pow2); }
+  KernelKey source() const {
+    KernelKey key;
+    key.name = kTemplate;
+    key.workgroup_size = kRadix2Workgroup;
+    auto& d = key.defines;
+    fold_features({DType::C64, in}, AccType::F32).add_defines(d);
+    add_buffer_defines(d, "OUT", DType::C64);
+    d.emplace_back("IN_COMPLEX", in == DType::C64 ? "1" : "0");
+    if (in == DType::C64) {
+      d.emplace_back("IN_STORE", "vec2");
+      d.emplace_back("IN_ALIGN", "8");
+    } else {
+      add_buffer_defines(d, "IN", in);
+      d.emplace_back("LOAD_IN(x)", glsl_load(in, AccType::F32));
+    }
+    d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
+    d.emplace_back("WG", std::to_string(kRadix2Workgroup) + "u");
+    append_glsl_use_defines(d);
+    return key;
+  }
+  static std::vector<FftPow2F32Variant> declared(const DeviceInfo& info) {
+    std::vector<FftPow2F32Variant> all;
+    for (DType in : kAllDTypes)
+      if (float_input(in)) all.push_back({in, max_pow2_f32_for(info)});
+    return all;
+  }
+};
+
 // fft_global.comp: one radix-2 stage through the work buffer; pass 0 the first (reading the
 // input), 1 a middle one, 2 the last (storing the output).
 struct FftGlobalVariant {
@@ -174,6 +237,7 @@ class FftFamily final : public Family {
   void declare_variants(std::vector<DeclaredVariant>& out, const DeviceInfo& info) const override {
     nxv::declare_variants<DftVariant>(out, info);
     nxv::declare_variants<FftPow2Variant>(out, info);
+    nxv::declare_variants<FftPow2F32Variant>(out, info);
     nxv::declare_variants<FftGlobalVariant>(out, info);
     nxv::declare_variants<FftBluesteinVariant>(out, info);
   }
@@ -205,7 +269,10 @@ class FftFamily final : public Family {
     Shape expected = in.shape;
     expected[size_t(a.axis)] = a.length;
     if (c.out.shape != expected) return invalid("the output's shape is the input's with the axis at length");
-    if (!c.device.has(kCapFloat64)) return not_native("fft computes in double: this device has no f64 arithmetic");
+    if (!c.device.has(kCapFloat64) &&
+        !runs_in_float(c.out.type, in.type, uint64_t(a.length), c.device.impl().core->info()))
+      return not_native("fft computes in double but for c64 rows of a power-of-two length from " +
+                        std::to_string(kFloatMin) + " to the longest a workgroup holds: this device has no f64 arithmetic");
     if (shape_size(c.out.shape) >= (int64_t(1) << 31) || last_index(in) >= (int64_t(1) << 31) ||
         a.length >= (int64_t(1) << 31))
       return not_native("fft of tensors over 2^31 elements");
@@ -251,6 +318,10 @@ class FftFamily final : public Family {
     params.inverse = a.op == OpId::ifft ? 1 : 0;
     params.rows = uint32_t(total / n);
     std::memcpy(&params.eps, &at.eps, sizeof params.eps);
+    // |x| <= eps for a float x exactly where |x| <= the largest float not above eps.
+    float eps32 = float(at.eps);
+    if (double(eps32) > at.eps) eps32 = std::nextafter(eps32, 0.0f);
+    std::memcpy(&params.eps32, &eps32, sizeof params.eps32);
     for (size_t d = 0; d < out.shape.size(); ++d) {
       params.out_shape[d] = uint32_t(out.shape[d]);
       params.in_stride[d] = uint32_t(in.strides[d]);
@@ -296,6 +367,12 @@ class FftFamily final : public Family {
       for (uint64_t half = 1; half < m / 2; half *= 2)
         launch(global_kernel(1), rows * m / 2, groups(rows * m / 2), uint32_t(half), products, false, false, inv);
       launch(bluestein_kernel(3), total, groups(total), uint32_t(m), work_ref, false, true, params);
+      return;
+    }
+    if (runs_in_float(out.type, in.type, n, core.info())) {
+      uint32_t groups = uint32_t(std::min<uint64_t>(rows, core.info().max_workgroup_count[0]));
+      launch(kernels.get(FftPow2F32Variant{in.type, max_pow2_f32_for(core.info())}), total, groups, 0, std::nullopt,
+             true, true, params);
       return;
     }
     if (!global) {

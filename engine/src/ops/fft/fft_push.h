@@ -1,7 +1,8 @@
 // Push constants and parameter block of the Fourier transforms (ops/fft/fft.cpp): dft.comp
 // (each output element sums its row of the input against the twiddles) and fft_pow2.comp (a
 // workgroup transforms a row of power-of-two length in shared memory) and fft_global.comp (the
-// same transform for longer rows, a launch per stage through a buffer of complex doubles).
+// same transform for longer rows, a launch per stage through a buffer of complex doubles);
+// fft_pow2_f32.comp: c64 rows in shared memory in float.
 #ifndef NXV_FFT_PUSH_H
 #define NXV_FFT_PUSH_H
 #include "nxv_shared.h"
@@ -18,6 +19,8 @@ NXV_STRUCT(FftParams) {
   NXV_U32 inverse;  // 1: ifft (exp(+2 pi i jk / n), divided by n)
   NXV_U32 rows;     // fft_pow2.comp: rows to transform (output elements / n)
   NXV_U64 eps;      // the bits of a double: components with |x| <= eps are stored as 0
+  NXV_U32 eps32;    // the bits of the largest float <= eps (fft_pow2_f32.comp's same test)
+  NXV_U32 pad0;
 };
 
 NXV_STRUCT(FftPush) {
