@@ -66,10 +66,12 @@ uint32_t max_pow2_for(const DeviceInfo& info) {
   return max_pow2;
 }
 
-// The longest row fft_pow2_f32.comp holds: MAX_N complex floats and MAX_N / 2 twiddles.
+// The longest row fft_pow2_f32.comp holds: MAX_N complex floats and MAX_N / 4 twiddles (with
+// one slot of padding per 32).
 uint32_t max_pow2_f32_for(const DeviceInfo& info) {
+  auto bytes = [](uint64_t m) { return 8 * (m + m / 4 + m / 128); };
   uint32_t max_pow2 = 1;
-  while (uint64_t(max_pow2) * 2 * 12 <= std::min<uint32_t>(info.max_shared_memory, 65536)) max_pow2 *= 2;
+  while (bytes(uint64_t(max_pow2) * 2) <= std::min<uint32_t>(info.max_shared_memory, 65536)) max_pow2 *= 2;
   const FftTuning& tuned = tuning().fft;
   if (tuned.shared_max) max_pow2 = std::min<uint32_t>(max_pow2, std::max<uint32_t>(2, std::bit_floor(*tuned.shared_max)));
   return max_pow2;
@@ -370,7 +372,8 @@ class FftFamily final : public Family {
       return;
     }
     if (runs_in_float(out.type, in.type, n, core.info())) {
-      uint32_t groups = uint32_t(std::min<uint64_t>(rows, core.info().max_workgroup_count[0]));
+      // Up to 512 workgroups (a wave on large GPUs), each computing its twiddles once for its rows.
+      uint32_t groups = uint32_t(std::min<uint64_t>({rows, core.info().max_workgroup_count[0], 512}));
       launch(kernels.get(FftPow2F32Variant{in.type, max_pow2_f32_for(core.info())}), total, groups, 0, std::nullopt,
              true, true, params);
       return;

@@ -14,11 +14,11 @@ vec2 fft_cos_sin_reduced_f32(float a) {
   return vec2(c, s);
 }
 
-// (cos, sin) of 2 pi t / n, 0 <= t < n, n a power of two below 2^30.
-vec2 fft_turn_f32(uint t, uint n) {
+// (cos, sin) of 2 pi t / n, 0 <= t < n = 2^bits, bits < 30.
+vec2 fft_turn_f32(uint t, uint bits) {
   const float half_pi = 1.57079632679489661923;
-  uint four_t = 4u * t, q = four_t / n, r = four_t - q * n;  // 4t = q n + r
-  float inv_n = 1.0 / float(n);                              // exact: a power of two
+  uint n = 1u << bits, four_t = 4u * t, q = four_t >> bits, r = four_t & (n - 1u);  // 4t = q n + r
+  float inv_n = 1.0 / float(n);                                                     // exact: a power of two
   vec2 cs;
   if (2u * r <= n) {
     cs = fft_cos_sin_reduced_f32(half_pi * (float(r) * inv_n));
