@@ -1,106 +1,6 @@
-defmodule Mix.Tasks.Compile.NxVulkanNif do
-  @moduledoc """
-  Builds the NIF (`nif/`, CMake target `nx_vulkan_nif`, which links the C++ engine) and copies
-  it to `priv/libnx_vulkan_nif.so`.
-
-  Environment:
-
-    * `NX_VULKAN_SKIP_NIF=1` - do not build (use the library already in `priv/`).
-    * `NX_VULKAN_CMAKE_BUILD_TYPE` - CMake build type, default `RelWithDebInfo`.
-    * `NX_VULKAN_CMAKE_ARGS` - extra arguments for the configure step (split on spaces).
-  """
-  use Mix.Task.Compiler
-
-  @build_dir "_build/cmake"
-  @target "nx_vulkan_nif"
-  @library "libnx_vulkan_nif.so"
-
-  @impl true
-  def run(_args) do
-    if System.get_env("NX_VULKAN_SKIP_NIF") in ["1", "true"] do
-      {:noop, []}
-    else
-      build()
-    end
-  end
-
-  defp build do
-    root = File.cwd!()
-    build_type = System.get_env("NX_VULKAN_CMAKE_BUILD_TYPE", "RelWithDebInfo")
-    extra = String.split(System.get_env("NX_VULKAN_CMAKE_ARGS", ""), " ", trim: true)
-
-    configure =
-      [
-        "-S",
-        ".",
-        "-B",
-        @build_dir,
-        "-G",
-        "Ninja",
-        "-DNXV_BUILD_NIF=ON",
-        "-DNXV_BUILD_TESTS=OFF",
-        "-DNXV_BUILD_BENCHMARKS=OFF",
-        "-DCMAKE_BUILD_TYPE=#{build_type}"
-      ] ++ extra
-
-    # Configure only once (or when the cache is gone); Ninja re-runs CMake itself when a
-    # CMakeLists.txt changes.
-    unless File.exists?(Path.join([root, @build_dir, "build.ninja"])) do
-      cmake!(configure, root)
-    end
-
-    cmake!(["--build", @build_dir, "--target", @target], root)
-
-    built = find_library!(Path.join(root, @build_dir))
-    priv = Path.join(root, "priv")
-    File.mkdir_p!(priv)
-    dest = Path.join(priv, @library)
-
-    if not File.exists?(dest) or File.read!(dest) != File.read!(built) do
-      # Write a new file and rename it over the old one: a VM that has the old
-      # library mapped keeps its copy intact.
-      tmp = dest <> ".tmp"
-      File.cp!(built, tmp)
-      File.rename!(tmp, dest)
-    end
-
-    # `priv/` may not have existed when Mix linked the build directory.
-    Mix.Project.build_structure()
-    {:ok, []}
-  end
-
-  # Quiet when there is nothing to do; the full output when CMake works or fails.
-  defp cmake!(args, root) do
-    {output, status} = System.cmd("cmake", args, cd: root, stderr_to_stdout: true)
-
-    cond do
-      status != 0 ->
-        Mix.shell().info(output)
-        Mix.raise("cmake #{Enum.join(args, " ")} failed with status #{status}")
-
-      output =~ "no work to do" ->
-        :ok
-
-      true ->
-        Mix.shell().info("cmake " <> Enum.join(args, " "))
-        Mix.shell().info(output)
-    end
-  end
-
-  defp find_library!(build_dir) do
-    case Path.wildcard(Path.join(build_dir, "**/#{@library}")) do
-      [path | _] -> path
-      [] -> Mix.raise("#{@library} was not produced under #{build_dir}")
-    end
-  end
-
-  @impl true
-  def clean do
-    File.rm_rf!("_build/cmake")
-    File.rm(Path.join("priv", @library))
-    :ok
-  end
-end
+# The NIF's build: a precompiled archive where the package has one for this machine, else
+# CMake (mix/nif.exs).
+Code.require_file("mix/nif.exs", __DIR__)
 
 defmodule NxVulkan.OfflineSCM do
   @moduledoc false
@@ -202,7 +102,8 @@ defmodule NxVulkan.MixProject do
       licenses: ["Apache-2.0"],
       links: %{"GitHub" => @source_url},
       # The backend only: the fixture generator (tools/fixtures) and the tests stay out.
-      files: ~w(lib nif engine guides notebooks CMakeLists.txt mix.exs README.md LICENSE)
+      files:
+        ~w(lib nif engine cmake mix guides notebooks CMakeLists.txt mix.exs checksum.exs README.md LICENSE)
     ]
   end
 end
