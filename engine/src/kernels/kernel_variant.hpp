@@ -37,7 +37,7 @@ namespace nxv {
 // local_size_{x,y,z}_id) and shared-memory bytes (constant_id 3).
 struct KernelKey {
   std::string name;  // template file name without extension, e.g. "elementwise"
-  std::vector<std::pair<std::string, std::string>> defines;
+  std::vector<std::pair<std::string, std::string>> defines{};
   uint32_t workgroup_size = 256;  // x
   uint32_t workgroup_y = 1, workgroup_z = 1;
   uint32_t shared_bytes = 0;
@@ -49,7 +49,7 @@ struct KernelKey {
   uint32_t max_workgroups = 0;
   // Generated GLSL (a fused chain's functions), served to the template as the include
   // "nxv_generated.glsl".
-  std::string generated;
+  std::string generated{};
 };
 
 template <typename V>

@@ -476,13 +476,16 @@ std::vector<ElementwiseVariant> ElementwiseVariant::declared(const DeviceInfo& i
         bool invalid = false;
         if (!elementwise_typing_error(row.id, out, in, invalid).empty()) continue;
         if (!has_f64 && !f64_required_error(row.id, out, in).empty()) continue;
-        ElementwiseVariant v{.op = row.id, .out = out, .in = in, .has_f64 = has_f64};
-        bool vec4 = in.size() <= 2 && !glsl_vec4_type(out).empty() && !glsl_vec4_type(t).empty();
-        all.push_back(v);
-        if (vec4) all.push_back(ElementwiseVariant{v}), all.back().vec4 = true;
-        all.push_back(ElementwiseVariant{v}), all.back().linear = false;
-        all.push_back(ElementwiseVariant{v}), all.back().cpu_loops = true, all.back().workgroup = kSmallWorkgroup;
-        all.push_back(ElementwiseVariant{v}), all.back().cpu_loops = true, all.back().linear = false;
+        auto add = [&](bool linear, bool vec4, bool cpu_loops, uint32_t workgroup) {
+          all.push_back({.op = row.id, .out = out, .in = in, .linear = linear, .vec4 = vec4, .cpu_loops = cpu_loops,
+                         .has_f64 = has_f64, .workgroup = workgroup});
+        };
+        add(true, false, false, kWorkgroupSize);
+        if (in.size() <= 2 && !glsl_vec4_type(out).empty() && !glsl_vec4_type(t).empty())
+          add(true, true, false, kWorkgroupSize);
+        add(false, false, false, kWorkgroupSize);
+        add(true, false, true, kSmallWorkgroup);
+        add(false, false, true, kWorkgroupSize);
       }
   }
   return all;

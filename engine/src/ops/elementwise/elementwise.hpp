@@ -23,13 +23,13 @@ struct ElementwiseVariant {
   static constexpr const char* kTemplate = "elementwise";
   OpId op = OpId::add;  // elementwise_chain: `chain` holds the expression
   DType out = DType::F32;
-  std::vector<DType> in;
+  std::vector<DType> in{};
   bool linear = true;      // dense operands
   bool vec4 = false;       // four-wide loads and stores
   bool cpu_loops = false;  // the loops of CPU drivers (elementwise_kernel_key)
   bool has_f64 = true;     // the device computes in double where Nx's rounding needs it
   uint32_t workgroup = 256;
-  std::optional<GeneratedExpr> chain;
+  std::optional<GeneratedExpr> chain{};
 
   auto fields() const { return std::tie(op, out, in, linear, vec4, cpu_loops, has_f64, workgroup, chain); }
   KernelKey source() const;
@@ -40,9 +40,9 @@ struct ElementwiseVariant {
 struct ElementwiseWideVariant {
   static constexpr const char* kTemplate = "elementwise_wide";
   DType out = DType::F32;
-  std::vector<DType> in;
+  std::vector<DType> in{};
   uint32_t workgroup = 256;
-  GeneratedExpr chain;
+  GeneratedExpr chain{};
 
   auto fields() const { return std::tie(out, in, workgroup, chain); }
   KernelKey source() const;

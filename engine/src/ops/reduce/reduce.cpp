@@ -194,9 +194,9 @@ struct ReduceVariant {
   bool tie_high = false;  // argmax/argmin: the last of equal values
   uint32_t tpr = 1;       // invocations per row chunk
   uint32_t wg = kWorkgroupSize;
-  PassKind pass;
-  std::optional<CombinerCode> combiner;         // reduce/5's traced function
-  std::optional<ReducePrologueCode> prologue;  // a graph's chain computing the input
+  PassKind pass{};
+  std::optional<CombinerCode> combiner{};       // reduce/5's traced function
+  std::optional<ReducePrologueCode> prologue{};  // a graph's chain computing the input
 
   auto fields() const { return std::tie(op, out, in, tie_high, tpr, wg, pass, combiner, prologue); }
 
