@@ -1,4 +1,4 @@
 [
   import_deps: [:nx],
-  inputs: ["{mix,.formatter}.exs", "{config,lib,test,tools,examples}/**/*.{ex,exs}"]
+  inputs: ["{mix,.formatter}.exs", "{config,lib,test,tools,examples,mix,bench}/**/*.{ex,exs}"]
 ]

@@ -38,4 +38,7 @@ wait = fn y -> y |> Nx.slice([0, 0], [1, 1]) |> Nx.to_binary() end
 wait.(Nx.fft(sig))
 {us, _} = :timer.tc(fn -> for(_ <- 1..20, do: Nx.fft(sig)) |> List.last() |> wait.() end)
 ms = us / 20 / 1000
-IO.puts("vulkan: fft c64 1024x4096 along axis 1 #{Float.round(ms, 3)} ms, #{round(16 * 1024 * 4096 / (ms / 1000) / 1.0e9)} GB/s")
+
+IO.puts(
+  "vulkan: fft c64 1024x4096 along axis 1 #{Float.round(ms, 3)} ms, #{round(16 * 1024 * 4096 / (ms / 1000) / 1.0e9)} GB/s"
+)

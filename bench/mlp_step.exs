@@ -53,7 +53,7 @@ compilers =
     IO.puts(
       "  compiled: #{meta.mode}#{if meta.reason, do: " (#{meta.reason})"}, #{meta.nodes} nodes, " <>
         "#{meta.fused} fused, #{meta.launches} launches, #{meta.in_place} in place, " <>
-          "#{div(meta.run_bytes, 1024)} KiB a run; trace #{div(m.trace_time, 1000)} ms, " <>
+        "#{div(meta.run_bytes, 1024)} KiB a run; trace #{div(m.trace_time, 1000)} ms, " <>
         "lowering #{div(m.lower_time, 1000)} ms, engine #{div(m.compile_time, 1000)} ms"
     )
   end,

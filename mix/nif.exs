@@ -55,7 +55,8 @@ defmodule NxVulkan.NifBuild do
   end
 
   def cache_dir do
-    System.get_env("NX_VULKAN_PRECOMPILED_CACHE") || :filename.basedir(:user_cache, ~c"nx_vulkan") |> to_string()
+    System.get_env("NX_VULKAN_PRECOMPILED_CACHE") ||
+      :filename.basedir(:user_cache, ~c"nx_vulkan") |> to_string()
   end
 
   def sha256(data) do
@@ -125,14 +126,18 @@ defmodule NxVulkan.NifBuild do
           ssl: [
             verify: :verify_peer,
             cacerts: :public_key.cacerts_get(),
-            customize_hostname_check: [match_fun: :public_key.pkix_verify_hostname_match_fun(:https)]
+            customize_hostname_check: [
+              match_fun: :public_key.pkix_verify_hostname_match_fun(:https)
+            ]
           ]
         ]
       else
         []
       end
 
-    case :httpc.request(:get, {String.to_charlist(url), []}, ssl ++ [timeout: 120_000], body_format: :binary) do
+    case :httpc.request(:get, {String.to_charlist(url), []}, ssl ++ [timeout: 120_000],
+           body_format: :binary
+         ) do
       {:ok, {{_, 200, _}, _headers, body}} ->
         body
 
@@ -161,6 +166,12 @@ defmodule NxVulkan.NifBuild do
       {:error, reason} ->
         Mix.raise("the precompiled archive #{name} could not be read: #{inspect(reason)}")
     end
+  end
+
+  # CMake's configure step for the NIF alone (no tests, no benchmarks) into `build_dir`.
+  def configure_args(build_dir, build_type, extra) do
+    ~w(-S . -B #{build_dir} -G Ninja -DNXV_BUILD_NIF=ON -DNXV_BUILD_TESTS=OFF -DNXV_BUILD_BENCHMARKS=OFF) ++
+      ["-DCMAKE_BUILD_TYPE=#{build_type}" | extra]
   end
 
   # What a source build needs, for the error where a tool is missing.
@@ -228,19 +239,7 @@ defmodule Mix.Tasks.Compile.NxVulkanNif do
     build_type = System.get_env("NX_VULKAN_CMAKE_BUILD_TYPE", "RelWithDebInfo")
     extra = String.split(System.get_env("NX_VULKAN_CMAKE_ARGS", ""), " ", trim: true)
 
-    configure =
-      [
-        "-S",
-        ".",
-        "-B",
-        @build_dir,
-        "-G",
-        "Ninja",
-        "-DNXV_BUILD_NIF=ON",
-        "-DNXV_BUILD_TESTS=OFF",
-        "-DNXV_BUILD_BENCHMARKS=OFF",
-        "-DCMAKE_BUILD_TYPE=#{build_type}"
-      ] ++ extra
+    configure = NifBuild.configure_args(@build_dir, build_type, extra)
 
     # Configure only once (or when the cache is gone); Ninja re-runs CMake itself when a
     # CMakeLists.txt changes.
@@ -331,23 +330,15 @@ defmodule Mix.Tasks.NxVulkan.Precompile do
     version = Mix.Project.config()[:version]
 
     Mix.Tasks.Compile.NxVulkanNif.cmake!(
-      [
-        "-S",
-        ".",
-        "-B",
-        @build_dir,
-        "-G",
-        "Ninja",
-        "-DNXV_BUILD_NIF=ON",
-        "-DNXV_STATIC_RUNTIME=ON",
-        "-DNXV_BUILD_TESTS=OFF",
-        "-DNXV_BUILD_BENCHMARKS=OFF",
-        "-DCMAKE_BUILD_TYPE=Release"
-      ],
+      NifBuild.configure_args(@build_dir, "Release", ["-DNXV_STATIC_RUNTIME=ON"]),
       root
     )
 
-    Mix.Tasks.Compile.NxVulkanNif.cmake!(["--build", @build_dir, "--target", "nx_vulkan_nif"], root)
+    Mix.Tasks.Compile.NxVulkanNif.cmake!(
+      ["--build", @build_dir, "--target", "nx_vulkan_nif"],
+      root
+    )
+
     library = Mix.Tasks.Compile.NxVulkanNif.find_library!(Path.join(root, @build_dir))
     check_needed!(library)
 
@@ -356,13 +347,22 @@ defmodule Mix.Tasks.NxVulkan.Precompile do
     archive = Path.join(out, name)
 
     :ok =
-      :erl_tar.create(String.to_charlist(archive), [{String.to_charlist(NifBuild.library()), File.read!(library)}], [
-        :compressed
-      ])
+      :erl_tar.create(
+        String.to_charlist(archive),
+        [{String.to_charlist(NifBuild.library()), File.read!(library)}],
+        [
+          :compressed
+        ]
+      )
 
     checksum = NifBuild.sha256(File.read!(archive))
     checksums = Map.put(NifBuild.checksums(root), name, checksum)
-    File.write!(NifBuild.checksum_file(root), inspect(checksums, pretty: true, limit: :infinity) <> "\n")
+
+    File.write!(
+      NifBuild.checksum_file(root),
+      inspect(checksums, pretty: true, limit: :infinity) <> "\n"
+    )
+
     Mix.shell().info("#{archive}\n#{checksum} (added to checksum.exs)")
   end
 
@@ -374,8 +374,13 @@ defmodule Mix.Tasks.NxVulkan.Precompile do
       |> Enum.map(fn [_, lib] -> lib end)
 
     case Enum.reject(needed, &Regex.match?(@allowed, &1)) do
-      [] -> :ok
-      extra -> Mix.raise("#{library} needs #{Enum.join(extra, ", ")} at run time: only libc's libraries may remain")
+      [] ->
+        :ok
+
+      extra ->
+        Mix.raise(
+          "#{library} needs #{Enum.join(extra, ", ")} at run time: only libc's libraries may remain"
+        )
     end
   end
 end

@@ -48,14 +48,8 @@ struct ConvGemmVariant {
   auto fields() const { return std::tie(out, in, kernel, tile, opts, spatial, idil, kalign, im2col); }
 
   KernelKey source() const {
-    AccType acc = dot_acc_type(out);
-    KernelKey key;
-    key.name = kTemplate;
-    key.workgroup_size = tile.invocations();
+    KernelKey key = gemm_tile_kernel_key(kTemplate, out, in, kernel, tile, opts);
     auto& d = key.defines;
-    add_gemm_common_defines(d, out, in, kernel, acc);
-    add_gemm_tile_defines(d, tile, acc, opts, in, kernel);
-    add_gemm_operand_defines(d, in, kernel, acc);
     d.emplace_back("NR", std::to_string(spatial));
     d.emplace_back("IDIL", idil ? "1" : "0");
     d.emplace_back("KALIGN", kalign ? "1" : "0");

@@ -25,6 +25,18 @@ std::string dot_mac(AccType acc) {
   return "((acc) + (a) * (b))";
 }
 
+KernelKey gemm_tile_kernel_key(const char* name, DType out, DType a, DType b, const GemmTile& tile,
+                               const GemmTileOpts& opts) {
+  AccType acc = dot_acc_type(out);
+  KernelKey key;
+  key.name = name;
+  key.workgroup_size = tile.invocations();
+  add_gemm_common_defines(key.defines, out, a, b, acc);
+  add_gemm_tile_defines(key.defines, tile, acc, opts, a, b);
+  add_gemm_operand_defines(key.defines, a, b, acc);
+  return key;
+}
+
 void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, AccType acc) {
   fold_features({out, x, y}, acc).add_defines(d);
   d.emplace_back("ACC", glsl_name(acc));
@@ -454,15 +466,8 @@ struct GemmVariant {
   auto fields() const { return std::tie(out, a, b, tile, opts); }
 
   KernelKey source() const {
-    AccType acc = dot_acc_type(out);
-    KernelKey key;
-    key.name = kTemplate;
-    key.workgroup_size = tile.invocations();
-    auto& d = key.defines;
-    add_gemm_common_defines(d, out, a, b, acc);
-    add_gemm_tile_defines(d, tile, acc, opts, a, b);
-    add_gemm_operand_defines(d, a, b, acc);
-    append_glsl_use_defines(d);
+    KernelKey key = gemm_tile_kernel_key(kTemplate, out, a, b, tile, opts);
+    append_glsl_use_defines(key.defines);
     return key;
   }
 

@@ -118,6 +118,11 @@ void add_gemm_operand_defines(Defines& d, DType a, DType b, AccType acc);
 // Accumulator, MAC, C/OUT buffer and STORE_OUT defines of a GEMM into `out` from `x` and `y`.
 void add_gemm_common_defines(Defines& d, DType out, DType x, DType y, AccType acc);
 
+// The source of a tile-core template (gemm.comp, conv_gemm.comp) into `out` from `a` and `b`:
+// workgroup, common, tile and operand defines; the caller adds its own, then the library uses.
+KernelKey gemm_tile_kernel_key(const char* name, DType out, DType a, DType b, const GemmTile& tile,
+                               const GemmTileOpts& opts);
+
 // Split-K count for `workgroups` workgroups over `k`: about `target` workgroups in all on GPUs
 // where there are fewer, each split at least 256 long, at most `most`; tuning's dot.splits
 // overrides on any device (tests). The k per split is a multiple of `align`. Returns
