@@ -73,17 +73,7 @@ defmodule NxVulkan.NifBuild do
     if File.exists?(dest) and File.read(stamp) == {:ok, "#{name} #{checksum}"} do
       :noop
     else
-      data = fetch!(version, name)
-      got = sha256(data)
-
-      if got != checksum do
-        Mix.raise("""
-        the precompiled NIF #{name} does not match checksum.exs: expected #{checksum}, \
-        got #{got} (from #{base_url(version)}). Nothing was installed. Delete the download \
-        from #{cache_dir()} to fetch it again, or build from source with NX_VULKAN_BUILD=true.\
-        """)
-      end
-
+      data = fetch!(version, name, checksum)
       library = extract_library!(data, name)
       File.mkdir_p!(priv)
       File.rm(stamp)
@@ -97,17 +87,29 @@ defmodule NxVulkan.NifBuild do
     end
   end
 
-  defp fetch!(version, name) do
+  # The archive's bytes, checked: from the cache where a download matched before, else
+  # downloaded (and cached only once it matches).
+  defp fetch!(version, name, checksum) do
     cached = Path.join(cache_dir(), name)
 
-    case File.read(cached) do
-      {:ok, data} ->
-        data
-
-      {:error, _} ->
+    with {:ok, data} <- File.read(cached), ^checksum <- sha256(data) do
+      data
+    else
+      _ ->
+        File.rm(cached)
         url = base_url(version) <> "/" <> name
         Mix.shell().info("nx_vulkan: downloading #{url}")
         data = download!(url)
+        got = sha256(data)
+
+        if got != checksum do
+          Mix.raise("""
+          the precompiled NIF #{name} does not match checksum.exs: expected #{checksum}, \
+          got #{got} (from #{url}). Nothing was installed. Build from source with \
+          NX_VULKAN_BUILD=true, or point NX_VULKAN_PRECOMPILED_URL at a good copy.\
+          """)
+        end
+
         File.mkdir_p!(cache_dir())
         File.write!(cached, data)
         data

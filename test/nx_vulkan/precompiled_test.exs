@@ -140,6 +140,8 @@ defmodule Nx.Vulkan.PrecompiledTest do
     assert output =~ "does not match checksum.exs"
     assert output =~ "Nothing was installed"
     refute File.exists?(Path.join([ctx.pkg, "priv", NifBuild.library()]))
+    # Nor kept: the next compile downloads again.
+    refute File.exists?(Path.join([ctx.tmp, "cache", ctx.name]))
   end
 
   test "a source build without CMake says which packages it needs", ctx do
