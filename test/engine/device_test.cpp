@@ -3,6 +3,7 @@
 #include <cctype>
 #include <vector>
 
+#include "common/settings.hpp"
 #include "nxv/device.hpp"
 #include "nxv/error.hpp"
 #include "nxv/tensor.hpp"
@@ -87,4 +88,22 @@ TEST(Device, CapabilityMaskTurnsFeaturesOff) {
   // The unmasked device, opened at the same time, keeps what the driver offers.
   EXPECT_EQ(full->has(nxv::kCapFloat64), nxv::list_devices()[full->info().index].features.float64);
   EXPECT_THROW(nxv::parse_capability_mask("f64,warp-drive"), nxv::Error);
+}
+
+// A kernel cache directory that cannot be created is a clear error when a device opens, naming
+// the setting that changes it (NX_VULKAN_CACHE_DIR), and off keeps kernels in memory.
+TEST(Device, AnUnwritableCacheDirectoryIsAnErrorNamingItsSetting) {
+  {
+    nxv::ScopedSettings unwritable([](nxv::Settings& s) { s.cache_dir = "/proc/nxv_no_such_cache"; });
+    try {
+      nxv::Device::open();
+      ADD_FAILURE() << "opened a device with an unwritable cache directory";
+    } catch (const nxv::Error& e) {
+      EXPECT_EQ(e.kind(), nxv::ErrorKind::Unsupported);
+      EXPECT_NE(std::string(e.what()).find("NX_VULKAN_CACHE_DIR"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("/proc/nxv_no_such_cache"), std::string::npos) << e.what();
+    }
+  }
+  nxv::ScopedSettings off([](nxv::Settings& s) { s.cache_dir.clear(); });
+  EXPECT_NO_THROW(nxv::Device::open());
 }

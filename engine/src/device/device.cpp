@@ -6,6 +6,7 @@
 #include "common/errors.hpp"
 #include "common/settings.hpp"
 #include "device/device_impl.hpp"
+#include "kernels/disk_cache.hpp"
 #include "device/device_info.hpp"
 #include "device/instance.hpp"
 
@@ -22,7 +23,11 @@ bool is_number(const std::string& s) {
 }
 
 size_t choose_device(const std::vector<DeviceInfo>& infos, const std::string& selector) {
-  if (infos.empty()) throw Error(ErrorKind::Unsupported, "no Vulkan device found (is a driver or lavapipe installed?)");
+  if (infos.empty())
+    throw Error(ErrorKind::Unsupported,
+                "no Vulkan device found: install the GPU's Vulkan driver (NVIDIA's driver; Mesa's "
+                "mesa-vulkan-drivers for AMD and Intel), or Mesa's lavapipe (mesa-vulkan-drivers) to run on the CPU; "
+                "`vulkaninfo --summary` (vulkan-tools) lists what the loader finds");
   if (is_number(selector)) {
     size_t index = std::stoul(selector);
     if (index >= infos.size())
@@ -113,6 +118,7 @@ std::unique_ptr<DeviceImpl> make_impl(const DeviceOptions& options) {
 }
 
 std::shared_ptr<Device> Device::open(const DeviceOptions& options) {
+  check_cache_directory();
   return std::shared_ptr<Device>(new Device(make_impl(options)));
 }
 

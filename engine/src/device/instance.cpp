@@ -65,8 +65,16 @@ std::shared_ptr<Instance> Instance::get() {
 
 Instance::Instance() {
   [[maybe_unused]] LoaderScope loading;  // layers and drivers load (and some unload) in here
+  try {
+    context_.emplace();  // opens libvulkan.so.1
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Unsupported,
+                std::string("the Vulkan loader (libvulkan.so.1) could not be opened (") + e.what() +
+                    "): install it (Debian/Ubuntu: libvulkan1; Fedora: vulkan-loader; Arch: vulkan-icd-loader; "
+                    "FreeBSD: vulkan-loader) with a driver, or Mesa's lavapipe (mesa-vulkan-drivers) for the CPU");
+  }
   translate_vk("creating the Vulkan instance", [&] {
-    uint32_t loader_version = context_.enumerateInstanceVersion();
+    uint32_t loader_version = context_->enumerateInstanceVersion();
     if (loader_version < VK_API_VERSION_1_3)
       throw Error(ErrorKind::Unsupported,
                   "the Vulkan loader supports only API " +
@@ -79,7 +87,7 @@ Instance::Instance() {
     validation_ = validation_enabled();
     if (validation_) {
       bool have_layer = false;
-      for (const auto& l : context_.enumerateInstanceLayerProperties())
+      for (const auto& l : context_->enumerateInstanceLayerProperties())
         if (std::strcmp(l.layerName, kValidationLayer) == 0) have_layer = true;
       if (!have_layer)
         throw Error(ErrorKind::Unsupported,
@@ -88,7 +96,7 @@ Instance::Instance() {
       layers.push_back(kValidationLayer);
       extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     }
-    for (const auto& e : context_.enumerateInstanceExtensionProperties())
+    for (const auto& e : context_->enumerateInstanceExtensionProperties())
       if (std::strcmp(e.extensionName, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME) == 0)
         extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);  // MoltenVK
 
@@ -108,7 +116,7 @@ Instance::Instance() {
     {
       // Drivers read their environment when they first enumerate their devices.
       ScopedDriverEnvironment driver_environment;
-      instance_.emplace(context_, info);
+      instance_.emplace(*context_, info);
       (void)instance_->enumeratePhysicalDevices();
     }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "common/errors.hpp"
 #include "common/settings.hpp"
 
 namespace nxv {
@@ -16,6 +17,18 @@ std::optional<std::filesystem::path> cache_directory() {
   auto s = settings();
   if (s->cache_dir.empty()) return std::nullopt;
   return std::filesystem::path(s->cache_dir);
+}
+
+void check_cache_directory() {
+  auto dir = cache_directory();
+  if (!dir) return;
+  std::error_code ec;
+  std::filesystem::create_directories(*dir, ec);
+  bool writable = !ec && ::access(dir->c_str(), W_OK | X_OK) == 0;
+  if (!writable)
+    throw Error(ErrorKind::Unsupported,
+                "the kernel cache directory " + dir->string() + " cannot be " + (ec ? "created (" + ec.message() + ")" : "written") +
+                    ": set NX_VULKAN_CACHE_DIR to a writable directory, or to off to keep compiled kernels in memory only");
 }
 
 std::optional<std::vector<char>> read_file(const std::filesystem::path& path) {

@@ -14,6 +14,10 @@ namespace nxv {
 // ~/.cache/nx_vulkan; nullopt when disabled or no home is known.
 std::optional<std::filesystem::path> cache_directory();
 
+// Throws Error(Unsupported) naming NX_VULKAN_CACHE_DIR where the cache directory is set but
+// cannot be created or written (devices check it when they open).
+void check_cache_directory();
+
 std::optional<std::vector<char>> read_file(const std::filesystem::path& path);
 // Best effort: a cache that cannot be written is only slower, never an error.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
