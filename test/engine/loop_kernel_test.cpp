@@ -111,14 +111,15 @@ void expect_leapfrog_trips(int64_t n, int64_t d, uint32_t trips) {
 }
 
 // The same over `c` chains (q and p vectorized: axis 0), x broadcast to every chain as Nx's
-// vectorized dot does, the products batched over the chains.
-Graph leapfrog_chains(int64_t c, int64_t n, int64_t d) {
+// vectorized dot does (or, `own_x`, each chain's own x), the products batched over the chains.
+Graph leapfrog_chains(int64_t c, int64_t n, int64_t d, bool own_x = false) {
   const DType f = DType::F64;
   Graph g;
-  uint32_t q = g.input(f, {c, d}), p = g.input(f, {c, d}), x = g.input(f, {n, d}), y = g.input(f, {n}), h = g.input(f, {});
+  uint32_t q = g.input(f, {c, d}), p = g.input(f, {c, d}), x = own_x ? g.input(f, {c, n, d}) : g.input(f, {n, d});
+  uint32_t y = g.input(f, {n}), h = g.input(f, {});
   ShapeAttrs to_chains;
   to_chains.axes = {1, 2};
-  uint32_t xb = g.add(OpId::broadcast, {f, {c, n, d}}, {x}, Attrs::of(to_chains));
+  uint32_t xb = own_x ? x : g.add(OpId::broadcast, {f, {c, n, d}}, {x}, Attrs::of(to_chains));
   DotAttrs rows = contracting(2, 1), columns = contracting(1, 1);
   rows.left_batch = rows.right_batch = columns.left_batch = columns.right_batch = {0};
   auto grad = [&](uint32_t at) {
@@ -136,16 +137,17 @@ Graph leapfrog_chains(int64_t c, int64_t n, int64_t d) {
   return g;
 }
 
-void expect_chains(int64_t c, int64_t n, int64_t d, uint32_t trips) {
+void expect_chains(int64_t c, int64_t n, int64_t d, uint32_t trips, bool own_x = false) {
   auto dev = shared_device();
   if (!dev->has(kCapFloat64)) GTEST_SKIP() << "no f64";
-  Graph body = leapfrog_chains(c, n, d);
-  auto program = compile_loop_program(*dev, body, 5, trips, {true, true, false, false, false});
+  Graph body = leapfrog_chains(c, n, d, own_x);
+  auto program = compile_loop_program(*dev, body, 5, trips, {true, true, own_x, false, false});
   EXPECT_EQ(program->stats().launches, 1u);
   std::mt19937 rng(19);
   auto inputs = leapfrog_inputs(*dev, n, d);
   inputs[0] = random_tensor(*dev, DType::F64, {c, d}, rng);
   inputs[1] = random_tensor(*dev, DType::F64, {c, d}, rng);
+  if (own_x) inputs[2] = random_tensor(*dev, DType::F64, {c, n, d}, rng);
   auto outs = program->run(*dev, inputs);
   auto want = trips_eagerly(*dev, body, inputs, 5, trips);
   for (size_t j = 0; j < 2; ++j) expect_same_bits(*dev, want[j], outs[j]);
@@ -297,6 +299,9 @@ TEST(LoopKernel, ChainsRunInAWorkgroupEach) {
   GpuDotPaths gpu;
   expect_chains(128, 200, 8, 4);
   expect_chains(3, 300, 5, 2);
+  // Each chain its own x, staged with its rows padded (an even row length), odd and even.
+  expect_chains(4, 50, 6, 3, true);
+  expect_chains(3, 37, 5, 3, true);
 }
 
 TEST(LoopKernel, LeapfrogTrajectoryHasTheBitsOfItsOpsOneByOne) {

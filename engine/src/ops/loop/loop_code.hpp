@@ -9,15 +9,20 @@
 //   * a view (reshape, broadcast, transpose, squeeze, a static slice) computes nothing: its
 //     consumers read its source through the view's strides, as the eager kernels do;
 //   * a product that the eager path runs as one matrix-vector product sums each element as
-//     that kernel does (ops/dot/dot_in_workgroup.hpp): every lane's share of every sum at once
-//     into shared memory, then each row's shares combined in the kernel's pairwise order;
+//     that kernel does (ops/dot/dot_in_workgroup.hpp): a row's lanes held in registers by one
+//     invocation or a few (as many as one pass of the workgroup gives each row), each lane's
+//     share summed in order, the lanes combined in the kernel's pairwise order (in registers,
+//     then by subgroup shuffles); where a row's lanes do not fit, every share into shared
+//     memory first;
 //   * a reduction (sum, product, max, min, all, any) folds and combines as its eager kernel's
 //     passes do (ops/reduce/reduce_in_workgroup.hpp): each lane's fold in order, then the lanes
 //     level by level (the subgroup shuffles' pairs, then the shared-memory tree's);
 //   * values computed when the loop compiles (constants no chain took, iota) are read from
 //     their buffers.
 // A barrier separates two phases only where the later one reads or writes what the earlier
-// one touched at another invocation's element. Values and the changing state live in shared
+// one touched at another invocation's element (an elementwise phase after a product takes
+// the product's rows at the invocations that summed them). Staged inputs' rows of an even
+// length are padded by one element against bank conflicts. Values and the changing state live in shared
 // memory; state the body passes through unchanged and the other inputs are read from their
 // buffers. A trip ends by copying the next state over the state. Anything else (argmax and
 // argmin, reduce/5, gathers, host steps, f16 and complex types, a body over the shared memory)
@@ -50,6 +55,8 @@ namespace nxv::loop {
 constexpr uint32_t kWorkgroup = 256;
 // Partial sums a product holds in shared memory at once (its rows in chunks beyond).
 constexpr uint32_t kPartials = 2048;
+// A product's lanes one invocation holds in registers at most (more: partial sums in shared memory).
+constexpr uint32_t kLanesPerThread = 16;
 // Nodes over values known when the loop compiles are computed then up to this size each.
 constexpr uint64_t kMaxFixedBytes = 4096;
 
@@ -86,7 +93,10 @@ struct Ref {
 
 struct SharedArray {
   DType type;  // the values' type (held as kept_type)
-  int64_t size;
+  int64_t size;  // elements declared
+  // A staged input's rows of `row` elements held `pitch` apart (0: dense), so that invocations
+  // reading down a column (a row each, or a product's k) touch different banks.
+  uint32_t row = 0, pitch = 0;
 };
 
 class LoopCode {
@@ -112,6 +122,7 @@ class LoopCode {
         state_arrays_.push_back({i, refs_[i]->index});
       } else if (stage_ && read_by_a_node(i)) {
         refs_[i] = Ref{false, array(s, batched), view, batched};
+        pad_rows(refs_[i]->index, s.shape, batched);
         staged_arrays_.push_back({i, refs_[i]->index});
       } else {
         refs_[i] = Ref{true, i, view, batched};
@@ -194,6 +205,10 @@ class LoopCode {
       const auto& [type, size] = raw_arrays_[k];
       decls += "shared " + glsl_name(type) + " nxv_r" + std::to_string(k) + "[" + std::to_string(size) + "];\n";
     }
+    for (size_t k = 0; k < arrays_.size(); ++k)
+      if (arrays_[k].pitch)
+        decls += "#define NXV_PAD" + std::to_string(k) + "(i) (((i) / " + u(arrays_[k].row) + ") * " + u(arrays_[k].pitch) +
+                 " + (i) % " + u(arrays_[k].row) + ")\n";
     for (const auto& [acc, size] : partials_)
       decls += "shared " + glsl_name(acc) + " nxv_part_" + glsl_name(acc) + "[" + std::to_string(size) + "];\n";
     if (!fits_shared_memory())
@@ -256,10 +271,17 @@ class LoopCode {
     if (shape_size(s.shape) == 0) refuse("an empty tensor");
     int64_t size = elements(s.shape, batched);
     // The smallest free array of the same storage that holds it (phase() puts a barrier between
-    // its last readers and the new value's writers where they are other invocations).
+    // its last readers and the new value's writers where they are other invocations): one no
+    // phase since the last barrier touched, else a new one while shared memory is plentiful.
+    auto touched = [&](uint32_t k) {
+      const std::string name = "nxv_a" + std::to_string(k);
+      return read_.count(name) > 0 || written_.count(name) > 0;
+    };
+    const bool plentiful =
+        shared_bytes() + uint64_t(size) * dtype_size(kept_type(s.type)) <= device_.impl().core->info().max_shared_memory * 3 / 4;
     auto fit = free_arrays_.end();
     for (auto it = free_arrays_.begin(); it != free_arrays_.end(); ++it)
-      if (kept_type(arrays_[*it].type) == kept_type(s.type) && arrays_[*it].size >= size &&
+      if (kept_type(arrays_[*it].type) == kept_type(s.type) && arrays_[*it].size >= size && !(plentiful && touched(*it)) &&
           (fit == free_arrays_.end() || arrays_[*it].size < arrays_[*fit].size))
         fit = it;
     if (fit != free_arrays_.end()) {
@@ -289,6 +311,24 @@ class LoopCode {
       if (held[k] && last[k] < n && !freed_[k]) freed_[k] = true, free_arrays_.push_back(k);
   }
 
+  // Rows of an even length (bank conflicts where invocations read down a column) one element
+  // apart; a padded array is read only through padded().
+  void pad_rows(uint32_t k, const Shape& shape, bool batched) {
+    if (shape.size() < (batched ? 3u : 2u) || shape.back() < 2 || shape.back() % 2 != 0) return;
+    SharedArray& a = arrays_[k];
+    a.row = uint32_t(shape.back());
+    a.pitch = a.row + 1;
+    a.size = a.size / a.row * a.pitch;
+  }
+  // Where element `index` of shared array k is.
+  std::string padded(uint32_t k, const std::string& index) const {
+    return arrays_[k].pitch ? "NXV_PAD" + std::to_string(k) + "(" + index + ")" : index;
+  }
+  int64_t logical_size(uint32_t k) const {
+    const SharedArray& a = arrays_[k];
+    return a.pitch ? a.size / a.pitch * a.row : a.size;
+  }
+
   // The elements of a value one workgroup computes: its chain's, or all.
   int64_t elements(const Shape& shape, bool batched) const { return shape_size(shape) / (batched ? chains_ : 1); }
 
@@ -312,7 +352,7 @@ class LoopCode {
       addresses_used_.insert(r.index);
       return "NxvLoopBuf_" + std::string(dtype_name(t)) + "(nxv_addr" + std::to_string(r.index) + ").v[" + index + "]";
     }
-    return glsl_storage_type(t) + "(nxv_a" + std::to_string(r.index) + "[" + index + "])";
+    return glsl_storage_type(t) + "(nxv_a" + std::to_string(r.index) + "[" + padded(r.index, index) + "])";
   }
 
   // The index into `r` of the element of a value of `shape` whose row-major index is `e`, with
@@ -359,18 +399,18 @@ class LoopCode {
     return "nxv_a" + std::to_string(k) + "[" + index + "] = " + glsl_storage_type(kept_type(type)) + "(" + stored + ");\n";
   }
 
-  // A shared array a phase reads or writes, and whether at its own element only: in a phase
-  // whose invocation t takes elements t, t + 256, ..., reading or writing element e of the
-  // array (that invocation's own element in every such phase).
-  using Accesses = std::map<std::string, bool>;
+  // A shared array a phase reads or writes, and at which elements: 0, any; a stride s >= 1, its
+  // own element only, invocation t touching element t / s where t is a multiple of s (s = 1:
+  // elements t, t + 256, ...; s > 1: a product's rows, one per s invocations, in one pass).
+  using Accesses = std::map<std::string, uint32_t>;
 
   // Appends a phase, after a barrier where it reads what a phase since the last barrier wrote,
-  // or writes what one read or wrote, unless both touch only their own elements.
+  // or writes what one read or wrote, unless both touch only their own elements at one stride.
   void phase(const Accesses& reads, const Accesses& writes, const std::string& code) {
     auto conflicts = [](const Accesses& now, const Accesses& before) {
       return std::any_of(now.begin(), now.end(), [&](const auto& a) {
         auto b = before.find(a.first);
-        return b != before.end() && !(a.second && b->second);
+        return b != before.end() && !(a.second && a.second == b->second);
       });
     };
     if (conflicts(reads, written_) || conflicts(writes, written_) || conflicts(writes, read_)) {
@@ -380,7 +420,7 @@ class LoopCode {
     auto note = [](const Accesses& from, Accesses& to) {
       for (const auto& [name, own] : from) {
         auto [it, fresh] = to.emplace(name, own);
-        if (!fresh) it->second = it->second && own;
+        if (!fresh && it->second != own) it->second = 0;
       }
     };
     note(writes, written_);
@@ -390,7 +430,22 @@ class LoopCode {
 
   static std::string name_of(const Ref& r) { return r.global ? "" : "nxv_a" + std::to_string(r.index); }
 
-  static std::string loop_over(int64_t n) { return "    for (uint e = t; e < " + u(uint64_t(n)) + "; e += " + u(kWorkgroup) + ") {\n"; }
+  static std::string loop_over(int64_t n, uint32_t stride = 1) {
+    if (stride > 1)
+      return "    for (uint e = t / " + u(stride) + "; t % " + u(stride) + " == 0u && e < " + u(uint64_t(n)) + "; e += " +
+             u(kWorkgroup) + ") {\n";
+    return "    for (uint e = t; e < " + u(uint64_t(n)) + "; e += " + u(kWorkgroup) + ") {\n";
+  }
+  // The stride an elementwise phase over n elements takes: that of an array it reads at its own
+  // elements which a phase since the last barrier wrote at a stride above 1 (no barrier then),
+  // where one pass covers them; else 1.
+  uint32_t stride_for(const std::vector<std::string>& own_reads, int64_t n) const {
+    for (const auto& name : own_reads) {
+      auto it = written_.find(name);
+      if (it != written_.end() && it->second > 1 && uint64_t(n) * it->second <= kWorkgroup) return it->second;
+    }
+    return 1;
+  }
 
   void chain(const GraphNode& node, uint32_t v, size_t n) {
     ElementwiseChain chain;
@@ -421,19 +476,30 @@ class LoopCode {
     uint32_t k = array(node.out, batched);
     refs_[v] = Ref{false, k, layout(node.out), batched};
     std::string args, loads;
-    Accesses reads;
+    std::vector<std::string> own_reads;
     bool indexed = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const Ref& r = *refs_[node.inputs[i]];
       if (!broadcasts_to(r.view, node.out.shape)) refuse("an elementwise operand that does not broadcast to its result");
       std::string index = index_of(r, node.out.shape, batched);
-      if (!r.global) reads[name_of(r)] = index == "e";
+      if (!r.global && index == "e") own_reads.push_back(name_of(r));
       indexed |= index != "e";
       loads += "      " + glsl_scalar_register_type(in[i]) + " x" + std::to_string(i) + " = " + read(r, index) + ";\n";
       args += (i ? ", x" : "x") + std::to_string(i);
     }
-    phase(reads, {{name_of(*refs_[v]), true}},
-          loop_over(elements(node.out.shape, batched)) + (indexed ? decompose(node.out.shape, batched) : "") + loads +
+    const int64_t count = elements(node.out.shape, batched);
+    const uint32_t stride = stride_for(own_reads, count);
+    Accesses reads;
+    for (uint32_t x : node.inputs) {
+      const Ref& r = *refs_[x];
+      if (r.global) continue;
+      bool own = std::find(own_reads.begin(), own_reads.end(), name_of(r)) != own_reads.end() &&
+                 index_of(r, node.out.shape, batched) == "e";
+      auto [it, fresh] = reads.emplace(name_of(r), own ? stride : 0);
+      if (!fresh && it->second != (own ? stride : 0)) it->second = 0;
+    }
+    phase(reads, {{name_of(*refs_[v]), stride}},
+          loop_over(count, stride) + (indexed ? decompose(node.out.shape, batched) : "") + loads +
               "      precise " + s.compute + " r = " + name + "(" + args + ");\n      " +
               store_into(k, node.out.type, "e", "r") + "    }\n");
   }
@@ -504,7 +570,7 @@ class LoopCode {
       const bool batched = batched_inputs_[j];
       if (r.batched && !batched) refuse("a state that is not vectorized gets a vectorized next value");
       uint32_t state_array = refs_[j]->index;
-      bool own = !r.global && r.batched == batched && r.view.offset == 0 && r.view.shape == spec.shape &&
+      bool own = !r.global && arrays_[r.index].pitch == 0 && r.batched == batched && r.view.offset == 0 && r.view.shape == spec.shape &&
                  r.view.strides == row_major_strides(spec.shape) &&
                  std::none_of(state_arrays_.begin(), state_arrays_.end(), [&](auto& p) { return p.second == r.index; });
       uint32_t source = r.index;
@@ -512,10 +578,12 @@ class LoopCode {
         source = array(spec, batched);
         if (!broadcasts_to(r.view, spec.shape)) refuse("a next state that does not broadcast to its state");
         std::string index = index_of(r, spec.shape, batched);
+        const int64_t count = elements(spec.shape, batched);
+        const uint32_t stride = !r.global && index == "e" ? stride_for({name_of(r)}, count) : 1;
         Accesses reads;
-        if (!r.global) reads[name_of(r)] = index == "e";
-        phase(reads, {{"nxv_a" + std::to_string(source), true}},
-              loop_over(elements(spec.shape, batched)) + (index != "e" ? decompose(spec.shape, batched) : "") + "      nxv_a" +
+        if (!r.global) reads[name_of(r)] = index == "e" ? stride : 0;
+        phase(reads, {{"nxv_a" + std::to_string(source), stride}},
+              loop_over(count, stride) + (index != "e" ? decompose(spec.shape, batched) : "") + "      nxv_a" +
                   std::to_string(source) + "[e] = " + glsl_storage_type(kept_type(spec.type)) + "(" + read(r, index) +
                   ");\n    }\n");
       }
@@ -523,10 +591,12 @@ class LoopCode {
       if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
       outputs_.emplace_back(-1, next_address_++);
     }
-    for (auto [to, from] : copies)
-      phase({{"nxv_a" + std::to_string(from), true}}, {{"nxv_a" + std::to_string(to), true}},
-            loop_over(arrays_[to].size) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
+    for (auto [to, from] : copies) {
+      const std::string name = "nxv_a" + std::to_string(from);
+      const uint32_t stride = stride_for({name}, arrays_[to].size);
+      phase({{name, stride}}, {{"nxv_a" + std::to_string(to), stride}}, loop_over(arrays_[to].size, stride) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
                 "[e];\n    }\n");
+    }
     // The next trip reads the state: every trip ends with a barrier.
     body_ += "    barrier();\n";
     written_.clear(), read_.clear();
@@ -545,8 +615,9 @@ class LoopCode {
     loaded.insert(loaded.end(), staged_arrays_.begin(), staged_arrays_.end());
     for (auto [input, k] : loaded) {
       Ref r{true, input, layout(g_.value(input))};
-      std::string index = batched_inputs_[input] ? "c * " + u(uint64_t(arrays_[k].size)) + " + e" : "e";
-      s += loop_over(arrays_[k].size) + "      nxv_a" + std::to_string(k) + "[e] = " +
+      const int64_t size = logical_size(k);
+      std::string index = batched_inputs_[input] ? "c * " + u(uint64_t(size)) + " + e" : "e";
+      s += loop_over(size) + "      nxv_a" + std::to_string(k) + "[" + padded(k, "e") + "] = " +
            glsl_storage_type(kept_type(arrays_[k].type)) + "(" + read(r, index) + ");\n    }\n";
     }
     return s;

@@ -49,28 +49,38 @@ void LoopCode::product(const GraphNode& node, uint32_t v) {
     return indent + acc + " acc = " + acc + "(0);\n" + indent + "for (uint k = l; k < " + u(w->k) + "; k += " +
            u(lanes) + ") acc = NXV_LOOP_MAC" + id + "(acc, " + load_m + ", " + load_v + ");\n";
   };
-  // Lane l's share of row r's sum into acc (declared): k = l, l + lanes, ... in order.
-  auto add_share = [&](const std::string& indent) {
-    return indent + "for (uint k = l; k < " + u(w->k) + "; k += " + u(lanes) + ") acc = NXV_LOOP_MAC" + id + "(acc, " +
-           load_m + ", " + load_v + ");\n";
-  };
   const uint32_t width = shuffle_size();
   const bool shuffles = width > 1 && std::has_single_bit(lanes);
-  if (lanes == 1) {
-    phase(reads, {{out, true}},
-          "    for (uint r = t; r < " + u(w->rows) + "; r += " + u(kWorkgroup) + ") {\n      const uint l = 0u;\n" +
-              share("      ") + "      " + store_into(k, node.out.type, "r", "acc") + "    }\n");
-  } else if (shuffles && lanes <= width) {
-    // A row's lanes sit in one subgroup: matvec.comp's pairs (lane l adds lane l + s, s from
-    // lanes / 2 to 1) added in registers, lane l + s's value fetched by a shuffle.
-    const std::string shuffle = subgroup_shuffle(w->acc, id), total = u(uint64_t(w->rows) * lanes);
+  // Threads per row: as many as one pass of the workgroup gives every row, up to the lanes and
+  // the subgroup's width (so that the lanes between them combine by shuffles).
+  uint32_t threads = 1;
+  if (shuffles)
+    while (threads < lanes && threads < width && uint64_t(w->rows) * threads * 2 <= kWorkgroup) threads *= 2;
+  const uint32_t per_thread = lanes / threads;
+  if (std::has_single_bit(lanes) && per_thread <= kLanesPerThread) {
+    // Thread j of a row holds its lanes j, j + threads, ... in registers, each summed over its k
+    // in order; the lanes combine in matvec.comp's pairs (lane l adds lane l + s, s from
+    // lanes / 2 to 1): in registers while s >= threads, then by shuffles. One phase, and a row
+    // per invocation where threads is 1 (its element then the invocation's own).
+    const std::string total = u(uint64_t(w->rows) * threads), shuffle = threads > 1 ? subgroup_shuffle(w->acc, id) : "";
     std::string code = "    for (uint base = 0u; base < " + total + "; base += " + u(kWorkgroup) +
-                       ") {\n      const uint q = base + t, r = q / " + u(lanes) + ", l = q % " + u(lanes) + ";\n      " +
-                       acc + " acc = " + acc + "(0);\n      if (q < " + total + ") {\n" + add_share("        ") + "      }\n";
-    for (uint32_t step = lanes / 2; step > 0; step /= 2)
-      code += "      acc = acc + " + shuffle + "(acc, " + u(step) + ");\n";
-    code += "      if (q < " + total + " && l == 0u) " + store_into(k, node.out.type, "r", "acc") + "    }\n";
-    phase(reads, {{out, false}}, code);
+                       ") {\n      const uint q = base + t, r = q / " + u(threads) + ", j = q % " + u(threads) + ";\n      " +
+                       acc + " p0 = " + acc + "(0)";
+    for (uint32_t i = 1; i < per_thread; ++i) code += ", p" + std::to_string(i) + " = " + acc + "(0)";
+    code += ";\n      if (q < " + total + ") {\n        for (uint k0 = j; k0 < " + u(w->k) + "; k0 += " + u(lanes) + ") {\n";
+    for (uint32_t i = 0; i < per_thread; ++i) {
+      const std::string p = "p" + std::to_string(i);
+      code += "          { const uint k = k0 + " + u(uint64_t(i) * threads) + "; if (k < " + u(w->k) + ") " + p +
+              " = NXV_LOOP_MAC" + id + "(" + p + ", " + load_m + ", " + load_v + "); }\n";
+    }
+    code += "        }\n";
+    for (uint32_t step = per_thread / 2; step > 0; step /= 2)
+      for (uint32_t i = 0; i < step; ++i)
+        code += "        p" + std::to_string(i) + " = p" + std::to_string(i) + " + p" + std::to_string(i + step) + ";\n";
+    code += "      }\n";
+    for (uint32_t step = threads / 2; step > 0; step /= 2) code += "      p0 = p0 + " + shuffle + "(p0, " + u(step) + ");\n";
+    code += "      if (q < " + total + " && j == 0u) " + store_into(k, node.out.type, "r", "p0") + "    }\n";
+    phase(reads, {{out, threads}}, code);  // row r at invocation r * threads (one pass where threads > 1)
   } else {
     // Every share at once into shared memory (rows in chunks that fit it), then each row's
     // shares combined in matvec.comp's order: lane l adds lane l + s, s from lanes / 2 to 1.
@@ -211,7 +221,8 @@ void LoopCode::reduction(const GraphNode& node, uint32_t v) {
                     id + "(lane_acc, other); }\n";
           if (lanes == sw) {
             code += "      if (q < " + total + " && l == 0u) " + store("row", "lane_acc") + "    }\n";
-            phase(reads, {{dest, false}}, code);
+            // One pass: row r at invocation r * lanes.
+            phase(reads, {{dest, base == 0 && chunk_rows * lanes <= kWorkgroup ? lanes : 0u}}, code);
             continue;
           }
           code += "      if (q < " + total + " && l % " + u(sw) + " == 0u) " + part + "[q] = lane_acc;\n    }\n";
