@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "device_limits.hpp"
@@ -40,6 +41,8 @@ void run_sort(benchmark::State& state, const char* op, const Shape& shape, int64
   OutSpec out{out_type, shape};
   int per_iter = 5;
   warm_up([&] { run_op(dev, id, out, {x}, attrs); });
+  dev.synchronize();
+  dev.kernel_profile();  // drop the warm-up's times
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < per_iter; ++i) run_op(dev, id, out, {x}, attrs);
@@ -48,6 +51,12 @@ void run_sort(benchmark::State& state, const char* op, const Shape& shape, int64
   }
   double keys = double(shape_size(shape)) * per_iter;
   state.counters["Gkeys/s"] = benchmark::Counter(keys / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  // NX_VULKAN_PROFILE=1: GPU time per sort of each kernel template (from timestamps).
+  double sorts = double(state.iterations()) * per_iter;
+  for (const KernelTime& t : dev.kernel_profile()) {
+    std::string name = "us_" + t.kernel.substr(0, t.kernel.find('['));
+    state.counters[name] = state.counters[name].value + t.total_ns / sorts / 1e3;
+  }
 }
 
 constexpr int64_t k16M = 1 << 24;

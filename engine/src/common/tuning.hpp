@@ -51,6 +51,10 @@ struct FftTuning {
   bool c64_in_double = false;                           // fft.c64_in_double: c64 rows in double too
 };
 
+struct SortTuning {
+  uint32_t radix_items = 0, radix_workgroup = 0;  // sort.radix_items / .radix_workgroup (0: the first that fits)
+};
+
 struct TransposeTuning {
   uint32_t tile = 0, rows = 0, vec = 0;                 // transpose.tile / .rows / .vec (0: the family's)
   uint32_t blocks = 0;                                  // transpose.blocks: 1 register blocks, 2 tiles
@@ -67,6 +71,7 @@ struct Tuning {
   DotTuning dot;
   ConvTuning conv;
   FftTuning fft;
+  SortTuning sort;
   TransposeTuning transpose;
 
   // Applies "key=value" entries separated by ';' (a bare key sets a flag). Throws

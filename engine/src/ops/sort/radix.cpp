@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "common/tuning.hpp"
 #include "device/device_impl.hpp"
 #include "exec/linear_plan.hpp"
 #include "memory/copy.hpp"
@@ -42,6 +43,9 @@ ScatterConfig scatter_config(const DeviceInfo& info, size_t key_bytes, bool arg)
     if (!shared_match && !ballot) continue;
     for (uint32_t wg : {256u, 128u, 64u})
       for (uint32_t items : {16u, 8u, 4u}) {
+        if ((tuning().sort.radix_workgroup && wg != tuning().sort.radix_workgroup) ||
+            (tuning().sort.radix_items && items != tuning().sort.radix_items))
+          continue;
         uint32_t group = shared_match ? std::min<uint32_t>(32, wg) : 0;
         uint32_t groups = shared_match ? wg / group : std::max<uint32_t>(1, wg / min_subgroup);
         uint32_t words = std::max(groups * 256, wg * items * words_per_key);

@@ -1,11 +1,14 @@
 // LSD radix sort, digit pass 3 of 3: every tile moves its keys (and, with ARG, their indices) to
 // their places for this digit, stably, in three steps:
-// 1. the tile's ITEMS rounds of WG consecutive keys are loaded into registers and counted per
-//    digit; an exclusive scan gives each digit's first slot in the tile;
-// 2. round by round, a key's rank among the earlier keys of its digit is its rank within its
-//    group of invocations (a subgroup, matched by ballots on the digit's bits, or with
-//    MATCH_SHARED a group of GROUP invocations compared through shared memory) plus the counts
-//    of the earlier groups and rounds: its slot in the tile, ordered by digit;
+// 1. the tile's keys are loaded into registers: with subgroup ops, each subgroup a run of
+//    ITEMS * subgroup size consecutive keys (the runs in order), else ITEMS rounds of WG
+//    consecutive keys counted per digit;
+// 2. a key's slot in the tile, ordered by digit: with subgroup ops, each subgroup ranks its run's
+//    keys round by round against its own digit counters (peers matched by ballots on the
+//    digit's bits), then the counters of the earlier subgroups and the digits' starts are
+//    added; with MATCH_SHARED, round by round, a key's rank within its group of GROUP
+//    invocations (compared through shared memory) plus the counts of the earlier groups and
+//    rounds;
 // 3. the keys are placed in shared memory by slot and written out in slot order, so that
 //    neighbouring invocations write neighbouring addresses of a digit's run: the row's digit
 //    base + the tile's prefix (radix_scan.comp) + the slot's offset in the digit's run.
@@ -81,6 +84,24 @@ RAW get_key(uint slot) {
 #endif
 }
 
+// The exclusive scan of the tile's digit counts in s_start into s_next (Hillis-Steele on the
+// counts shifted by one, ping-ponging between s_next and s_start); s_out[d] becomes the row
+// position of the tile's slot 0 as digit d's (slot s of digit d goes to s_out[d] + s).
+void exclusive_digit_scan() {
+  uint tid = gl_LocalInvocationID.x;
+  for (uint d = tid; d < 256u; d += uint(WG)) s_next[d] = d > 0u ? s_start[d - 1u] : 0u;
+  barrier();
+  [[unroll]] for (uint off = 1u; off < 256u; off <<= 1u) {
+    bool into_start = off == 1u || off == 4u || off == 16u || off == 64u;
+    for (uint d = tid; d < 256u; d += uint(WG)) {
+      if (into_start) s_start[d] = s_next[d] + (d >= off ? s_next[d - off] : 0u);
+      else s_next[d] = s_start[d] + (d >= off ? s_start[d - off] : 0u);
+    }
+    barrier();
+  }
+  for (uint d = tid; d < 256u; d += uint(WG)) s_out[d] -= s_next[d];
+}
+
 void main() {
   uint tid = gl_LocalInvocationID.x;
   KeyIn keys_in = KeyIn(pc.keys_in);
@@ -102,6 +123,7 @@ void main() {
     uint base = row * pc.n;
     uint start = t * pc.tile, end = min(start + pc.tile, pc.n);
 
+#if MATCH_SHARED
     // 1. Load and count.
     for (uint d = tid; d < 256u; d += uint(WG)) {
       s_start[d] = 0u;
@@ -130,51 +152,23 @@ void main() {
       }
     }
     barrier();
-    // Exclusive scan of the counts (Hillis-Steele on the counts shifted by one, ping-ponging
-    // between s_next and s_start; eight steps end in s_next).
-    for (uint d = tid; d < 256u; d += uint(WG)) s_next[d] = d > 0u ? s_start[d - 1u] : 0u;
-    barrier();
-    [[unroll]] for (uint off = 1u; off < 256u; off <<= 1u) {
-      bool into_start = off == 1u || off == 4u || off == 16u || off == 64u;
-      for (uint d = tid; d < 256u; d += uint(WG)) {
-        if (into_start) s_start[d] = s_next[d] + (d >= off ? s_next[d - off] : 0u);
-        else s_next[d] = s_start[d] + (d >= off ? s_start[d - off] : 0u);
-      }
-      barrier();
-    }
-    for (uint d = tid; d < 256u; d += uint(WG)) {
-      s_start[d] = s_next[d];
-      s_out[d] -= s_next[d];  // the row position of slot s of digit d: s_out[d] + s
-    }
+    exclusive_digit_scan();
 
     // 2. Slots, round by round.
     uint slot[ITEMS];
     [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
       for (uint j = tid; j < groups * 256u; j += uint(WG)) s_buf[j] = 0u;
-#if MATCH_SHARED
       s_digit[tid] = digit[r];
-#endif
       barrier();
       // rank: earlier invocations of the group with the same digit; last: no later one has it.
       uint rank = 0u;
       bool last = true;
-#if MATCH_SHARED
       uint g0 = group * uint(GROUP);
       for (uint j = g0; j < g0 + uint(GROUP); ++j) {
         bool same = s_digit[j] == digit[r];
         if (j < tid && same) ++rank;
         if (j > tid && same) last = false;
       }
-#else
-      uvec4 peers = subgroupBallot(true);
-      [[unroll]] for (uint b = 0u; b < 9u; ++b) {
-        bool bit = ((digit[r] >> b) & 1u) != 0u;
-        uvec4 ballot = subgroupBallot(bit);
-        peers &= bit ? ballot : ~ballot;
-      }
-      rank = subgroupBallotExclusiveBitCount(peers);
-      last = rank + 1u == subgroupBallotBitCount(peers);
-#endif
       if (digit[r] != kNone && last) s_buf[group * 256u + digit[r]] = rank + 1u;
       barrier();
       for (uint d = tid; d < 256u; d += uint(WG)) {
@@ -190,8 +184,78 @@ void main() {
       slot[r] = digit[r] != kNone ? s_buf[group * 256u + digit[r]] + rank : 0u;
       barrier();  // the next round clears s_buf
     }
+#else
+    // 1. Load: subgroup g takes the tile's g-th run of ITEMS * subgroup size keys, round r its
+    // r-th subgroup-wide part, so that the subgroups' runs follow one another in key order.
+    // Registers hold the keys and their slots only (a key's digit is recomputed where needed).
+    const uint lane = gl_SubgroupInvocationID, run_len = uint(ITEMS) * gl_SubgroupSize;
+    const uint first_k = start + group * run_len + lane;
+    for (uint d = tid; d < 256u; d += uint(WG))
+      s_out[d] = bases.v[row * 256u + d] + hist.v[(row * 256u + d) * pc.tiles_per_row + t];
+    for (uint j = tid; j < groups * 256u; j += uint(WG)) s_buf[j] = 0u;
+    RAW key[ITEMS];
+#if ARG
+    uint idx[ITEMS];
+#endif
+    [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
+      uint k = first_k + r * gl_SubgroupSize;
+      key[r] = k < end ? keys_in.v[base + k] : RAW(0);
+#if ARG
+      idx[r] = k < end ? (FIRST != 0 ? k : idx_in.v[base + k]) : 0u;
+#endif
+    }
+    barrier();
 
-    // 3. Place by slot, write out in slot order.
+    // 2. Each subgroup ranks its keys among its earlier ones of the same digit, round by round,
+    // against its own digit counters (no workgroup barrier): the peers of a key are found by
+    // ballots on the digit's bits; the last peer adds the round's count.
+    uint slot[ITEMS];
+    [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
+      uint digit = first_k + r * gl_SubgroupSize < end ? nxv_sort_digit(KEY(key[r]), pc.shift) : kNone;
+      uvec4 peers = subgroupBallot(true);
+      [[unroll]] for (uint b = 0u; b < 9u; ++b) {
+        bool bit = ((digit >> b) & 1u) != 0u;
+        uvec4 ballot = subgroupBallot(bit);
+        peers &= bit ? ballot : ~ballot;
+      }
+      uint rank = subgroupBallotExclusiveBitCount(peers), count = subgroupBallotBitCount(peers);
+      uint before = digit != kNone ? s_buf[group * 256u + digit] : 0u;
+      subgroupBarrier();
+      if (digit != kNone && rank + 1u == count) s_buf[group * 256u + digit] = before + count;
+      subgroupBarrier();
+      slot[r] = before + rank;
+    }
+    barrier();
+    // Each digit's count over the subgroups, earlier subgroups first, then the digits' starts.
+    for (uint d = tid; d < 256u; d += uint(WG)) {
+      uint run = 0u;
+      for (uint g = 0u; g < groups; ++g) {
+        uint c = s_buf[g * 256u + d];
+        s_buf[g * 256u + d] = run;
+        run += c;
+      }
+      s_start[d] = run;
+    }
+    barrier();
+    exclusive_digit_scan();
+    barrier();
+    [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
+      uint digit = nxv_sort_digit(KEY(key[r]), pc.shift);
+      slot[r] += s_next[digit] + s_buf[group * 256u + digit];
+    }
+    barrier();  // step 3 writes over the counters
+    [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
+      if (first_k + r * gl_SubgroupSize < end) {
+        put_key(slot[r], key[r]);
+#if ARG
+        s_buf[uint(KW) * kTile + slot[r]] = idx[r];
+#endif
+      }
+    }
+#endif
+
+    // 3. Place by slot (above, with subgroup ops), write out in slot order.
+#if MATCH_SHARED
     [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
       if (digit[r] != kNone) {
         put_key(slot[r], key[r]);
@@ -200,6 +264,7 @@ void main() {
 #endif
       }
     }
+#endif
     barrier();
     for (uint s = tid; s < end - start; s += uint(WG)) {
       RAW k = get_key(s);
