@@ -225,21 +225,6 @@ TEST_F(Sort, RadixRowsOfEveryKeyWidth) {
   EXPECT_TRUE(failures.empty()) << failures;
 }
 
-// One sweep a digit, which GPUs take: each tile's place among its row's tiles by decoupled
-// look-back over their published counts. Rows of several tiles, every key width, both
-// directions, sorts and stable argsorts.
-TEST_F(Sort, RadixOneSweepMatchesTheHostReference) {
-  ScopedTuning onesweep{"sort.onesweep", "1"};
-  Device& d = *device_;
-  std::mt19937_64 rng(sample_seed() + 5);
-  std::string failures;
-  for (DType t : {DType::U8, DType::S16, DType::F32, DType::F64})
-    failures += run_case(d, t, {{3, 5000}, 1}, true, rng() % 2, DType::S64, rng);
-  failures += run_case(d, DType::F32, {{40000}, 0}, false, true, DType::S64, rng);
-  failures += run_case(d, DType::BF16, {{2, 3000}, 1, true}, rng() % 2, false, DType::S32, rng);
-  EXPECT_TRUE(failures.empty()) << failures;
-}
-
 TEST_F(Sort, RadixRanksThroughSharedMemoryWithoutSubgroupOps) {
   std::shared_ptr<Device> plain = Device::open({.disabled = kCapSubgroupOps});
   std::mt19937_64 rng(sample_seed() + 3);

@@ -121,7 +121,6 @@ void Tuning::set(std::string_view key, std::string_view v) {
   NXV_ENTRY("fft.c64_in_double", fft.c64_in_double, flag())
   NXV_ENTRY("sort.radix_items", sort.radix_items, u32())
   NXV_ENTRY("sort.radix_workgroup", sort.radix_workgroup, u32())
-  NXV_ENTRY("sort.onesweep", sort.onesweep, toggle())
   NXV_ENTRY("transpose.tile", transpose.tile, u32())
   NXV_ENTRY("transpose.rows", transpose.rows, u32())
   NXV_ENTRY("transpose.vec", transpose.vec, u32())

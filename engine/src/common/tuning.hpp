@@ -53,7 +53,6 @@ struct FftTuning {
 
 struct SortTuning {
   uint32_t radix_items = 0, radix_workgroup = 0;  // sort.radix_items / .radix_workgroup (0: the first that fits)
-  Toggle onesweep = Toggle::Auto;  // sort.onesweep=0/1: one sweep a digit (decoupled look-back); Auto: GPUs
 };
 
 struct TransposeTuning {

@@ -5,7 +5,6 @@
 
 #include "common/tuning.hpp"
 #include "device/device_impl.hpp"
-#include "device/device_profile.hpp"
 #include "exec/linear_plan.hpp"
 #include "memory/copy.hpp"
 #include "ops/sort/sort_keys.hpp"
@@ -78,15 +77,13 @@ struct RadixHistogramVariant {
   static constexpr const char* kTemplate = "radix_histogram";
   DType in = DType::F32;
   bool descending = false;
-  bool onesweep = false;  // every pass's counts of the rows at once
 
-  auto fields() const { return std::tie(in, descending, onesweep); }
+  auto fields() const { return std::tie(in, descending); }
 
   KernelKey source() const {
     KernelKey key;
     key.name = kTemplate;
     add_common(key, 256, in, descending, std::nullopt);
-    key.defines.emplace_back("ONESWEEP", onesweep ? "1" : "0");
     return key;
   }
 
@@ -94,8 +91,7 @@ struct RadixHistogramVariant {
     std::vector<RadixHistogramVariant> all;
     for (DType in : kAllDTypes)
       if (sortable(in))
-        for (bool descending : {false, true})
-          for (bool onesweep : {false, true}) all.push_back({in, descending, onesweep});
+        for (bool descending : {false, true}) all.push_back({in, descending});
     return all;
   }
 };
@@ -106,24 +102,18 @@ struct RadixScanVariant {
   static constexpr const char* kTemplate = "radix_scan";
   bool bases = false;
   bool serial = false;
-  bool clear = false;  // zeroes words (a one-sweep sort's counts)
 
-  auto fields() const { return std::tie(bases, serial, clear); }
+  auto fields() const { return std::tie(bases, serial); }
 
   KernelKey source() const {
     KernelKey key;
     key.name = kTemplate;
     key.workgroup_size = kScanWorkgroup;
-    key.defines = {{"WG", std::to_string(kScanWorkgroup)},
-                   {"BASES", bases ? "1" : "0"},
-                   {"SERIAL", serial ? "1" : "0"},
-                   {"CLEAR", clear ? "1" : "0"}};
+    key.defines = {{"WG", std::to_string(kScanWorkgroup)}, {"BASES", bases ? "1" : "0"}, {"SERIAL", serial ? "1" : "0"}};
     return key;
   }
 
-  static std::vector<RadixScanVariant> declared(const DeviceInfo&) {
-    return {{false, false, false}, {false, true, false}, {true, false, false}, {false, false, true}};
-  }
+  static std::vector<RadixScanVariant> declared(const DeviceInfo&) { return {{false, false}, {false, true}, {true, false}}; }
 };
 
 // radix_scatter.comp: one digit's pass moving keys (and, with `arg`, indices) to their places;
@@ -135,9 +125,8 @@ struct RadixScatterVariant {
   ScatterConfig cfg;
   bool arg = false, first = false, last = false;
   std::optional<DType> index_type;  // set where arg and last
-  bool onesweep = false;            // its place among the row's tiles by decoupled look-back
 
-  auto fields() const { return std::tie(in, descending, cfg, arg, first, last, index_type, onesweep); }
+  auto fields() const { return std::tie(in, descending, cfg, arg, first, last, index_type); }
 
   KernelKey source() const {
     KernelKey key;
@@ -153,7 +142,6 @@ struct RadixScatterVariant {
     d.emplace_back("ARG", arg ? "1" : "0");
     d.emplace_back("FIRST", first ? "1" : "0");
     d.emplace_back("LAST", last ? "1" : "0");
-    d.emplace_back("ONESWEEP", onesweep ? "1" : "0");
     if (index_type) add_index_store_defines(d, *index_type);
     return key;
   }
@@ -173,10 +161,8 @@ struct RadixScatterVariant {
         }
         for (bool descending : {false, true})
           for (auto [first, last] : pass_kinds(dtype_size(in)))
-            for (bool onesweep : {false, true})
-              if (!onesweep || !cfg.match_shared)
-                all.push_back({in, descending, cfg, arg, first, last,
-                               arg && last ? std::optional<DType>(DType::S64) : std::nullopt, onesweep});
+            all.push_back({in, descending, cfg, arg, first, last,
+                           arg && last ? std::optional<DType>(DType::S64) : std::nullopt});
       }
     }
     return all;
@@ -231,91 +217,51 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
   uint64_t tiles_per_row = (n + cfg.tile() - 1) / cfg.tile();
   size_t key_bytes = dtype_size(in.type);
   uint32_t passes = uint32_t(key_bytes);
-  uint64_t tiles = rows * tiles_per_row;
-  // One sweep a digit where tiles may wait on earlier ones (GPUs; CPU drivers run workgroups
-  // in turn) and counts fit a status word's 30 bits.
-  Toggle choice = tuning().sort.onesweep;
-  bool onesweep = !cfg.match_shared && n < (1ull << 30) &&
-                  (choice == Toggle::On || (choice == Toggle::Auto && !cpu_paths(core.profile())));
-  // One sweep: every pass's tile statuses, then every pass's counts and tickets.
-  uint64_t count_words = uint64_t(passes) * rows * 256 + passes;
-  uint32_t hist_slot = a.builder.bind(scratch(impl, (onesweep ? passes : 1) * rows * 256 * tiles_per_row * 4));
-  uint32_t bases_slot = a.builder.bind(scratch(impl, (onesweep ? count_words : rows * 256) * 4));
+  uint32_t hist_slot = a.builder.bind(scratch(impl, rows * 256 * tiles_per_row * 4));
+  uint32_t bases_slot = a.builder.bind(scratch(impl, rows * 256 * 4));
   uint32_t key_tmp[2] = {0, 0}, idx_tmp[2] = {0, 0};
   for (uint32_t i = 0; i < std::min<uint32_t>(2, passes - 1); ++i) {
     key_tmp[i] = a.builder.bind(scratch(impl, total * key_bytes));
     if (arg) idx_tmp[i] = a.builder.bind(scratch(impl, total * 4));
   }
 
-  const Kernel& histogram = impl.kernels.get(RadixHistogramVariant{in.type, attrs.descending, onesweep});
+  const Kernel& histogram = impl.kernels.get(RadixHistogramVariant{in.type, attrs.descending});
   // Rows of few tiles: an invocation per segment rather than a workgroup.
   bool serial_scan = tiles_per_row <= kSerialScanTiles;
   auto scatter_kernel = [&](bool first, bool last) -> const Kernel& {
     std::optional<DType> index_type = arg && last ? std::optional<DType>(a.out.type) : std::nullopt;
-    return impl.kernels.get(RadixScatterVariant{in.type, attrs.descending, cfg, arg, first, last, index_type, onesweep});
+    return impl.kernels.get(RadixScatterVariant{in.type, attrs.descending, cfg, arg, first, last, index_type});
   };
 
   RadixPush push{};
   push.rows = uint32_t(rows), push.n = uint32_t(n), push.tiles_per_row = uint32_t(tiles_per_row);
   push.tile = cfg.tile(), push.segments = uint32_t(rows * 256);
+  uint64_t tiles = rows * tiles_per_row;
   BufferRef keys_in{keys_slot, uint64_t(keys.offset) * key_bytes};
   BufferRef idx_in{};
-  if (onesweep) {
-    // The counts and tickets zeroed; every pass's counts (and the statuses zeroed); the digits'
-    // bases of each (pass, row).
-    RadixPush clear = push;
-    clear.segments = uint32_t(count_words);
-    Launch& z = a.builder.launch(impl.kernels.get(RadixScanVariant{false, false, true}),
-                                 {workgroups_for(core, count_words, kScanWorkgroup), 1, 1}, clear,
-                                 {{offsetof(RadixPush, hist), BufferRef{bases_slot, 0}}});
-    a.builder.use(z, bases_slot, Access::Write);
-    RadixPush all = push;
-    all.passes = passes;
-    Launch& h = a.builder.launch(histogram, {workgroups_for(core, tiles * 256, 256), 1, 1}, all,
-                                 {{offsetof(RadixPush, keys_in), keys_in},
-                                  {offsetof(RadixPush, hist), BufferRef{hist_slot, 0}},
-                                  {offsetof(RadixPush, bases), BufferRef{bases_slot, 0}}});
-    a.builder.use(h, keys_in.slot, Access::Read);
-    a.builder.use(h, bases_slot, Access::Read);
-    a.builder.use(h, bases_slot, Access::Write);
-    a.builder.use(h, hist_slot, Access::Write);
-    RadixPush segments = push;
-    segments.rows = uint32_t(passes * rows);
-    Launch& b = a.builder.launch(impl.kernels.get(RadixScanVariant{true, false, false}),
-                                 {workgroups_for(core, passes * rows * kScanWorkgroup, kScanWorkgroup), 1, 1}, segments,
-                                 {{offsetof(RadixPush, bases), BufferRef{bases_slot, 0}}});
-    a.builder.use(b, bases_slot, Access::Read);
-    a.builder.use(b, bases_slot, Access::Write);
-  }
   for (uint32_t p = 0; p < passes; ++p) {
     bool first = p == 0, last = p + 1 == passes;
     push.shift = 8 * p;
     BufferRef hist{hist_slot, 0}, bases{bases_slot, 0};
-    if (onesweep) {
-      hist.byte_offset = uint64_t(p) * tiles * 256 * 4;
-      bases.byte_offset = uint64_t(p) * rows * 256 * 4;
-      push.counter = uint32_t(count_words - passes + p - uint64_t(p) * rows * 256);
-    }
-    if (!onesweep) {
-      Launch& h = a.builder.launch(histogram, {workgroups_for(core, tiles * 256, 256), 1, 1}, push,
-                                   {{offsetof(RadixPush, keys_in), keys_in}, {offsetof(RadixPush, hist), hist}});
-      a.builder.use(h, keys_in.slot, Access::Read);
-      a.builder.use(h, hist_slot, Access::Write);
 
-      const Kernel& scan = impl.kernels.get(RadixScanVariant{false, serial_scan, false});
-      uint64_t scan_threads = rows * 256 * (serial_scan ? 1 : kScanWorkgroup);
-      Launch& s = a.builder.launch(scan, {workgroups_for(core, scan_threads, kScanWorkgroup), 1, 1}, push,
-                                   {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
-      a.builder.use(s, hist_slot, Access::Read);
-      a.builder.use(s, hist_slot, Access::Write);
-      a.builder.use(s, bases_slot, Access::Write);
+    Launch& h = a.builder.launch(histogram, {workgroups_for(core, tiles * 256, 256), 1, 1}, push,
+                                 {{offsetof(RadixPush, keys_in), keys_in}, {offsetof(RadixPush, hist), hist}});
+    a.builder.use(h, keys_in.slot, Access::Read);
+    a.builder.use(h, hist_slot, Access::Write);
 
-      const Kernel& base_scan = impl.kernels.get(RadixScanVariant{true, false, false});
-      Launch& b = a.builder.launch(base_scan, {workgroups_for(core, rows * kScanWorkgroup, kScanWorkgroup), 1, 1}, push,
-                                   {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
-      a.builder.use(b, bases_slot, Access::Read);
-      a.builder.use(b, bases_slot, Access::Write);
-    }
+    const Kernel& scan = impl.kernels.get(RadixScanVariant{false, serial_scan});
+    uint64_t scan_threads = rows * 256 * (serial_scan ? 1 : kScanWorkgroup);
+    Launch& s = a.builder.launch(scan, {workgroups_for(core, scan_threads, kScanWorkgroup), 1, 1}, push,
+                                 {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
+    a.builder.use(s, hist_slot, Access::Read);
+    a.builder.use(s, hist_slot, Access::Write);
+    a.builder.use(s, bases_slot, Access::Write);
+
+    const Kernel& base_scan = impl.kernels.get(RadixScanVariant{true, false});
+    Launch& b = a.builder.launch(base_scan, {workgroups_for(core, rows * kScanWorkgroup, kScanWorkgroup), 1, 1}, push,
+                                 {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
+    a.builder.use(b, bases_slot, Access::Read);
+    a.builder.use(b, bases_slot, Access::Write);
 
     BufferRef keys_out{last ? sorted_slot : key_tmp[p % 2], 0};
     BufferRef idx_out{last ? sorted_slot : idx_tmp[p % 2], 0};
@@ -333,10 +279,6 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(sc, keys_in.slot, Access::Read);
     a.builder.use(sc, hist_slot, Access::Read);
     a.builder.use(sc, bases_slot, Access::Read);
-    if (onesweep) {  // statuses published, tickets taken
-      a.builder.use(sc, hist_slot, Access::Write);
-      a.builder.use(sc, bases_slot, Access::Write);
-    }
     if (arg && !first) a.builder.use(sc, idx_in.slot, Access::Read);
     if (!arg || !last) a.builder.use(sc, keys_out.slot, Access::Write);
     if (arg) a.builder.use(sc, idx_out.slot, Access::Write);

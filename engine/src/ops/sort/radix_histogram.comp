@@ -1,7 +1,7 @@
 // LSD radix sort, digit pass 1 of 3: every tile's count of each 8-bit digit of the keys
 // (sort_keys.glsl), written to hist[(row * 256 + digit) * tiles_per_row + tile]. Counting is
 // order-free, so shared atomics give deterministic counts.
-// Defines: WG, ONESWEEP, RAW, RAW_ALIGN, and sort_keys.glsl's.
+// Defines: WG, RAW, RAW_ALIGN, and sort_keys.glsl's.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -27,38 +27,6 @@ layout(push_constant, std430) uniform Params { RadixPush pc; };
 layout(buffer_reference, std430, buffer_reference_align = RAW_ALIGN) readonly buffer KeyBuf { RAW v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) writeonly buffer CountBuf { uint v[]; };
 
-#if ONESWEEP
-shared uint s_hist[256 * 8];  // every pass's digits (8 passes at most: 64-bit keys)
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer AtomicBuf { uint v[]; };
-
-// ONESWEEP: every digit pass's counts of the whole row at once (global atomics from each
-// tile's shared counts), and the passes' tile statuses of this tile zeroed.
-void main() {
-  uint tid = gl_LocalInvocationID.x;
-  KeyBuf keys = KeyBuf(pc.keys_in);
-  AtomicBuf counts = AtomicBuf(pc.bases);
-  CountBuf status = CountBuf(pc.hist);
-  uint tiles = pc.rows * pc.tiles_per_row, words = pc.passes * 256u;
-  for (uint tile = gl_WorkGroupID.x; tile < tiles; tile += gl_NumWorkGroups.x) {
-    for (uint d = tid; d < words; d += uint(WG)) s_hist[d] = 0u;
-    barrier();
-    uint row = tile / pc.tiles_per_row, t = tile - row * pc.tiles_per_row;
-    uint start = t * pc.tile, end = min(start + pc.tile, pc.n);
-    uint base = row * pc.n;
-    for (uint k = start + tid; k < end; k += uint(WG)) {
-      KEY key = KEY(keys.v[base + k]);
-      for (uint p = 0u; p < pc.passes; ++p) atomicAdd(s_hist[p * 256u + nxv_sort_digit(key, 8u * p)], 1u);
-    }
-    barrier();
-    for (uint j = tid; j < words; j += uint(WG)) {
-      uint p = j / 256u, d = j % 256u, c = s_hist[j];
-      if (c != 0u) atomicAdd(counts.v[(p * pc.rows + row) * 256u + d], c);
-      status.v[(p * tiles + tile) * 256u + d] = 0u;
-    }
-    barrier();  // the next tile clears s_hist
-  }
-}
-#else
 shared uint s_hist[256];
 
 void main() {
@@ -78,4 +46,3 @@ void main() {
     barrier();  // the next tile clears s_hist
   }
 }
-#endif

@@ -3,8 +3,7 @@
 // a workgroup (tiles of WG * 4 counts, a Hillis-Steele scan of the invocations' totals, a
 // carry from tile to tile), or with SERIAL (rows of few tiles) by one invocation. BASES=1: a
 // workgroup per row turns the row's 256 digit totals into exclusive prefixes. No workgroup
-// waits on another. CLEAR=1 zeroes the first `segments` words of hist (a one-sweep sort's
-// counts). Defines: WG (>= 256 for BASES), BASES, SERIAL, CLEAR.
+// waits on another. Defines: WG (>= 256 for BASES), BASES, SERIAL.
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -35,9 +34,7 @@ void main() {
   uint tid = gl_LocalInvocationID.x;
   CountBuf hist = CountBuf(pc.hist);
   CountBuf bases = CountBuf(pc.bases);
-#if CLEAR
-  for (uint i = gl_GlobalInvocationID.x; i < pc.segments; i += gl_NumWorkGroups.x * uint(WG)) hist.v[i] = 0u;
-#elif BASES
+#if BASES
   for (uint row = gl_WorkGroupID.x; row < pc.rows; row += gl_NumWorkGroups.x) {
     uint v = tid < 256u ? bases.v[row * 256u + tid] : 0u;
     s_tot[tid] = v;

@@ -13,9 +13,7 @@
 //    neighbouring invocations write neighbouring addresses of a digit's run: the row's digit
 //    base + the tile's prefix (radix_scan.comp) + the slot's offset in the digit's run.
 // No workgroup waits on another.
-// ONESWEEP (with subgroup ops): a tile's place among the row's tiles by decoupled look-back
-// over their published counts (radix_histogram.comp's ONESWEEP counts the row's digits).
-// Defines: WG, ITEMS, ONESWEEP, GROUPS (most groups per workgroup), MATCH_SHARED, GROUP, KW (words of a
+// Defines: WG, ITEMS, GROUPS (most groups per workgroup), MATCH_SHARED, GROUP, KW (words of a
 // key in shared memory), SHARED_WORDS, RAW, RAW_ALIGN, ARG, FIRST (indices are the positions in
 // the row), LAST (ARG: write only the indices, in OUT_STORE through STORE_IDX(v)), and
 // sort_keys.glsl's.
@@ -24,9 +22,6 @@
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-#if ONESWEEP
-#extension GL_KHR_memory_scope_semantics : require
-#endif
 #if !MATCH_SHARED
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -69,13 +64,6 @@ shared uint s_next[256];   // the digit's next free slot (also scratch of the di
 shared uint s_out[256];    // where the tile's run of the digit goes in the row
 #if MATCH_SHARED
 shared uint s_digit[WG];
-#endif
-#if ONESWEEP
-// A tile's status word a digit: its count (kAggregate) or its inclusive prefix over the row's
-// tiles (kInclusive) in the low 30 bits; 0 until published.
-const uint kAggregate = 1u << 30, kInclusive = 2u << 30, kFlags = 3u << 30;
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer StatusBuf { uint v[]; };
-shared uint s_ticket;
 #endif
 
 void put_key(uint slot, RAW key) {
@@ -130,18 +118,7 @@ void main() {
   uint group = gl_SubgroupID, groups = gl_NumSubgroups;
 #endif
   uint tiles = pc.rows * pc.tiles_per_row;
-#if ONESWEEP
-  StatusBuf status = StatusBuf(pc.hist);
-  StatusBuf ticket = StatusBuf(pc.bases);
-  for (;;) {
-    // Tiles in the order of their tickets: a tile's predecessors have all begun before it.
-    if (tid == 0u) s_ticket = atomicAdd(ticket.v[pc.counter], 1u);
-    barrier();
-    uint tile = s_ticket;
-    if (tile >= tiles) break;
-#else
   for (uint tile = gl_WorkGroupID.x; tile < tiles; tile += gl_NumWorkGroups.x) {
-#endif
     uint row = tile / pc.tiles_per_row, t = tile - row * pc.tiles_per_row;
     uint base = row * pc.n;
     uint start = t * pc.tile, end = min(start + pc.tile, pc.n);
@@ -213,10 +190,8 @@ void main() {
     // Registers hold the keys and their slots only (a key's digit is recomputed where needed).
     const uint lane = gl_SubgroupInvocationID, run_len = uint(ITEMS) * gl_SubgroupSize;
     const uint first_k = start + group * run_len + lane;
-#if !ONESWEEP
     for (uint d = tid; d < 256u; d += uint(WG))
       s_out[d] = bases.v[row * 256u + d] + hist.v[(row * 256u + d) * pc.tiles_per_row + t];
-#endif
     for (uint j = tid; j < groups * 256u; j += uint(WG)) s_buf[j] = 0u;
     RAW key[ITEMS];
 #if ARG
@@ -260,34 +235,6 @@ void main() {
         run += c;
       }
       s_start[d] = run;
-#if ONESWEEP
-      // Decoupled look-back: the tile's count of the digit published (inclusive in a row's
-      // first tile), the earlier tiles' counts summed back to one that published its inclusive
-      // prefix, then this tile's inclusive prefix published.
-      uint at = tile * 256u + d;
-      atomicStore(status.v[at], (t == 0u ? kInclusive : kAggregate) | run, gl_ScopeDevice, 0, 0);
-      uint before = 0u;
-      if (t > 0u) {
-        // Eight earlier tiles' words at a time (their loads in flight together), summed back to
-        // an inclusive prefix; polled again from the first that is not yet published. The
-        // row's first tile is inclusive: no load reaches before it.
-        const uint first_tile = tile - t;
-        uint j = tile;  // the tiles before j are still to be summed
-        for (bool found = false; !found;) {
-          uint v[8];
-          [[unroll]] for (uint w = 0u; w < 8u; ++w)
-            v[w] = atomicLoad(status.v[max(j - 1u - min(w, j - 1u - first_tile), first_tile) * 256u + d], gl_ScopeDevice, 0, 0);
-          [[unroll]] for (uint w = 0u; w < 8u; ++w) {
-            if (found || (v[w] & kFlags) == 0u) break;
-            before += v[w] & ~kFlags;
-            found = (v[w] & kInclusive) != 0u;
-            --j;
-          }
-        }
-        atomicStore(status.v[at], kInclusive | (before + run), gl_ScopeDevice, 0, 0);
-      }
-      s_out[d] = bases.v[row * 256u + d] + before;
-#endif
     }
     barrier();
     exclusive_digit_scan();

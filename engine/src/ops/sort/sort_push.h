@@ -35,13 +35,7 @@ NXV_STRUCT(RadixPush) {
   NXV_U32 tiles_per_row;
   NXV_U32 tile;
   NXV_U32 shift;     // the digit: bits [shift, shift + 8) of the key
-  NXV_U32 segments;  // radix_scan: rows * 256 (CLEAR: words to zero)
-  // One sweep a pass (ONESWEEP): the histogram kernel counts all `passes` digits at once into
-  // bases[(pass * rows + row) * 256 + digit] and zeroes the passes' tile statuses, hist[(pass *
-  // rows * tiles_per_row + tile) * 256 + digit]; each scatter pass takes its tiles in the order
-  // of a ticket, bases[counter] (its pass's counts region as `bases`, its statuses as `hist`).
-  NXV_U32 passes;
-  NXV_U32 counter;
+  NXV_U32 segments;  // radix_scan: rows * 256
 };
 
 #endif
