@@ -64,6 +64,23 @@ defmodule Nx.Vulkan.Compiler.Runner do
     env |> bind(outputs, refs) |> shared(outputs)
   end
 
+  # A counted loop in one launch: its entry's program runs on the state's buffers as they are
+  # (its parameters are the state, in order, and it donates none).
+  defp run_step(
+         {:host, s, {{:loop_kernel, {:program, p}}, _} = action, inputs, _templates, specs},
+         env,
+         _device
+       ) do
+    refs =
+      p.program
+      |> NIF.program_run(Enum.map(inputs, &Map.fetch!(env, &1)) ++ p.captures)
+      |> Error.unwrap!()
+
+    outputs = Enum.map(0..(length(specs) - 1)//1, &{:host, s, &1})
+    constants = Map.get(env, :constants, MapSet.new())
+    env |> bind(outputs, refs) |> shared(passed_through(action, inputs, outputs, constants))
+  end
+
   defp run_step({:host, s, action, inputs, templates, specs}, env, device) do
     constants = Map.get(env, :constants, MapSet.new())
 
