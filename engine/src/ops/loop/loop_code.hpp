@@ -439,8 +439,9 @@ class LoopCode {
   // The stride an elementwise phase over n elements takes: that of an array it reads at its own
   // elements which a phase since the last barrier wrote at a stride above 1 (no barrier then),
   // where one pass covers them; else 1.
-  uint32_t stride_for(const std::vector<std::string>& own_reads, int64_t n) const {
-    for (const auto& name : own_reads) {
+  uint32_t stride_for(const std::vector<std::pair<std::string, bool>>& reads, int64_t n) const {
+    for (const auto& [name, own] : reads) {
+      if (!own) continue;
       auto it = written_.find(name);
       if (it != written_.end() && it->second > 1 && uint64_t(n) * it->second <= kWorkgroup) return it->second;
     }
@@ -476,26 +477,22 @@ class LoopCode {
     uint32_t k = array(node.out, batched);
     refs_[v] = Ref{false, k, layout(node.out), batched};
     std::string args, loads;
-    std::vector<std::string> own_reads;
+    std::vector<std::pair<std::string, bool>> shared_reads;  // an array, and whether at its own element
     bool indexed = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const Ref& r = *refs_[node.inputs[i]];
       if (!broadcasts_to(r.view, node.out.shape)) refuse("an elementwise operand that does not broadcast to its result");
       std::string index = index_of(r, node.out.shape, batched);
-      if (!r.global && index == "e") own_reads.push_back(name_of(r));
+      if (!r.global) shared_reads.emplace_back(name_of(r), index == "e");
       indexed |= index != "e";
       loads += "      " + glsl_scalar_register_type(in[i]) + " x" + std::to_string(i) + " = " + read(r, index) + ";\n";
       args += (i ? ", x" : "x") + std::to_string(i);
     }
     const int64_t count = elements(node.out.shape, batched);
-    const uint32_t stride = stride_for(own_reads, count);
+    const uint32_t stride = stride_for(shared_reads, count);
     Accesses reads;
-    for (uint32_t x : node.inputs) {
-      const Ref& r = *refs_[x];
-      if (r.global) continue;
-      bool own = std::find(own_reads.begin(), own_reads.end(), name_of(r)) != own_reads.end() &&
-                 index_of(r, node.out.shape, batched) == "e";
-      auto [it, fresh] = reads.emplace(name_of(r), own ? stride : 0);
+    for (const auto& [name, own] : shared_reads) {
+      auto [it, fresh] = reads.emplace(name, own ? stride : 0);
       if (!fresh && it->second != (own ? stride : 0)) it->second = 0;
     }
     phase(reads, {{name_of(*refs_[v]), stride}},
@@ -579,7 +576,7 @@ class LoopCode {
         if (!broadcasts_to(r.view, spec.shape)) refuse("a next state that does not broadcast to its state");
         std::string index = index_of(r, spec.shape, batched);
         const int64_t count = elements(spec.shape, batched);
-        const uint32_t stride = !r.global && index == "e" ? stride_for({name_of(r)}, count) : 1;
+        const uint32_t stride = !r.global ? stride_for({{name_of(r), index == "e"}}, count) : 1;
         Accesses reads;
         if (!r.global) reads[name_of(r)] = index == "e" ? stride : 0;
         phase(reads, {{"nxv_a" + std::to_string(source), stride}},
@@ -593,7 +590,7 @@ class LoopCode {
     }
     for (auto [to, from] : copies) {
       const std::string name = "nxv_a" + std::to_string(from);
-      const uint32_t stride = stride_for({name}, arrays_[to].size);
+      const uint32_t stride = stride_for({{name, true}}, arrays_[to].size);
       phase({{name, stride}}, {{"nxv_a" + std::to_string(to), stride}}, loop_over(arrays_[to].size, stride) + "      nxv_a" + std::to_string(to) + "[e] = nxv_a" + std::to_string(from) +
                 "[e];\n    }\n");
     }

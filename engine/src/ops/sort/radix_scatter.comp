@@ -237,8 +237,7 @@ void main() {
       s_start[d] = run;
     }
     barrier();
-    exclusive_digit_scan();
-    barrier();
+    exclusive_digit_scan();  // s_next is final at its last barrier
     [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
       uint digit = nxv_sort_digit(KEY(key[r]), pc.shift);
       slot[r] += s_next[digit] + s_buf[group * 256u + digit];
