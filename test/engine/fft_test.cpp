@@ -216,6 +216,7 @@ TEST(Fft, C64RowsInFloatAgainstALongDoubleDft) {
       {"float_2048_padded_from_1500", {2, 1500}, {}, 1, 2048},
       {"float_128_truncated_first_axis", {200, 3}, {}, 0, 128},
       {"float_transposed_512", {512, 3}, {1, 0}, 1, 512},
+      {"float_37_rows_of_64_a_partial_batch", {37, 64}, {}, 1, 64},
   };
   uint32_t seed = sample_seed();
   for (bool inverse : {false, true})
@@ -223,6 +224,11 @@ TEST(Fft, C64RowsInFloatAgainstALongDoubleDft) {
       run_case(*dev, c, DType::C64, DType::C64, inverse, seed++);
       run_case(*dev, c, DType::F32, DType::C64, inverse, seed++);
     }
+  {
+    // A smaller workgroup (MAX_N 512): another first radix, batches of 8, 4 and 1 rows.
+    ScopedTuning smaller("fft.shared_max", "512");
+    for (size_t i : {0, 3, 4, 5}) run_case(*dev, cases[i], DType::C64, DType::C64, i % 2 == 0, seed++);
+  }
   if (dev->has(kCapFloat64)) {
     ScopedTuning in_double("fft.c64_in_double", "1");
     for (const FftCase& c : cases) run_case(*dev, c, DType::C64, DType::C64, false, seed++);

@@ -66,10 +66,10 @@ uint32_t max_pow2_for(const DeviceInfo& info) {
   return max_pow2;
 }
 
-// The longest row fft_pow2_f32.comp holds: MAX_N complex floats and MAX_N / 4 twiddles (with
-// one slot of padding per 32).
+// The longest row fft_pow2_f32.comp holds: MAX_N complex floats (with one slot of padding per
+// 16) and MAX_N / 4 twiddles (one per 32).
 uint32_t max_pow2_f32_for(const DeviceInfo& info) {
-  auto bytes = [](uint64_t m) { return 8 * (m + m / 4 + m / 128); };
+  auto bytes = [](uint64_t m) { return 8 * (m + m / 16 + m / 4 + m / 128 + 1); };
   uint32_t max_pow2 = 1;
   while (bytes(uint64_t(max_pow2) * 2) <= std::min<uint32_t>(info.max_shared_memory, 65536)) max_pow2 *= 2;
   const FftTuning& tuned = tuning().fft;
@@ -165,17 +165,20 @@ struct FftPow2Variant {
   }
 };
 
-// fft_pow2_f32.comp: c64 rows in float, a workgroup per row in shared memory.
+// fft_pow2_f32.comp: c64 rows in float, a workgroup per MAX_N elements in shared memory (a row,
+// or several short ones), 16 elements an invocation.
 struct FftPow2F32Variant {
   static constexpr const char* kTemplate = "fft_pow2_f32";
   DType in = DType::C64;
   uint32_t max_pow2 = 2;
 
+  uint32_t per_invocation() const { return std::min<uint32_t>(16, max_pow2); }
+  uint32_t workgroup() const { return max_pow2 / per_invocation(); }
   auto fields() const { return std::tie(in, max_pow2); }
   KernelKey source() const {
     KernelKey key;
     key.name = kTemplate;
-    key.workgroup_size = kRadix2Workgroup;
+    key.workgroup_size = workgroup();
     auto& d = key.defines;
     fold_features({DType::C64, in}, AccType::F32).add_defines(d);
     add_buffer_defines(d, "OUT", DType::C64);
@@ -188,7 +191,8 @@ struct FftPow2F32Variant {
       d.emplace_back("LOAD_IN(x)", glsl_load(in, AccType::F32));
     }
     d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
-    d.emplace_back("WG", std::to_string(kRadix2Workgroup) + "u");
+    d.emplace_back("PER_INVOCATION", std::to_string(per_invocation()));
+    d.emplace_back("WG", std::to_string(workgroup()) + "u");
     append_glsl_use_defines(d);
     return key;
   }
@@ -372,10 +376,12 @@ class FftFamily final : public Family {
       return;
     }
     if (runs_in_float(out.type, in.type, n, core.info())) {
-      // Up to 512 workgroups (a wave on large GPUs), each computing its twiddles once for its rows.
-      uint32_t groups = uint32_t(std::min<uint64_t>({rows, core.info().max_workgroup_count[0], 512}));
-      launch(kernels.get(FftPow2F32Variant{in.type, max_pow2_f32_for(core.info())}), total, groups, 0, std::nullopt,
-             true, true, params);
+      // Up to 512 workgroups (a wave on large GPUs), each computing its twiddles once for its
+      // batches of MAX_N / n rows.
+      FftPow2F32Variant variant{in.type, max_pow2_f32_for(core.info())};
+      uint64_t batches = (rows + variant.max_pow2 / n - 1) / (variant.max_pow2 / n);
+      uint32_t groups = uint32_t(std::min<uint64_t>({batches, core.info().max_workgroup_count[0], 512}));
+      launch(kernels.get(variant), total, groups, 0, std::nullopt, true, true, params);
       return;
     }
     if (!global) {

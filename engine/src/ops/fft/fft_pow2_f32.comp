@@ -1,10 +1,14 @@
-// fft and ifft into c64 of power-of-two length n (2 <= n <= MAX_N) in float: a workgroup per
-// row in shared memory, the radix-2 transform of fft_pow2.comp with the same butterflies in the
-// same order, run three stages at a time in registers (a group of 8 elements closed under
-// them), so that shared memory is read and written once per three stages. The twiddles are
-// computed once per workgroup into shared memory (a quarter turn's, the rest by exact quarter
-// turns), each within about an ulp of float (fft_twiddle_f32.glsl). Components with |x| <= eps are stored as 0, as Nx.BinaryBackend does.
-// Defines: those of dft.comp (in float: LOAD_IN converts to float), MAX_N, WG.
+// fft and ifft into c64 of power-of-two length n (64 <= n <= MAX_N) in float, by Stockham's
+// autosort transform: each pass takes a group of R elements n / R apart (R = 16, the first pass
+// the remainder), applies the twiddles of the radices before it, transforms them in registers
+// and stores them R apart in the next order, so that the first pass reads the input and the
+// last writes the output, both coalesced, and shared memory carries the passes between (two
+// for rows of 4096 where radix 2 took twelve stages). A workgroup holds MAX_N elements: one row,
+// or MAX_N / n rows at a time. The twiddles are computed once per workgroup into shared memory
+// (a quarter turn's, the rest by exact quarter turns), each within about an ulp of float
+// (fft_twiddle_f32.glsl). Components with |x| <= eps are stored as 0, as Nx.BinaryBackend does.
+// Defines: those of dft.comp (in float: LOAD_IN converts to float), MAX_N, PER_INVOCATION (the
+// elements an invocation holds: the largest radix, 16 but on tiny MAX_N), WG (MAX_N / it).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -35,24 +39,73 @@ layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly b
 #include "fft_layout.glsl"
 #include "fft_twiddle_f32.glsl"
 
-shared vec2 buf[MAX_N];
+#define E PER_INVOCATION
+
+// The rows of a pass, one slot of padding per 16 so that groups stored R apart spread over the
+// banks.
+shared vec2 buf[MAX_N + MAX_N / 16u];
 // The first quarter of the forward or inverse twiddles of n (the rest are its quarter turns),
 // one slot of padding per 32 so that strided lookups spread over the banks.
-shared vec2 tw[MAX_N / 4 + MAX_N / 128];
+shared vec2 tw[MAX_N / 4u + MAX_N / 128u + 1u];
 
-// buf's slot of element i: the low 5 bits xor the next 5, so that the bit-reversed loads and
-// the rounds' strided groups spread over the banks (a permutation within each 32 elements).
-uint slot(uint i) { return i ^ ((i >> 5u) & 31u); }
+uint slot(uint i) { return i + (i >> 4u); }
 uint tw_slot(uint k) { return k + (k >> 5u); }
 
-// Twiddle k < n / 2 of the transform's direction.
-vec2 twiddle(uint k, uint quarter_bits, bool inverse) {
-  vec2 w = tw[tw_slot(k & ((1u << quarter_bits) - 1u))];
-  if ((k >> quarter_bits) == 0u) return w;
-  return inverse ? vec2(-w.y, w.x) : vec2(w.y, -w.x);
+// The groups an invocation holds, R elements each, in registers.
+vec2 v[E];
+
+// The launch's constants.
+FftParams prm;
+InBuf x;
+OutBuf y;
+uint n, bits, row_bits, batch_first;  // rows of a batch: 2^row_bits, the first batch_first
+bool inverse;
+
+// w_n^e for e < n in the transform's direction.
+vec2 twiddle(uint e) {
+  uint q = e >> (bits - 2u);
+  vec2 w = tw[tw_slot(e & ((1u << (bits - 2u)) - 1u))];
+  if ((q & 2u) != 0u) w = -w;
+  if ((q & 1u) != 0u) w = inverse ? vec2(-w.y, w.x) : vec2(w.y, -w.x);
+  return w;
 }
 
-vec2 input_at(InBuf x, uint len, uint base, uint stride, uint j) {
+vec2 cmul(vec2 a, vec2 w) { return vec2(a.x * w.x - a.y * w.y, a.x * w.y + a.y * w.x); }
+
+// w_16^m (forward: exp(-2 pi i m / 16)) for m < 8, rounded to float.
+const vec2 kW16[8] = vec2[](vec2(1.0, 0.0), vec2(0.92387953251128676, -0.38268343236508977),
+                            vec2(0.70710678118654752, -0.70710678118654752),
+                            vec2(0.38268343236508977, -0.92387953251128676), vec2(0.0, -1.0),
+                            vec2(-0.38268343236508977, -0.92387953251128676),
+                            vec2(-0.70710678118654752, -0.70710678118654752),
+                            vec2(-0.92387953251128676, -0.38268343236508977));
+
+// The R-point DFT of v[at .. at + R - 1] in place, by radix-2 decimation in frequency (the result
+// in bit-reversed order: see reversed()). Multiplications by 1 and quarter turns are exact.
+#define NXV_FFT_REGISTERS(R)                                                       \
+  void dft##R(const uint at) {                                                     \
+    [[unroll]] for (uint half_ = R / 2u; half_ >= 1u; half_ >>= 1u) {              \
+      [[unroll]] for (uint b = 0u; b < R; b += 2u * half_) {                       \
+        [[unroll]] for (uint m = 0u; m < half_; ++m) {                             \
+          vec2 a = v[at + b + m], c = v[at + b + m + half_];                       \
+          v[at + b + m] = a + c;                                                   \
+          vec2 d = a - c;                                                          \
+          uint k = m * (8u / half_);                                               \
+          if (k == 4u) d = inverse ? vec2(-d.y, d.x) : vec2(d.y, -d.x);            \
+          else if (k != 0u) {                                                      \
+            vec2 w = kW16[k];                                                      \
+            d = cmul(d, inverse ? vec2(w.x, -w.y) : w);                            \
+          }                                                                        \
+          v[at + b + m + half_] = d;                                               \
+        }                                                                          \
+      }                                                                            \
+    }                                                                              \
+  }
+
+// Position of output k of an R = 2^LR point dft##R.
+uint reversed(uint k, uint LR) { return (bitfieldReverse(k) >> (32u - LR)); }
+
+vec2 input_at(uint len, uint base, uint stride, uint j) {
   if (j >= len) return vec2(0.0);
 #if IN_COMPLEX
   return vec2(x.v[base + j * stride]);
@@ -61,82 +114,111 @@ vec2 input_at(InBuf x, uint len, uint base, uint stride, uint j) {
 #endif
 }
 
-vec2 cmul(vec2 a, vec2 w) { return vec2(a.x * w.x - a.y * w.y, a.x * w.y + a.y * w.x); }
-
-// Stages s .. s + R - 1 (halves 2^s ..) over the 2^R elements whose indices differ only in bits
-// s .. s + R - 1: fft_pow2.comp's butterflies of those stages, in its order within each stage.
-// Where a round has 32 or more groups per low part, neighbouring invocations take groups of the
-// same low part (their twiddles are one broadcast read); else of neighbouring low parts.
-#define NXV_FFT_ROUND(R)                                                                     \
-  void round##R(uint s, uint bits, bool inverse) {                                           \
-    const uint G = 1u << R;                                                                  \
-    uint high_bits = bits - s - R, low_mask = (1u << s) - 1u;                                \
-    bool by_high = high_bits >= 5u;                                                          \
-    for (uint g = gl_LocalInvocationID.x; g < (1u << (bits - R)); g += WG) {                 \
-      uint low = by_high ? g >> high_bits : g & low_mask;                                    \
-      uint high = by_high ? g & ((1u << high_bits) - 1u) : g >> s;                           \
-      uint base = low | (high << (s + R));                                                   \
-      vec2 v[G];                                                                             \
-      [[unroll]] for (uint j = 0u; j < G; ++j) v[j] = buf[slot(base | (j << s))];            \
-      [[unroll]] for (uint st = 0u; st < R; ++st) {                                          \
-        uint half_j = 1u << st, shift = s + st + 1u;                                         \
-        [[unroll]] for (uint j = 0u; j < G; ++j) {                                           \
-          if ((j & half_j) != 0u) continue;                                                  \
-          uint k = low | ((j & (half_j - 1u)) << s);                                         \
-          vec2 u = v[j], x = cmul(v[j | half_j], twiddle(k << (bits - shift), bits - 2u, inverse)); \
-          v[j] = u + x;                                                                      \
-          v[j | half_j] = u - x;                                                             \
-        }                                                                                    \
-      }                                                                                      \
-      [[unroll]] for (uint j = 0u; j < G; ++j) buf[slot(base | (j << s))] = v[j];            \
-    }                                                                                        \
+// One Stockham pass of radix R = 2^LR after radices multiplying to 2^ns_bits: an invocation's
+// group i is g = t + i WG, row g >> (bits - LR) of the batch, j = g mod n / R; it takes the
+// row's elements j + r n / R (from the input when first), times w_n^(j mod Ns) r n / (Ns R),
+// and stores their transform's k-th at (j / Ns) Ns R + j mod Ns + k Ns (to the output when
+// last). Between a pass's loads from buf and its stores, every invocation's loads are done.
+#define NXV_FFT_PASS(R, LR)                                                                       \
+  NXV_FFT_REGISTERS(R)                                                                            \
+  void pass##R(uint ns_bits, bool first, bool last) {                                            \
+    uint t = gl_LocalInvocationID.x, span_bits = bits - LR, ns_mask = (1u << ns_bits) - 1u;          \
+    uint in_step = prm.in_stride[prm.axis], out_step = fft_out_step(prm), len = prm.len;          \
+    if (first) {                                                                                  \
+      [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                              \
+        uint g = t + i * WG, row = batch_first + (g >> span_bits), j = g & ((1u << span_bits) - 1u);  \
+        uint in_base, out_base;                                                                   \
+        if (row < prm.rows) fft_row_bases(prm, row, in_base, out_base);                           \
+        [[unroll]] for (uint r = 0u; r < R; ++r)                                                  \
+          v[i * R + r] = row < prm.rows ? input_at(len, in_base, in_step, j + (r << span_bits)) : vec2(0.0); \
+      }                                                                                           \
+    } else {                                                                                      \
+      barrier();                                                                                  \
+      [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                              \
+        uint g = t + i * WG, at = (g >> span_bits) << bits, j = g & ((1u << span_bits) - 1u);        \
+        [[unroll]] for (uint r = 0u; r < R; ++r) v[i * R + r] = buf[slot(at + j + (r << span_bits))]; \
+      }                                                                                           \
+      barrier();                                                                                  \
+    }                                                                                             \
+    [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                                \
+      uint g = t + i * WG, j = g & ((1u << span_bits) - 1u);                                        \
+      if (ns_bits != 0u) {                                                                        \
+        uint e0 = (j & ns_mask) << (span_bits - ns_bits);                                           \
+        [[unroll]] for (uint r = 1u; r < R; ++r) v[i * R + r] = cmul(v[i * R + r], twiddle(e0 * r)); \
+      }                                                                                           \
+      dft##R(i * R);                                                                              \
+    }                                                                                             \
+    float eps = uintBitsToFloat(prm.eps32), scale = inverse ? 1.0 / float(n) : 1.0;               \
+    [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                                \
+      uint g = t + i * WG, row_l = g >> span_bits, j = g & ((1u << span_bits) - 1u);                  \
+      uint to = ((j >> ns_bits) << (ns_bits + LR)) + (j & ns_mask);                               \
+      if (last) {                                                                                 \
+        uint row = batch_first + row_l, in_base, out_base;                                        \
+        if (row < prm.rows) {                                                                     \
+          fft_row_bases(prm, row, in_base, out_base);                                             \
+          [[unroll]] for (uint k = 0u; k < R; ++k) {                                              \
+            vec2 o = v[i * R + reversed(k, LR)] * scale; /* a power of two: exact */             \
+            if (abs(o.x) <= eps) o.x = 0.0;                                                       \
+            if (abs(o.y) <= eps) o.y = 0.0;                                                       \
+            y.v[out_base + (to + (k << ns_bits)) * out_step] = OUT_STORE(o);                      \
+          }                                                                                       \
+        }                                                                                         \
+      } else {                                                                                    \
+        [[unroll]] for (uint k = 0u; k < R; ++k)                                                  \
+          buf[slot((row_l << bits) + to + (k << ns_bits))] = v[i * R + reversed(k, LR)];          \
+      }                                                                                           \
+    }                                                                                             \
   }
-NXV_FFT_ROUND(1)
-NXV_FFT_ROUND(2)
-NXV_FFT_ROUND(3)
+
+NXV_FFT_PASS(2u, 1u)
+#if E >= 4
+NXV_FFT_PASS(4u, 2u)
+#endif
+#if E >= 8
+NXV_FFT_PASS(8u, 3u)
+#endif
+#if E >= 16
+NXV_FFT_PASS(16u, 4u)
+#endif
+
+void run_pass(uint lr, uint ns_bits, bool first, bool last) {
+#if E >= 16
+  if (lr == 4u) pass16u(ns_bits, first, last);
+#endif
+#if E >= 8
+  if (lr == 3u) pass8u(ns_bits, first, last);
+#endif
+#if E >= 4
+  if (lr == 2u) pass4u(ns_bits, first, last);
+#endif
+  if (lr == 1u) pass2u(ns_bits, first, last);
+}
 
 void main() {
-  FftParams prm = ParamsRef(pc.params_addr).p;
-  InBuf x = InBuf(pc.in_addr);
-  OutBuf y = OutBuf(pc.out_addr);
-  uint t = gl_LocalInvocationID.x, n = prm.n, bits = findMSB(n);
-  bool inverse = prm.inverse != 0u;
-  uint out_step = fft_out_step(prm), in_step = prm.in_stride[prm.axis], len = prm.len;
-  float eps = uintBitsToFloat(prm.eps32), scale = inverse ? 1.0 / float(n) : 1.0;
+  prm = ParamsRef(pc.params_addr).p;
+  x = InBuf(pc.in_addr);
+  y = OutBuf(pc.out_addr);
+  n = prm.n;
+  bits = findMSB(n);
+  inverse = prm.inverse != 0u;
+  uint t = gl_LocalInvocationID.x;
   for (uint k = t; k < n / 4u; k += WG) {
     vec2 w = fft_turn_f32(k, bits);
     tw[tw_slot(k)] = inverse ? w : vec2(w.x, -w.y);
   }
-  for (uint row = gl_WorkGroupID.x; row < prm.rows; row += gl_NumWorkGroups.x) {
-    uint in_base, out_base;
-    fft_row_bases(prm, row, in_base, out_base);
-    // Eight loads in flight per invocation.
-    for (uint j0 = t; j0 < n; j0 += 8u * WG) {
-      vec2 v[8];
-      [[unroll]] for (uint u = 0u; u < 8u; ++u) {
-        uint j = j0 + u * WG;
-        v[u] = j < n ? input_at(x, len, in_base, in_step, j) : vec2(0.0);
-      }
-      [[unroll]] for (uint u = 0u; u < 8u; ++u) {
-        uint j = j0 + u * WG;
-        if (j < n) buf[slot(fft_bit_reversed(j, bits))] = v[u];
-      }
+  barrier();
+  // Radix E for every pass but the first, which takes what is left over.
+  uint e_bits = findMSB(uint(E)), passes = (bits + e_bits - 1u) / e_bits;
+  uint first_bits = bits - (passes - 1u) * e_bits;
+  row_bits = findMSB(uint(MAX_N)) - bits;
+  uint batches = (prm.rows + (1u << row_bits) - 1u) >> row_bits;
+  for (uint batch = gl_WorkGroupID.x; batch < batches; batch += gl_NumWorkGroups.x) {
+    batch_first = batch << row_bits;
+    uint ns_bits = 0u;
+    for (uint p = 0u; p < passes; ++p) {
+      uint lr = p == 0u ? first_bits : e_bits;
+      run_pass(lr, ns_bits, p == 0u, p + 1u == passes);
+      ns_bits += lr;
     }
-    barrier();
-    uint s = 0u;
-    for (; s + 3u <= bits; s += 3u) {
-      round3(s, bits, inverse);
-      barrier();
-    }
-    if (bits - s == 2u) round2(s, bits, inverse);
-    else if (bits - s == 1u) round1(s, bits, inverse);
-    barrier();
-    for (uint k = t; k < n; k += WG) {
-      vec2 v = buf[slot(k)] * scale;  // a power of two: exact
-      if (abs(v.x) <= eps) v.x = 0.0;
-      if (abs(v.y) <= eps) v.y = 0.0;
-      y.v[out_base + k * out_step] = OUT_STORE(v);
-    }
-    barrier();  // the next row writes buf again
   }
 }
