@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "device_limits.hpp"
 #include "nxv/attrs.hpp"
@@ -45,8 +46,10 @@ void run_fft(benchmark::State& state, int64_t rows, int64_t n) {
     return state.SkipWithError("fft of c64 is not native on this device");
   Tensor x = bench_values(dev, DType::C64, shape);
   OutSpec out{DType::C64, shape};
-  int per_iter = 5;
+  int per_iter = 20;  // calls per wait, as ../shared/anchors/jax_ops.py times JAX
   warm_up([&] { run_op(dev, op, out, {x}, attrs); });
+  dev.synchronize();
+  dev.kernel_profile();  // drop the warm-up's times
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < per_iter; ++i) run_op(dev, op, out, {x}, attrs);
@@ -57,6 +60,12 @@ void run_fft(benchmark::State& state, int64_t rows, int64_t n) {
   state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_copy_bw"] =
       benchmark::Counter(bytes / limits().copy_bytes_per_s, benchmark::Counter::kIsIterationInvariantRate);
+  // NX_VULKAN_PROFILE=1: GPU time per transform of each kernel template (from timestamps).
+  double transforms = double(state.iterations()) * per_iter;
+  for (const KernelTime& t : dev.kernel_profile()) {
+    std::string name = "us_" + t.kernel.substr(0, t.kernel.find('['));
+    state.counters[name] = state.counters[name].value + t.total_ns / transforms / 1e3;
+  }
 }
 
 void BM_FftC64_1024x4096(benchmark::State& s) { run_fft(s, 1024, 4096); }

@@ -67,9 +67,9 @@ uint32_t max_pow2_for(const DeviceInfo& info) {
 }
 
 // The longest row fft_pow2_f32.comp holds: MAX_N complex floats (with one slot of padding per
-// 16) and MAX_N / 4 twiddles (one per 32).
+// 16), MAX_N / 4 twiddles (one per 32) and two batches' row starts.
 uint32_t max_pow2_f32_for(const DeviceInfo& info) {
-  auto bytes = [](uint64_t m) { return 8 * (m + m / 16 + m / 4 + m / 128 + 1); };
+  auto bytes = [](uint64_t m) { return 8 * (m + m / 16 + m / 4 + m / 128 + 1) + 16 * (m / 64 + 1); };
   uint32_t max_pow2 = 1;
   while (bytes(uint64_t(max_pow2) * 2) <= std::min<uint32_t>(info.max_shared_memory, 65536)) max_pow2 *= 2;
   const FftTuning& tuned = tuning().fft;

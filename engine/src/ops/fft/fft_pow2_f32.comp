@@ -48,18 +48,20 @@ shared vec2 buf[MAX_N + MAX_N / 16u];
 // one slot of padding per 32 so that strided lookups spread over the banks.
 shared vec2 tw[MAX_N / 4u + MAX_N / 128u + 1u];
 
+// Where each row of a batch starts in the input (~0u: past the last row) and the output, two
+// batches' worth so that a batch's are written while the last one's stores read theirs.
+shared uint row_in[2u * (MAX_N / 64u + 1u)], row_out[2u * (MAX_N / 64u + 1u)];
+
 uint slot(uint i) { return i + (i >> 4u); }
 uint tw_slot(uint k) { return k + (k >> 5u); }
 
-// The groups an invocation holds, R elements each, in registers.
-vec2 v[E];
-
-// The launch's constants.
+// The launch's constants, and the batch's first row in row_in and row_out.
 FftParams prm;
 InBuf x;
 OutBuf y;
-uint n, bits, row_bits, batch_first;  // rows of a batch: 2^row_bits, the first batch_first
+uint n, bits, in_step, out_step, len, table;
 bool inverse;
+float eps, scale;
 
 // w_n^e for e < n in the transform's direction.
 vec2 twiddle(uint e) {
@@ -80,94 +82,89 @@ const vec2 kW16[8] = vec2[](vec2(1.0, 0.0), vec2(0.92387953251128676, -0.3826834
                             vec2(-0.70710678118654752, -0.70710678118654752),
                             vec2(-0.92387953251128676, -0.38268343236508977));
 
-// The R-point DFT of v[at .. at + R - 1] in place, by radix-2 decimation in frequency (the result
-// in bit-reversed order: see reversed()). Multiplications by 1 and quarter turns are exact.
-#define NXV_FFT_REGISTERS(R)                                                       \
-  void dft##R(const uint at) {                                                     \
-    [[unroll]] for (uint half_ = R / 2u; half_ >= 1u; half_ >>= 1u) {              \
-      [[unroll]] for (uint b = 0u; b < R; b += 2u * half_) {                       \
-        [[unroll]] for (uint m = 0u; m < half_; ++m) {                             \
-          vec2 a = v[at + b + m], c = v[at + b + m + half_];                       \
-          v[at + b + m] = a + c;                                                   \
-          vec2 d = a - c;                                                          \
-          uint k = m * (8u / half_);                                               \
-          if (k == 4u) d = inverse ? vec2(-d.y, d.x) : vec2(d.y, -d.x);            \
-          else if (k != 0u) {                                                      \
-            vec2 w = kW16[k];                                                      \
-            d = cmul(d, inverse ? vec2(w.x, -w.y) : w);                            \
-          }                                                                        \
-          v[at + b + m + half_] = d;                                               \
-        }                                                                          \
-      }                                                                            \
-    }                                                                              \
+// The R-point DFT of v[at .. at + R - 1] (the pass's own registers) in place, by radix-2
+// decimation in frequency (the result in bit-reversed order: see reversed()). Multiplications by
+// 1 and quarter turns are exact.
+#define NXV_FFT_REGISTERS(R, at)                                                 \
+  [[unroll]] for (uint half_ = R / 2u; half_ >= 1u; half_ >>= 1u) {              \
+    [[unroll]] for (uint b = 0u; b < R; b += 2u * half_) {                       \
+      [[unroll]] for (uint m = 0u; m < half_; ++m) {                             \
+        vec2 a = v[at + b + m], c = v[at + b + m + half_];                       \
+        v[at + b + m] = a + c;                                                   \
+        vec2 d = a - c;                                                          \
+        uint k = m * (8u / half_);                                               \
+        if (k == 4u) d = inverse ? vec2(-d.y, d.x) : vec2(d.y, -d.x);            \
+        else if (k != 0u) {                                                      \
+          vec2 w = kW16[k];                                                      \
+          d = cmul(d, inverse ? vec2(w.x, -w.y) : w);                            \
+        }                                                                        \
+        v[at + b + m + half_] = d;                                               \
+      }                                                                          \
+    }                                                                            \
   }
 
-// Position of output k of an R = 2^LR point dft##R.
+// Position of output k of an R = 2^LR point NXV_FFT_REGISTERS.
 uint reversed(uint k, uint LR) { return (bitfieldReverse(k) >> (32u - LR)); }
 
-vec2 input_at(uint len, uint base, uint stride, uint j) {
+vec2 input_at(uint base, uint j) {
   if (j >= len) return vec2(0.0);
 #if IN_COMPLEX
-  return vec2(x.v[base + j * stride]);
+  return vec2(x.v[base + j * in_step]);
 #else
-  return vec2(LOAD_IN(x.v[base + j * stride]), 0.0);
+  return vec2(LOAD_IN(x.v[base + j * in_step]), 0.0);
 #endif
 }
 
-// One Stockham pass of radix R = 2^LR after radices multiplying to 2^ns_bits: an invocation's
-// group i is g = t + i WG, row g >> (bits - LR) of the batch, j = g mod n / R; it takes the
-// row's elements j + r n / R (from the input when first), times w_n^(j mod Ns) r n / (Ns R),
-// and stores their transform's k-th at (j / Ns) Ns R + j mod Ns + k Ns (to the output when
-// last). Between a pass's loads from buf and its stores, every invocation's loads are done.
-#define NXV_FFT_PASS(R, LR)                                                                       \
-  NXV_FFT_REGISTERS(R)                                                                            \
-  void pass##R(uint ns_bits, bool first, bool last) {                                            \
-    uint t = gl_LocalInvocationID.x, span_bits = bits - LR, ns_mask = (1u << ns_bits) - 1u;          \
-    uint in_step = prm.in_stride[prm.axis], out_step = fft_out_step(prm), len = prm.len;          \
-    if (first) {                                                                                  \
-      [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                              \
-        uint g = t + i * WG, row = batch_first + (g >> span_bits), j = g & ((1u << span_bits) - 1u);  \
-        uint in_base, out_base;                                                                   \
-        if (row < prm.rows) fft_row_bases(prm, row, in_base, out_base);                           \
-        [[unroll]] for (uint r = 0u; r < R; ++r)                                                  \
-          v[i * R + r] = row < prm.rows ? input_at(len, in_base, in_step, j + (r << span_bits)) : vec2(0.0); \
-      }                                                                                           \
-    } else {                                                                                      \
-      barrier();                                                                                  \
-      [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                              \
-        uint g = t + i * WG, at = (g >> span_bits) << bits, j = g & ((1u << span_bits) - 1u);        \
-        [[unroll]] for (uint r = 0u; r < R; ++r) v[i * R + r] = buf[slot(at + j + (r << span_bits))]; \
-      }                                                                                           \
-      barrier();                                                                                  \
-    }                                                                                             \
-    [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                                \
-      uint g = t + i * WG, j = g & ((1u << span_bits) - 1u);                                        \
-      if (ns_bits != 0u) {                                                                        \
-        uint e0 = (j & ns_mask) << (span_bits - ns_bits);                                           \
+// One Stockham pass of radix R = 2^LR after radices multiplying to Ns = 2^ns_bits: an
+// invocation's group i is g = t + i WG, row g >> (bits - LR) of the batch, j = g mod n / R; it
+// takes the row's elements j + r n / R (from the input when first), times
+// w_n^(j mod Ns) r n / (Ns R), and stores their transform's k-th at (j / Ns) Ns R + j mod Ns + k Ns
+// (to the output when last). Between a pass's loads from buf and its stores, every
+// invocation's loads are done.
+#define NXV_FFT_PASS(R, LR)                                                                     \
+  void pass##R(uint ns_bits, bool first, bool last) {                                          \
+    vec2 v[E]; /* the invocation's groups, R elements each, in registers */                     \
+    uint t = gl_LocalInvocationID.x, span_bits = bits - LR, ns_mask = (1u << ns_bits) - 1u;    \
+    uint j_mask = (1u << span_bits) - 1u;                                                       \
+    if (first) {                                                                                \
+      [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                            \
+        uint g = t + i * WG, base = row_in[table + (g >> span_bits)], j = g & j_mask;           \
+        [[unroll]] for (uint r = 0u; r < R; ++r)                                                \
+          v[i * R + r] = base != ~0u ? input_at(base, j + (r << span_bits)) : vec2(0.0);        \
+      }                                                                                         \
+    } else {                                                                                    \
+      barrier();                                                                                \
+      [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                            \
+        uint g = t + i * WG, at = ((g >> span_bits) << bits) + (g & j_mask);                    \
+        [[unroll]] for (uint r = 0u; r < R; ++r) v[i * R + r] = buf[slot(at + (r << span_bits))]; \
+      }                                                                                         \
+      barrier();                                                                                \
+    }                                                                                           \
+    [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                              \
+      if (ns_bits != 0u) {                                                                      \
+        uint e0 = ((t + i * WG) & ns_mask) << (span_bits - ns_bits);                            \
         [[unroll]] for (uint r = 1u; r < R; ++r) v[i * R + r] = cmul(v[i * R + r], twiddle(e0 * r)); \
-      }                                                                                           \
-      dft##R(i * R);                                                                              \
-    }                                                                                             \
-    float eps = uintBitsToFloat(prm.eps32), scale = inverse ? 1.0 / float(n) : 1.0;               \
-    [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                                \
-      uint g = t + i * WG, row_l = g >> span_bits, j = g & ((1u << span_bits) - 1u);                  \
-      uint to = ((j >> ns_bits) << (ns_bits + LR)) + (j & ns_mask);                               \
-      if (last) {                                                                                 \
-        uint row = batch_first + row_l, in_base, out_base;                                        \
-        if (row < prm.rows) {                                                                     \
-          fft_row_bases(prm, row, in_base, out_base);                                             \
-          [[unroll]] for (uint k = 0u; k < R; ++k) {                                              \
-            vec2 o = v[i * R + reversed(k, LR)] * scale; /* a power of two: exact */             \
-            if (abs(o.x) <= eps) o.x = 0.0;                                                       \
-            if (abs(o.y) <= eps) o.y = 0.0;                                                       \
-            y.v[out_base + (to + (k << ns_bits)) * out_step] = OUT_STORE(o);                      \
-          }                                                                                       \
-        }                                                                                         \
-      } else {                                                                                    \
-        [[unroll]] for (uint k = 0u; k < R; ++k)                                                  \
-          buf[slot((row_l << bits) + to + (k << ns_bits))] = v[i * R + reversed(k, LR)];          \
-      }                                                                                           \
-    }                                                                                             \
+      }                                                                                         \
+      NXV_FFT_REGISTERS(R, i * R)                                                               \
+    }                                                                                           \
+    [[unroll]] for (uint i = 0u; i < E / R; ++i) {                                              \
+      uint g = t + i * WG, row_l = g >> span_bits, j = g & j_mask;                              \
+      uint to = ((j >> ns_bits) << (ns_bits + LR)) + (j & ns_mask);                             \
+      if (last) {                                                                               \
+        if (row_in[table + row_l] != ~0u) {                                                     \
+          uint at = row_out[table + row_l] + to * out_step;                                     \
+          [[unroll]] for (uint k = 0u; k < R; ++k) {                                            \
+            vec2 o = v[i * R + reversed(k, LR)] * scale; /* a power of two: exact */           \
+            if (abs(o.x) <= eps) o.x = 0.0;                                                     \
+            if (abs(o.y) <= eps) o.y = 0.0;                                                     \
+            y.v[at + ((k << ns_bits) * out_step)] = OUT_STORE(o);                               \
+          }                                                                                     \
+        }                                                                                       \
+      } else {                                                                                  \
+        uint at = (row_l << bits) + to;                                                         \
+        [[unroll]] for (uint k = 0u; k < R; ++k) buf[slot(at + (k << ns_bits))] = v[i * R + reversed(k, LR)]; \
+      }                                                                                         \
+    }                                                                                           \
   }
 
 NXV_FFT_PASS(2u, 1u)
@@ -201,19 +198,30 @@ void main() {
   n = prm.n;
   bits = findMSB(n);
   inverse = prm.inverse != 0u;
+  in_step = prm.in_stride[prm.axis];
+  out_step = fft_out_step(prm);
+  len = prm.len;
+  eps = uintBitsToFloat(prm.eps32);
+  scale = inverse ? 1.0 / float(n) : 1.0;
   uint t = gl_LocalInvocationID.x;
   for (uint k = t; k < n / 4u; k += WG) {
     vec2 w = fft_turn_f32(k, bits);
     tw[tw_slot(k)] = inverse ? w : vec2(w.x, -w.y);
   }
-  barrier();
   // Radix E for every pass but the first, which takes what is left over.
   uint e_bits = findMSB(uint(E)), passes = (bits + e_bits - 1u) / e_bits;
   uint first_bits = bits - (passes - 1u) * e_bits;
-  row_bits = findMSB(uint(MAX_N)) - bits;
+  uint row_bits = findMSB(uint(MAX_N)) - bits;  // a batch's rows: 2^row_bits
   uint batches = (prm.rows + (1u << row_bits) - 1u) >> row_bits;
-  for (uint batch = gl_WorkGroupID.x; batch < batches; batch += gl_NumWorkGroups.x) {
-    batch_first = batch << row_bits;
+  for (uint batch = gl_WorkGroupID.x, b = 0u; batch < batches; batch += gl_NumWorkGroups.x, ++b) {
+    table = (b & 1u) * (MAX_N / 64u + 1u);
+    if (t < (1u << row_bits)) {
+      uint row = (batch << row_bits) + t, in_base = ~0u, out_base = 0u;
+      if (row < prm.rows) fft_row_bases(prm, row, in_base, out_base);
+      row_in[table + t] = in_base;
+      row_out[table + t] = out_base;
+    }
+    barrier();
     uint ns_bits = 0u;
     for (uint p = 0u; p < passes; ++p) {
       uint lr = p == 0u ? first_bits : e_bits;
