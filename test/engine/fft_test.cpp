@@ -229,6 +229,11 @@ TEST(Fft, C64RowsInFloatAgainstALongDoubleDft) {
     ScopedTuning smaller("fft.shared_max", "512");
     for (size_t i : {0, 3, 4, 5}) run_case(*dev, cases[i], DType::C64, DType::C64, i % 2 == 0, seed++);
   }
+  for (const char* radix : {"8", "4"}) {
+    // Smaller radices, more invocations: other first radices and more passes.
+    ScopedTuning smaller("fft.radix", radix);
+    for (size_t i : {1, 2, 5}) run_case(*dev, cases[i], DType::C64, DType::C64, i == 2, seed++);
+  }
   if (dev->has(kCapFloat64)) {
     ScopedTuning in_double("fft.c64_in_double", "1");
     for (const FftCase& c : cases) run_case(*dev, c, DType::C64, DType::C64, false, seed++);

@@ -119,6 +119,7 @@ void Tuning::set(std::string_view key, std::string_view v) {
   NXV_ENTRY("fft.global", fft.global, flag())
   NXV_ENTRY("fft.bluestein", fft.bluestein, flag())
   NXV_ENTRY("fft.c64_in_double", fft.c64_in_double, flag())
+  NXV_ENTRY("fft.radix", fft.radix, v == "16" ? 16u : v == "8" ? 8u : v == "4" ? 4u : (bad(key, v, "16, 8 or 4"), 0u))
   NXV_ENTRY("sort.radix_items", sort.radix_items, u32())
   NXV_ENTRY("sort.radix_workgroup", sort.radix_workgroup, u32())
   NXV_ENTRY("transpose.tile", transpose.tile, u32())

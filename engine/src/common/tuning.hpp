@@ -49,6 +49,7 @@ struct FftTuning {
   bool global = false;                                  // fft.global: the work buffer for powers of two
   bool bluestein = false;                               // fft.bluestein: Bluestein's from length 3
   bool c64_in_double = false;                           // fft.c64_in_double: c64 rows in double too
+  uint32_t radix = 0;                                   // fft.radix: c64 in float, elements an invocation holds
 };
 
 struct SortTuning {

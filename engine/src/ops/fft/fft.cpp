@@ -171,10 +171,11 @@ struct FftPow2F32Variant {
   static constexpr const char* kTemplate = "fft_pow2_f32";
   DType in = DType::C64;
   uint32_t max_pow2 = 2;
+  uint32_t radix = 16;  // the largest pass's, and the elements an invocation holds
 
-  uint32_t per_invocation() const { return std::min<uint32_t>(16, max_pow2); }
+  uint32_t per_invocation() const { return std::min<uint32_t>(radix, max_pow2); }
   uint32_t workgroup() const { return max_pow2 / per_invocation(); }
-  auto fields() const { return std::tie(in, max_pow2); }
+  auto fields() const { return std::tie(in, max_pow2, radix); }
   KernelKey source() const {
     KernelKey key;
     key.name = kTemplate;
@@ -199,7 +200,8 @@ struct FftPow2F32Variant {
   static std::vector<FftPow2F32Variant> declared(const DeviceInfo& info) {
     std::vector<FftPow2F32Variant> all;
     for (DType in : kAllDTypes)
-      if (float_input(in)) all.push_back({in, max_pow2_f32_for(info)});
+      if (float_input(in))
+        for (uint32_t radix : {16u, 8u, 4u}) all.push_back({in, max_pow2_f32_for(info), radix});
     return all;
   }
 };
@@ -378,7 +380,7 @@ class FftFamily final : public Family {
     if (runs_in_float(out.type, in.type, n, core.info())) {
       // Up to 512 workgroups (a wave on large GPUs), each computing its twiddles once for its
       // batches of MAX_N / n rows.
-      FftPow2F32Variant variant{in.type, max_pow2_f32_for(core.info())};
+      FftPow2F32Variant variant{in.type, max_pow2_f32_for(core.info()), tuned.radix ? tuned.radix : 16};
       uint64_t batches = (rows + variant.max_pow2 / n - 1) / (variant.max_pow2 / n);
       uint32_t groups = uint32_t(std::min<uint64_t>({batches, core.info().max_workgroup_count[0], 512}));
       launch(kernels.get(variant), total, groups, 0, std::nullopt, true, true, params);
