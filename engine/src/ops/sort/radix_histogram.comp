@@ -6,6 +6,7 @@
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #if NXV_STORAGE8
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
@@ -40,7 +41,16 @@ void main() {
     uint row = tile / pc.tiles_per_row, t = tile - row * pc.tiles_per_row;
     uint start = t * pc.tile, end = min(start + pc.tile, pc.n);
     uint base = row * pc.n;
-    for (uint k = start + tid; k < end; k += uint(WG)) atomicAdd(s_hist[nxv_sort_digit(KEY(keys.v[base + k]), pc.shift)], 1u);
+    // Eight loads in flight per invocation before their counts.
+    for (uint k0 = start + tid; k0 < end; k0 += 8u * uint(WG)) {
+      RAW raw[8];
+      [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+        uint k = k0 + i * uint(WG);
+        if (k < end) raw[i] = keys.v[base + k];
+      }
+      [[unroll]] for (uint i = 0u; i < 8u; ++i)
+        if (k0 + i * uint(WG) < end) atomicAdd(s_hist[nxv_sort_digit(KEY(raw[i]), pc.shift)], 1u);
+    }
     barrier();
     for (uint d = tid; d < 256u; d += uint(WG)) hist.v[(row * 256u + d) * pc.tiles_per_row + t] = s_hist[d];
     barrier();  // the next tile clears s_hist

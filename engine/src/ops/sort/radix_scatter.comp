@@ -209,12 +209,19 @@ void main() {
     // 2. Each subgroup ranks its keys among its earlier ones of the same digit, round by round,
     // against its own digit counters (no workgroup barrier): the peers of a key are found by
     // ballots on the digit's bits; the last peer adds the round's count.
+    // A full tile has no slot past the row's end (kNone's ninth bit).
     uint slot[ITEMS];
+    bool full = end - start == kTile;
     [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
       uint digit = first_k + r * gl_SubgroupSize < end ? nxv_sort_digit(KEY(key[r]), pc.shift) : kNone;
       uvec4 peers = subgroupBallot(true);
-      [[unroll]] for (uint b = 0u; b < 9u; ++b) {
+      [[unroll]] for (uint b = 0u; b < 8u; ++b) {
         bool bit = ((digit >> b) & 1u) != 0u;
+        uvec4 ballot = subgroupBallot(bit);
+        peers &= bit ? ballot : ~ballot;
+      }
+      if (!full) {
+        bool bit = digit == kNone;
         uvec4 ballot = subgroupBallot(bit);
         peers &= bit ? ballot : ~ballot;
       }
