@@ -222,6 +222,12 @@ TEST_F(Sort, RadixRowsOfEveryKeyWidth) {
   failures += run_case(d, DType::F32, {{40000}, 0}, true, false, DType::S64, rng);
   // More tiles than one step of the workgroup tile scan (1024): its carry.
   failures += run_case(d, DType::F32, {{2100000}, 0}, false, true, DType::S64, rng);
+  // Smaller workgroups: an invocation scans 2 or 4 digits of the tile.
+  for (const char* wg : {"128", "64"}) {
+    ScopedTuning smaller("sort.radix_workgroup", wg);
+    failures += run_case(d, DType::F32, {{3, 2100}, 1}, rng() % 2, rng() % 2, DType::S32, rng);
+    failures += run_case(d, DType::S16, {{5000}, 0}, true, false, DType::S64, rng);
+  }
   EXPECT_TRUE(failures.empty()) << failures;
 }
 

@@ -38,7 +38,7 @@ ScatterConfig scatter_config(const DeviceInfo& info, size_t key_bytes, bool arg)
   uint64_t limit = info.max_shared_memory ? info.max_shared_memory : 16384;
   uint32_t key_words = key_bytes == 8 ? 2 : 1;
   uint32_t words_per_key = key_words + (arg ? 1 : 0);
-  bool ballot = f.subgroup_basic && f.subgroup_ballot && min_subgroup >= 4;
+  bool ballot = f.subgroup_basic && f.subgroup_ballot && f.subgroup_arithmetic && min_subgroup >= 4;
   for (bool shared_match : {false, true}) {
     if (!shared_match && !ballot) continue;
     for (uint32_t wg : {256u, 128u, 64u})
@@ -49,7 +49,7 @@ ScatterConfig scatter_config(const DeviceInfo& info, size_t key_bytes, bool arg)
         uint32_t group = shared_match ? std::min<uint32_t>(32, wg) : 0;
         uint32_t groups = shared_match ? wg / group : std::max<uint32_t>(1, wg / min_subgroup);
         uint32_t words = std::max(groups * 256, wg * items * words_per_key);
-        uint64_t bytes = 4ull * (words + 3 * 256 + (shared_match ? wg : 0));
+        uint64_t bytes = 4ull * (words + 3 * 256 + (shared_match ? wg : 64));
         if (bytes <= limit) return {wg, items, groups, group, shared_match, key_words, words};
       }
   }

@@ -25,6 +25,7 @@
 #if !MATCH_SHARED
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 #if NXV_STORAGE8
 #extension GL_EXT_shader_8bit_storage : require
@@ -59,11 +60,13 @@ const uint kTile = uint(WG) * uint(ITEMS);
 // Step 2: each group's count of each digit in the round, then its first slot (GROUPS * 256
 // words). Step 3: the tile's keys by slot (KW words each), then with ARG their indices.
 shared uint s_buf[SHARED_WORDS];
-shared uint s_start[256];  // the digit's first slot in the tile
 shared uint s_next[256];   // the digit's next free slot (also scratch of the digit scan)
 shared uint s_out[256];    // where the tile's run of the digit goes in the row
 #if MATCH_SHARED
+shared uint s_start[256];  // the digit's first slot in the tile
 shared uint s_digit[WG];
+#else
+shared uint s_part[64];  // each subgroup's sum of its digits' counts
 #endif
 
 void put_key(uint slot, RAW key) {
@@ -84,6 +87,7 @@ RAW get_key(uint slot) {
 #endif
 }
 
+#if MATCH_SHARED
 // The exclusive scan of the tile's digit counts in s_start into s_next (Hillis-Steele on the
 // counts shifted by one, ping-ponging between s_next and s_start); s_out[d] becomes the row
 // position of the tile's slot 0 as digit d's (slot s of digit d goes to s_out[d] + s).
@@ -101,6 +105,7 @@ void exclusive_digit_scan() {
   }
   for (uint d = tid; d < 256u; d += uint(WG)) s_out[d] -= s_next[d];
 }
+#endif
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -233,18 +238,37 @@ void main() {
       slot[r] = before + rank;
     }
     barrier();
-    // Each digit's count over the subgroups, earlier subgroups first, then the digits' starts.
-    for (uint d = tid; d < 256u; d += uint(WG)) {
-      uint run = 0u;
-      for (uint g = 0u; g < groups; ++g) {
-        uint c = s_buf[g * 256u + d];
-        s_buf[g * 256u + d] = run;
-        run += c;
+    // Each digit's count over the subgroups, earlier subgroups first; then the digits' starts in
+    // the tile by subgroup scans over the invocations' runs of 256 / WG digits, and the row
+    // position of the tile's slot 0 as each digit's (as exclusive_digit_scan gives them).
+    const uint per = 256u / uint(WG);
+    uint counts[4];
+    uint sum = 0u;
+    [[unroll]] for (uint q = 0u; q < 4u; ++q) {
+      if (q < per) {
+        uint d = tid * per + q, run = 0u;
+        for (uint g = 0u; g < groups; ++g) {
+          uint c = s_buf[g * 256u + d];
+          s_buf[g * 256u + d] = run;
+          run += c;
+        }
+        counts[q] = run;
+        sum += run;
       }
-      s_start[d] = run;
+    }
+    uint first = subgroupExclusiveAdd(sum);
+    if (gl_SubgroupInvocationID == gl_SubgroupSize - 1u) s_part[gl_SubgroupID] = first + sum;
+    barrier();
+    for (uint g = 0u; g < gl_SubgroupID; ++g) first += s_part[g];
+    [[unroll]] for (uint q = 0u; q < 4u; ++q) {
+      if (q < per) {
+        uint d = tid * per + q;
+        s_next[d] = first;
+        s_out[d] -= first;
+        first += counts[q];
+      }
     }
     barrier();
-    exclusive_digit_scan();  // s_next is final at its last barrier
     [[unroll]] for (uint r = 0u; r < uint(ITEMS); ++r) {
       uint digit = nxv_sort_digit(KEY(key[r]), pc.shift);
       slot[r] += s_next[digit] + s_buf[group * 256u + digit];
