@@ -102,18 +102,30 @@ struct RadixScanVariant {
   static constexpr const char* kTemplate = "radix_scan";
   bool bases = false;
   bool serial = false;
+  bool subgroups = false;  // scans by subgroup arithmetic
 
-  auto fields() const { return std::tie(bases, serial); }
+  auto fields() const { return std::tie(bases, serial, subgroups); }
 
   KernelKey source() const {
     KernelKey key;
     key.name = kTemplate;
     key.workgroup_size = kScanWorkgroup;
-    key.defines = {{"WG", std::to_string(kScanWorkgroup)}, {"BASES", bases ? "1" : "0"}, {"SERIAL", serial ? "1" : "0"}};
+    key.defines = {{"WG", std::to_string(kScanWorkgroup)},
+                   {"BASES", bases ? "1" : "0"},
+                   {"SERIAL", serial ? "1" : "0"},
+                   {"SUBGROUPS", subgroups ? "1" : "0"}};
     return key;
   }
 
-  static std::vector<RadixScanVariant> declared(const DeviceInfo&) { return {{false, false}, {false, true}, {true, false}}; }
+  static bool subgroups_for(const DeviceInfo& info) {
+    uint32_t min_subgroup = info.min_subgroup_size ? info.min_subgroup_size : info.subgroup_size;
+    return info.features.subgroup_basic && info.features.subgroup_arithmetic && min_subgroup >= 4;
+  }
+
+  static std::vector<RadixScanVariant> declared(const DeviceInfo& info) {
+    bool sub = subgroups_for(info);
+    return {{false, false, sub}, {false, true, sub}, {true, false, sub}};
+  }
 };
 
 // radix_scatter.comp: one digit's pass moving keys (and, with `arg`, indices) to their places;
@@ -228,6 +240,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
   const Kernel& histogram = impl.kernels.get(RadixHistogramVariant{in.type, attrs.descending});
   // Rows of few tiles: an invocation per segment rather than a workgroup.
   bool serial_scan = tiles_per_row <= kSerialScanTiles;
+  bool subgroup_scans = RadixScanVariant::subgroups_for(core.info());
   auto scatter_kernel = [&](bool first, bool last) -> const Kernel& {
     std::optional<DType> index_type = arg && last ? std::optional<DType>(a.out.type) : std::nullopt;
     return impl.kernels.get(RadixScatterVariant{in.type, attrs.descending, cfg, arg, first, last, index_type});
@@ -249,7 +262,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(h, keys_in.slot, Access::Read);
     a.builder.use(h, hist_slot, Access::Write);
 
-    const Kernel& scan = impl.kernels.get(RadixScanVariant{false, serial_scan});
+    const Kernel& scan = impl.kernels.get(RadixScanVariant{false, serial_scan, subgroup_scans});
     uint64_t scan_threads = rows * 256 * (serial_scan ? 1 : kScanWorkgroup);
     Launch& s = a.builder.launch(scan, {workgroups_for(core, scan_threads, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
@@ -257,7 +270,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(s, hist_slot, Access::Write);
     a.builder.use(s, bases_slot, Access::Write);
 
-    const Kernel& base_scan = impl.kernels.get(RadixScanVariant{true, false});
+    const Kernel& base_scan = impl.kernels.get(RadixScanVariant{true, false, subgroup_scans});
     Launch& b = a.builder.launch(base_scan, {workgroups_for(core, rows * kScanWorkgroup, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
     a.builder.use(b, bases_slot, Access::Read);

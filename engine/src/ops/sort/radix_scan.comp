@@ -3,12 +3,18 @@
 // a workgroup (tiles of WG * 4 counts, a Hillis-Steele scan of the invocations' totals, a
 // carry from tile to tile), or with SERIAL (rows of few tiles) by one invocation. BASES=1: a
 // workgroup per row turns the row's 256 digit totals into exclusive prefixes. No workgroup
-// waits on another. Defines: WG (>= 256 for BASES), BASES, SERIAL.
+// waits on another. Defines: WG (>= 256 for BASES), BASES, SERIAL, SUBGROUPS (scans by subgroup
+// arithmetic).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+
+#if SUBGROUPS
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 
 layout(local_size_x_id = 0) in;
 
@@ -17,10 +23,27 @@ layout(local_size_x_id = 0) in;
 layout(push_constant, std430) uniform Params { RadixPush pc; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer CountBuf { uint v[]; };
 
+#if SUBGROUPS
+shared uint s_sub[64];  // each subgroup's sum
+#else
 shared uint s_tot[WG];
+#endif
 
-// Inclusive scan of s_tot (every invocation has written its entry).
-void scan_totals(uint tid) {
+// The inclusive scan of v over the workgroup's invocations, and (total) their sum: by subgroup
+// scans and the subgroups' sums (two barriers), else Hillis-Steele in shared memory.
+uint scan_workgroup(uint tid, uint v, out uint total) {
+#if SUBGROUPS
+  uint inclusive = subgroupInclusiveAdd(v);
+  if (gl_SubgroupInvocationID == gl_SubgroupSize - 1u) s_sub[gl_SubgroupID] = inclusive;
+  barrier();
+  total = 0u;
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) {
+    uint sum = s_sub[g];
+    if (g < gl_SubgroupID) inclusive += sum;
+    total += sum;
+  }
+#else
+  s_tot[tid] = v;
   barrier();
   for (uint off = 1u; off < uint(WG); off <<= 1u) {
     uint left = tid >= off ? s_tot[tid - off] : 0u;
@@ -28,6 +51,11 @@ void scan_totals(uint tid) {
     s_tot[tid] += left;
     barrier();
   }
+  uint inclusive = s_tot[tid];
+  total = s_tot[WG - 1];
+#endif
+  barrier();  // the next scan writes the shared sums again
+  return inclusive;
 }
 
 void main() {
@@ -36,11 +64,9 @@ void main() {
   CountBuf bases = CountBuf(pc.bases);
 #if BASES
   for (uint row = gl_WorkGroupID.x; row < pc.rows; row += gl_NumWorkGroups.x) {
-    uint v = tid < 256u ? bases.v[row * 256u + tid] : 0u;
-    s_tot[tid] = v;
-    scan_totals(tid);
-    if (tid < 256u) bases.v[row * 256u + tid] = s_tot[tid] - v;
-    barrier();
+    uint v = tid < 256u ? bases.v[row * 256u + tid] : 0u, total;
+    uint inclusive = scan_workgroup(tid, v, total);
+    if (tid < 256u) bases.v[row * 256u + tid] = inclusive - v;
   }
 #elif SERIAL
   uint threads = gl_NumWorkGroups.x * uint(WG);
@@ -67,15 +93,12 @@ void main() {
         before[j] = run;
         run += v;
       }
-      s_tot[tid] = run;
-      scan_totals(tid);
-      uint prefix = carry + s_tot[tid] - run;
+      uint total, prefix = carry + scan_workgroup(tid, run, total) - run;
       [[unroll]] for (uint j = 0u; j < 4u; ++j) {
         uint k = t0 + tid * 4u + j;
         if (k < pc.tiles_per_row) hist.v[base + k] = prefix + before[j];
       }
-      carry += s_tot[WG - 1];
-      barrier();  // s_tot is rewritten by the next tile
+      carry += total;
     }
     if (tid == 0u) bases.v[seg] = carry;
   }
