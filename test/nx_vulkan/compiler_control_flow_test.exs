@@ -107,6 +107,53 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
     x
   end
 
+  # A branch of more nodes than a cond computes whole (Branches' 256): a host step.
+  deftransformp many_ops(x),
+    do: Enum.reduce(1..150, x, fn i, acc -> Nx.multiply(Nx.sin(acc), 1 + i / 1000) end)
+
+  defn big_branches(x, t) do
+    cond do
+      t < 0 -> {many_ops(x) + t, Nx.sum(x)}
+      t < 1 -> {Nx.exp(x) * t, 7}
+      true -> {many_ops(x * t), Nx.reduce_max(x) + t}
+    end
+  end
+
+  # A cond in the body of a loop whose predicate the host reads, a branch running a loop.
+  defn halve_or_count(x) do
+    {x, _} =
+      while {x, i = 0}, Nx.sum(x) > 1 do
+        x =
+          if Nx.sum(x) > 20 do
+            {y, _, _} = while {y = x, j = 0, n = i + 1}, j < n, do: {y / 2, j + 1, n}
+            y
+          else
+            many_ops(x) * 0 + x - 0.75
+          end
+
+        {x, i + 1}
+      end
+
+    x
+  end
+
+  defn grad_big_branches(x, t) do
+    grad(x, fn x ->
+      {a, _} = big_branches(x, t)
+      Nx.sum(a)
+    end)
+  end
+
+  defn counted_with_big_cond(x) do
+    {x, _} =
+      while {x, i = 0}, i < 3 do
+        x = if Nx.sum(x) > 0, do: many_ops(x), else: x + 1
+        {x, i + 1}
+      end
+
+    x
+  end
+
   defn count_down(x, acc) do
     {_, acc, n} = while {x, acc, n = 0}, x > 0, do: {x - 1, acc * 1.5 - n, n + 1}
     {acc, n}
@@ -362,23 +409,43 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
       end)
     end
 
-    test "a cond with host code in a branch runs through the Evaluator; in a loop body, that body" do
+    test "a cond with host code in a branch is a host step: only the chosen branch runs" do
+      attach_compilations()
       parent = self()
       hooks = %{branch: &send(parent, {:branch, Nx.to_flat_list(&1)})}
       x = Nx.tensor([1.0, -2.0])
-      fun = Nx.Defn.jit(&hooked_branch/1, compiler: Compiler, hooks: hooks)
+
+      fun =
+        Nx.Defn.jit(&hooked_branch/1, compiler: Compiler, native_fallback: :raise, hooks: hooks)
+
       assert Nx.to_flat_list(fun.(x)) == [2.0, -4.0]
+      assert_received {:compiled, _, %{mode: :steps, host_steps: 1}}
       assert_received {:branch, [1.0, -2.0]}
       assert Nx.to_flat_list(fun.(Nx.negate(x))) == [1.0, -2.0]
       refute_received {:branch, _}
 
-      assert_raise Nx.Vulkan.Error, ~r/cond runs on the host.*native_fallback: :raise/, fn ->
-        Nx.Defn.jit(&hooked_branch/1, compiler: Compiler, native_fallback: :raise, hooks: hooks).(
-          x
-        )
-      end
-
       assert_compiled(:steps, &halving_with_hooked_cond/1, [Nx.tensor([40.0, 3.0])])
+    end
+
+    test "a cond too large to compute whole runs its predicates' first true branch, the Evaluator's bits" do
+      Nx.Vulkan.with_host_fallback(:raise, fn ->
+        x = random({5, 3})
+
+        for t <- [-1.5, 0.25, 3.0] do
+          assert_compiled(:steps, &big_branches/2, [x, Nx.tensor(t)])
+        end
+
+        # grad's cond (the backward pass of each branch) too.
+        assert_compiled(:steps, &grad_big_branches/2, [x, Nx.tensor(3.0)])
+
+        # A branch reading the function's parameters only through a loop; the loop's own cond.
+        # A counted loop whose body reads a cond's predicate on the host: a program per trip.
+        assert_compiled(:steps, &counted_with_big_cond/1, [Nx.tensor([-1.0, 0.5])])
+        compiled = assert_compiled(:steps, &halve_or_count/1, [Nx.tensor([30.0, 14.0])])
+
+        assert Nx.to_flat_list(compiled) ==
+                 Nx.to_flat_list(halve_or_count(Nx.tensor([30.0, 14.0])))
+      end)
     end
 
     test "io_call hooks and runtime_call run on the host between device segments" do

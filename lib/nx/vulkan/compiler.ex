@@ -28,12 +28,12 @@ defmodule Nx.Vulkan.Compiler do
   unrolled into the program; any other `while` keeps its state on the
   device and reads its predicate on the host, one program per trip for its first trips, then
   blocks of trips in one program (each trip kept only while the predicate holds). A `cond`
-  whose branches are small and run no host code computes every branch and selects. `io_call`
-  hooks, `runtime_call` and ops the engine refuses for their types run on the host between
-  the program's device segments (host steps). A `cond` with a large branch or host code in a
-  branch runs through `Nx.Defn.Evaluator` on `Nx.Vulkan.Backend`, still traced only once per
-  template (inside a loop, only that loop's body). The `[:nx_vulkan, :compilation]` telemetry
-  event says which way each function went.
+  whose branches are small and run no host code computes every branch and selects; any other
+  reads its predicates on the host and runs the first true one's branch alone, a compiled
+  entry of its own over the values the branch reads. `io_call` hooks, `runtime_call` and ops
+  the engine refuses for their types run on the host between the program's device segments
+  (host steps, as those conds are). The `[:nx_vulkan, :compilation]` telemetry event says
+  which way each function went.
 
   ## Options
 
@@ -94,7 +94,18 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Evaluator, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
-  alias Nx.Vulkan.Compiler.{Disk, HostSteps, LoopKernels, Loops, Recorder, Recompilations, Runner}
+
+  alias Nx.Vulkan.Compiler.{
+    Branches,
+    Disk,
+    HostSteps,
+    LoopKernels,
+    Loops,
+    Recorder,
+    Recompilations,
+    Runner
+  }
+
   alias Nx.Vulkan.{Error, Native, NIF, Tables}
 
   @fallback_modes [:host_steps, :eval, :raise]
@@ -105,10 +116,9 @@ defmodule Nx.Vulkan.Compiler do
   # through the Evaluator live only here, see locked/2), at most this many.
   @local_cache {__MODULE__, :local_cache}
   @max_local 256
-  # Expression nodes that only the Evaluator runs (their values are read on the host); with
-  # native_fallback: :eval, also those that would otherwise be host steps.
-  @host_ops [:cond]
-  @step_ops [:while, :io_call, :runtime_call]
+  # With native_fallback: :eval, the nodes that make a function run through the Evaluator
+  # (otherwise small conds are selects and these host steps).
+  @eval_ops [:cond, :while, :io_call, :runtime_call]
   # Compilations of one function after which each doubling logs what changed.
 
   ## Nx.Defn.Compiler callbacks
@@ -513,10 +523,6 @@ defmodule Nx.Vulkan.Compiler do
           evaluate = Enum.map(exprs, &evaluate_fun(key, vars, &1, settings))
           Recorder.record(settings.device, vars, &combine.(evaluate, &1))
 
-        :cond when settings.native_fallback != :eval ->
-          {:stop,
-           "cond runs on the host (a branch runs host code or is too large to compute whole)"}
-
         op ->
           {:stop, "#{op} runs on the host (native_fallback: :eval)"}
       end
@@ -531,7 +537,42 @@ defmodule Nx.Vulkan.Compiler do
 
   # `expr` with its loops, hooks and host calls made host steps, and its small conds selects.
   defp rewrite(key, expr, settings) do
-    HostSteps.rewrite(expr, &lower_while(key, &1, &2, &3, &4, settings), settings.hooks)
+    HostSteps.rewrite(
+      expr,
+      {&lower_while(key, &1, &2, &3, &4, settings), &lower_branch(key, &1, &2, &3, settings)},
+      settings.hooks
+    )
+  end
+
+  # A cond's branch, its outer values made parameters: an entry returning the cond's leaves
+  # (each of the cond's type and shape, as Nx.Defn.Evaluator's cond gives them).
+  defp lower_branch(key, params, body, template, settings) do
+    leaves = Composite.flatten_list([template])
+
+    conform = fn value, leaf ->
+      value = if value.type == leaf.type, do: value, else: Nx.as_type(value, leaf.type)
+
+      if value.shape == leaf.shape,
+        do: value,
+        else:
+          value
+          |> Nx.rename(List.duplicate(nil, tuple_size(value.shape)))
+          |> Nx.broadcast(leaf.shape)
+    end
+
+    scope_entry(
+      key,
+      [List.to_tuple(params)],
+      [rewritten(key, body, settings)],
+      fn [b], params ->
+        b.(params)
+        |> List.wrap()
+        |> Composite.flatten_list()
+        |> Enum.zip_with(leaves, conform)
+        |> List.to_tuple()
+      end,
+      settings
+    )
   end
 
   defp evaluate_fun(key, vars, expr, settings) do
@@ -544,14 +585,14 @@ defmodule Nx.Vulkan.Compiler do
   end
 
   # A while loop with a fixed trip count is unrolled into the program being recorded (its
-  # body evaluated that many times). Any other loop becomes two compiled entries: its
-  # predicate (for the first trip), and its body followed by the predicate of the body's
-  # result (one program per trip).
+  # body evaluated that many times). Any other loop, or one whose body reads a cond's
+  # predicate on the host, becomes two compiled entries: its predicate (for the first trip),
+  # and its body followed by the predicate of the body's result (one program per trip).
   defp lower_while(key, initial, arg, condition, body, settings) do
-    {_, rewritten} = body = rewritten(key, body, settings)
+    {traced, rewritten} = body = rewritten(key, body, settings)
 
     trips =
-      if host_op(rewritten, settings),
+      if host_op(rewritten, settings) || Branches.host_cond?(traced),
         do: :unknown,
         else: Loops.unrolled_trips(initial, arg, condition, elem(body, 0))
 
@@ -717,36 +758,30 @@ defmodule Nx.Vulkan.Compiler do
     end
   end
 
-  # The first node in `expr` that only the Evaluator runs, or nil: a `cond` in the function's
-  # own scope (loop bodies are scopes of their own), and with native_fallback: :eval any node
-  # that would be a host step.
-  defp host_op(expr, settings) do
-    {ops, scope} =
-      if settings.native_fallback == :eval,
-        do: {@host_ops ++ @step_ops, :all},
-        else: {@host_ops, :scope}
+  # With native_fallback: :eval, the first node in `expr` that would be a host step or a
+  # cond, else nil.
+  defp host_op(_expr, %{native_fallback: fallback}) when fallback != :eval, do: nil
 
-    Composite.reduce(expr, %{}, &scan(&1, &2, ops, scope))
+  defp host_op(expr, _settings) do
+    Composite.reduce(expr, %{}, &scan/2)
     nil
   catch
     {:host_op, op} -> op
   end
 
-  defp scan(%T{data: %Expr{id: id, op: op}} = t, seen, ops, scope) do
+  defp scan(%T{data: %Expr{id: id, op: op}} = t, seen) do
     cond do
-      op in ops ->
+      op in @eval_ops ->
         throw({:host_op, op})
 
       Map.has_key?(seen, id) ->
         seen
 
       true ->
-        {_, seen} =
-          Tree.apply_args(t, scope, Map.put(seen, id, true), &{&1, scan(&1, &2, ops, scope)})
-
+        {_, seen} = Tree.apply_args(t, :all, Map.put(seen, id, true), &{&1, scan(&1, &2)})
         seen
     end
   end
 
-  defp scan(_other, seen, _ops, _scope), do: seen
+  defp scan(_other, seen), do: seen
 end

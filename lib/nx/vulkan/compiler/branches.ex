@@ -3,7 +3,10 @@ defmodule Nx.Vulkan.Compiler.Branches do
   # A `cond` whose branches are small and run no host code becomes selects: every predicate
   # and every branch is computed on the device, then `select(pred1, branch1, select(pred2,
   # ...))` keeps the first true branch's values, exactly as Nx.Defn.Evaluator's choice would
-  # (the same kernels compute them). Any other cond is left to the Evaluator.
+  # (the same kernels compute them). Any other cond becomes a host step
+  # (Nx.Vulkan.Compiler.HostSteps): its predicates are read on the host and the first true
+  # one's branch runs as a compiled entry of its own, over the values it reads from outside
+  # (parameterize/3).
 
   alias Nx.Defn.{Composite, Expr, Tree}
   alias Nx.Tensor, as: T
@@ -53,6 +56,36 @@ defmodule Nx.Vulkan.Compiler.Branches do
 
   defp own(_number, seen, _outer_ids), do: seen
 
+  @doc "Whether `expr`'s own scope has a cond that is not cheap (a host step)."
+  def host_cond?(expr) do
+    outer_ids = outer_ids(expr)
+    Composite.reduce(expr, %{}, &find_host_cond(&1, &2, outer_ids))
+    false
+  catch
+    :host_cond -> true
+  end
+
+  defp find_host_cond(%T{data: %Expr{id: id, op: op}} = t, seen, outer_ids) do
+    cond do
+      Map.has_key?(seen, id) ->
+        seen
+
+      op == :cond and not cheap?(t, outer_ids) ->
+        throw(:host_cond)
+
+      true ->
+        t
+        |> Tree.apply_args(
+          :scope,
+          Map.put(seen, id, true),
+          &{&1, find_host_cond(&1, &2, outer_ids)}
+        )
+        |> elem(1)
+    end
+  end
+
+  defp find_host_cond(_other, seen, _outer_ids), do: seen
+
   @doc """
   The cond `t` as a node that computes every predicate and branch and selects (a
   runtime_call node the Evaluator runs while the program records: the selects become nodes).
@@ -85,4 +118,58 @@ defmodule Nx.Vulkan.Compiler.Branches do
 
     %{t | data: %{expr | op: :runtime_call, args: [input, select, template, []]}}
   end
+
+  @doc """
+  A branch `body` as an expression of its own: each node it reads from outside its cond
+  (`outer_ids`, the function's and a loop body's parameters, an outer tuple's elements) becomes
+  a parameter. `free` numbers the outer nodes of the cond's branches together, as
+  `{[node], %{id => position}}`. Returns `{body, params, positions, free}`: the parameters in
+  order, and each one's position in `free`.
+  """
+  def parameterize(body, outer_ids, free) do
+    {body, {_cache, params, free}} =
+      Composite.traverse(body, {%{}, [], free}, &param_node(&1, &2, outer_ids))
+
+    {params, positions} = params |> Enum.reverse() |> Enum.unzip()
+    {body, params, positions, free}
+  end
+
+  defp param_node(%T{data: %Expr{op: :constant}} = t, acc, _outer_ids), do: {t, acc}
+
+  defp param_node(%T{data: %Expr{id: id, op: op, args: args}} = t, acc, outer_ids) do
+    {cache, params, {nodes, positions} = free} = acc
+
+    cond do
+      Map.has_key?(cache, id) ->
+        {Map.fetch!(cache, id), acc}
+
+      outer?(id, op, args, outer_ids) ->
+        {position, free} =
+          case positions do
+            %{^id => position} -> {position, free}
+            %{} -> {length(nodes), {nodes ++ [t], Map.put(positions, id, length(nodes))}}
+          end
+
+        param = Expr.parameter(t, t.data.context, length(params))
+        {param, {Map.put(cache, id, param), [{param, position} | params], free}}
+
+      true ->
+        {args, {cache, params, free}} =
+          Tree.apply_args(t, :scope, acc, &param_node(&1, &2, outer_ids))
+
+        new = Tree.put_args(t, args)
+        {new, {Map.put(cache, id, new), params, free}}
+    end
+  end
+
+  defp param_node(other, acc, _outer_ids), do: {other, acc}
+
+  defp outer?(_id, :parameter, _args, _outer_ids), do: true
+
+  # Tuples are read through their elements: an outer tuple's element is a parameter.
+  defp outer?(_id, :elem, [%T{data: %Expr{id: tuple_id}}, _], outer_ids)
+       when is_map_key(outer_ids, tuple_id),
+       do: true
+
+  defp outer?(id, _op, _args, outer_ids), do: Map.has_key?(outer_ids, id)
 end

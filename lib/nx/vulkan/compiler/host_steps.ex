@@ -6,6 +6,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   #   * a `while` loop: its predicate is read on the host, and each trip runs one compiled
   #     program (the body, then the predicate of its result); the loop's state stays on the
   #     device;
+  #   * a `cond` too large to compute whole, or with host code in a branch: its predicates are
+  #     read on the host, and the first true one's branch runs as a compiled entry over the
+  #     values it reads from outside (the others never run);
   #   * an `io_call` hook and a `runtime_call` function, called with device tensors;
   #   * an op the engine refuses, run by `Nx.Vulkan.Backend`'s host fallback (and counted by
   #     its telemetry).
@@ -29,10 +32,12 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   it runs in launches of many trips (the entry also returns whether the loop ended), or
   `{:loop, cond_entry, step_entry, block}`, compiled entries for the predicate and for the
   body followed by the predicate, and `{trips, block_entry}` (or nil) running that many
-  trips at once, each kept only while the predicate holds.
+  trips at once, each kept only while the predicate holds. `lower_branch.(params, body,
+  template)` compiles a cond's branch (Branches.parameterize/3) into an entry whose result is
+  the cond's (`template`'s leaves, as a tuple).
   """
-  def rewrite(expr, lower_while, hooks) do
-    context = {lower_while, hooks, Branches.outer_ids(expr)}
+  def rewrite(expr, {lower_while, lower_branch}, hooks) do
+    context = {lower_while, hooks, Branches.outer_ids(expr), lower_branch}
     {expr, _} = Composite.traverse(expr, %{}, &rewrite_node(&1, &2, context))
     expr
   end
@@ -48,8 +53,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
           new = Branches.as_selects(put_in(t.data.args, args), template(t, List.last(args)))
           {new, Map.put(cache, id, new)}
         else
-          # Left to the Evaluator, which reads its predicates on the host.
-          {t, Map.put(cache, id, t)}
+          new = host_cond(t, context)
+          {new, cache} = rewrite_node(new, cache, context)
+          {new, Map.put(cache, id, new)}
         end
 
       %{} ->
@@ -65,7 +71,7 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   defp template(t, composite),
     do: if(match?({:tuple, _}, t.type), do: Nx.to_template(composite), else: Nx.to_template(t))
 
-  defp host_form(%T{data: %Expr{op: :while, args: args}} = t, {lower_while, _, _}) do
+  defp host_form(%T{data: %Expr{op: :while, args: args}} = t, {lower_while, _, _, _}) do
     [initial, arg, condition, body] = args
     out = template(t, body)
 
@@ -84,17 +90,40 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     end
   end
 
-  defp host_form(%T{data: %Expr{op: :io_call, args: args}} = t, {_, hooks, _}) do
+  defp host_form(%T{data: %Expr{op: :io_call, args: args}} = t, {_, hooks, _, _}) do
     [input, callback_spec, template, _ref] = args
     as_step(t, input, {:io_call, callback_spec, hooks}, template, :passthrough)
   end
 
   defp host_form(%T{data: %Expr{op: :runtime_call, args: args}} = t, _context) do
-    [input, fun, template, opts] = args
-    as_step(t, input, {:runtime_call, fun, opts, template}, template, :outputs)
+    case args do
+      [input, {:cond, _, _} = action, template, []] ->
+        as_step(t, input, action, template, :outputs)
+
+      [input, fun, template, opts] ->
+        as_step(t, input, {:runtime_call, fun, opts, template}, template, :outputs)
+    end
   end
 
   defp host_form(t, _context), do: t
+
+  # A cond as a runtime_call node reading its predicates and the outer values of its branches
+  # (each branch an entry over its own); rewrite_node/3 then makes it a host step.
+  defp host_cond(%T{data: %Expr{op: :cond, args: [clauses, last]} = expr} = t, context) do
+    {_, _, outer_ids, lower_branch} = context
+    out = template(t, last)
+    {preds, bodies} = Enum.unzip(clauses)
+
+    {branches, {free, _}} =
+      Enum.map_reduce(bodies ++ [last], {[], %{}}, fn body, free ->
+        {body, params, positions, free} = Branches.parameterize(body, outer_ids, free)
+        {{lower_branch.(params, body, out), positions}, free}
+      end)
+
+    input = {List.to_tuple(preds), List.to_tuple(free)}
+    action = {:cond, length(preds), branches}
+    %{t | data: %{expr | op: :runtime_call, args: [input, action, out, []]}}
+  end
 
   # The node as a runtime_call whose function, run by the Evaluator while recording, records
   # the step (an io_call's value is its input: the step has no outputs).
@@ -182,6 +211,15 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   """
   def run({{:while, {cond_entry, step_entry, block}}, _slots}, state, _device) do
     loop(state, Runner.run(cond_entry, thunks(state)), 0, step_entry, block)
+  end
+
+  def run({{:cond, count, branches}, _slots}, tensors, _device) do
+    {preds, free} = Enum.split(tensors, count)
+    index = Enum.find_index(preds, &(Nx.to_number(&1) != 0)) || count
+    {entry, positions} = Enum.at(branches, index)
+    free = List.to_tuple(free)
+    args = Enum.map(positions, &elem(free, &1))
+    entry |> Runner.run(thunks(args)) |> Tuple.to_list()
   end
 
   def run({{:loop_kernel, entry}, _slots}, state, _device) do

@@ -12,8 +12,8 @@ defmodule Nx.Vulkan.Compiler.Recorder do
   # predicate, an io_call hook, a runtime_call, an op the engine refuses) is recorded as a host
   # step: its outputs are placeholders `{:host, s, j}`, and `finish` cuts the program into
   # device segments around the steps (Nx.Vulkan.Compiler.Segments). Anything else that needs a
-  # placeholder's data on the host (a `cond` predicate) stops the recording with
-  # `Nx.Vulkan.Compiler.Recorder.Stop`: the function then runs through the Evaluator instead.
+  # placeholder's data on the host stops the recording with `Nx.Vulkan.Compiler.Recorder.Stop`:
+  # the function then runs through the Evaluator instead.
 
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend, as: B
