@@ -206,8 +206,9 @@ TEST(Fft, AgainstALongDoubleDft) {
 }
 
 // c64 rows of powers of two in float (fft_pow2_f32.comp), on devices with or without f64: long
-// and many rows, real and complex inputs, a transposed view, forward and inverse; the double
-// transform of the same rows (fft.c64_in_double) against the same bound.
+// and many rows, rows longer than a workgroup holds, real and complex inputs, transposed views,
+// forward and inverse; the double transform of the same rows (fft.c64_in_double) against the
+// same bound.
 TEST(Fft, C64RowsInFloatAgainstALongDoubleDft) {
   auto dev = shared_device();
   const FftCase cases[] = {
@@ -217,6 +218,10 @@ TEST(Fft, C64RowsInFloatAgainstALongDoubleDft) {
       {"float_128_truncated_first_axis", {200, 3}, {}, 0, 128},
       {"float_transposed_512", {512, 3}, {1, 0}, 1, 512},
       {"float_37_rows_of_64_a_partial_batch", {37, 64}, {}, 1, 64},
+      // Rows longer than a workgroup holds (lavapipe's 2048, an H200's 4096): two launches.
+      {"float_long_rows_of_8192", {3, 8192}, {}, 1, 8192},
+      {"float_long_first_axis_4096", {4096, 3}, {}, 0, 4096},
+      {"float_long_transposed_4096", {4096, 2}, {1, 0}, 1, 4096},
   };
   uint32_t seed = sample_seed();
   for (bool inverse : {false, true})

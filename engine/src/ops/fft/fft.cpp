@@ -94,6 +94,17 @@ bool runs_in_float(DType out, DType in, uint64_t n, const DeviceInfo& info) {
          n <= max_pow2_f32_for(info) && !tuning().fft.c64_in_double && !tuning().fft.dft && !tuning().fft.global;
 }
 
+// Rows of a power of two longer than fft_pow2_f32.comp holds run in float as n1 x n2 (each
+// from kFloatMin to its MAX_N): the columns' transforms times the row's twiddles, then the
+// rows' (two launches). Returns n1, or 0 where they do not (rows padded or truncated, a rank
+// with no dimension to spare, the settings that ask for double).
+uint64_t long_rows_in_float(DType out, DType in, uint64_t n, int64_t in_extent, size_t rank, const DeviceInfo& info) {
+  uint64_t max_n = max_pow2_f32_for(info), n1 = std::max<uint64_t>(kFloatMin, n / max_n);
+  bool fits = out == DType::C64 && float_input(in) && (n & (n - 1)) == 0 && n > max_n && n1 <= max_n &&
+              n / n1 >= kFloatMin && n / n1 <= max_n && in_extent == int64_t(n) && rank < NXV_FFT_MAX_RANK;
+  return fits && !tuning().fft.c64_in_double && !tuning().fft.dft && !tuning().fft.global ? n1 : 0;
+}
+
 // The source every fft template shares: the types, MAX_N (read by fft_pow2.comp only, defined
 // for each) and the pass (`pass` as PASS).
 KernelKey fft_source(const char* name, uint32_t workgroup, DType out, DType in, uint32_t max_pow2, uint32_t pass,
@@ -171,11 +182,12 @@ struct FftPow2F32Variant {
   static constexpr const char* kTemplate = "fft_pow2_f32";
   DType in = DType::C64;
   uint32_t max_pow2 = 2;
-  uint32_t radix = 16;  // the largest pass's, and the elements an invocation holds
+  uint32_t radix = 16;     // the largest pass's, and the elements an invocation holds
+  bool long_row = false;  // the first launch of a long row's two (FftParams' twiddles)
 
   uint32_t per_invocation() const { return std::min<uint32_t>(radix, max_pow2); }
   uint32_t workgroup() const { return max_pow2 / per_invocation(); }
-  auto fields() const { return std::tie(in, max_pow2, radix); }
+  auto fields() const { return std::tie(in, max_pow2, radix, long_row); }
   KernelKey source() const {
     KernelKey key;
     key.name = kTemplate;
@@ -193,6 +205,7 @@ struct FftPow2F32Variant {
     }
     d.emplace_back("MAX_N", std::to_string(max_pow2) + "u");
     d.emplace_back("PER_INVOCATION", std::to_string(per_invocation()));
+    d.emplace_back("LONG_ROW", long_row ? "1" : "0");
     d.emplace_back("WG", std::to_string(workgroup()) + "u");
     append_glsl_use_defines(d);
     return key;
@@ -201,7 +214,8 @@ struct FftPow2F32Variant {
     std::vector<FftPow2F32Variant> all;
     for (DType in : kAllDTypes)
       if (float_input(in))
-        for (uint32_t radix : {16u, 8u, 4u}) all.push_back({in, max_pow2_f32_for(info), radix});
+        for (uint32_t radix : {16u, 8u, 4u})
+          for (bool long_row : {false, true}) all.push_back({in, max_pow2_f32_for(info), radix, long_row});
     return all;
   }
 };
@@ -277,8 +291,9 @@ class FftFamily final : public Family {
     Shape expected = in.shape;
     expected[size_t(a.axis)] = a.length;
     if (c.out.shape != expected) return invalid("the output's shape is the input's with the axis at length");
-    if (!c.device.has(kCapFloat64) &&
-        !runs_in_float(c.out.type, in.type, uint64_t(a.length), c.device.impl().core->info()))
+    const DeviceInfo& info = c.device.impl().core->info();
+    if (!c.device.has(kCapFloat64) && !runs_in_float(c.out.type, in.type, uint64_t(a.length), info) &&
+        !long_rows_in_float(c.out.type, in.type, uint64_t(a.length), in.shape[size_t(a.axis)], rank, info))
       return not_native("fft computes in double but for c64 rows of a power-of-two length from " +
                         std::to_string(kFloatMin) + " to the longest a workgroup holds: this device has no f64 arithmetic");
     if (shape_size(c.out.shape) >= (int64_t(1) << 31) || last_index(in) >= (int64_t(1) << 31) ||
@@ -386,6 +401,11 @@ class FftFamily final : public Family {
       launch(kernels.get(variant), total, groups, 0, std::nullopt, true, true, params);
       return;
     }
+    if (uint64_t n1 = long_rows_in_float(out.type, in.type, n, in.shape[size_t(at.axis)], out.shape.size(),
+                                         core.info())) {
+      lower_long_rows(a, params, n1);
+      return;
+    }
     if (!global) {
       uint32_t groups = radix2 ? uint32_t(std::min<uint64_t>(total / n, core.info().max_workgroup_count[0]))
                                : workgroups_for(core, total, kWorkgroupSize);
@@ -413,6 +433,78 @@ class FftFamily final : public Family {
              false, params);
     // The last stage stores as it goes.
     launch(global_kernel(2), total / 2, workgroups_for(core, total / 2, kRadix2Workgroup), 0, work_ref, false, true, params);
+  }
+
+ private:
+  // A row of n = n1 n2 as the matrix [n1, n2] (j = j1 n2 + j2): the transforms of its columns
+  // (along j1) into a work buffer of the same layout, each result k1 times w_n^(k1 j2); then
+  // those of its rows (along j2), result k2 of row k1 stored at k1 + n1 k2. `base` holds the
+  // launch's shape, strides, direction and eps.
+  static void lower_long_rows(const LowerArgs& a, const FftParams& base, uint64_t n1) {
+    const FftAttrs& at = a.attrs.as<FftAttrs>();
+    const Tensor& in = a.inputs[0].tensor;
+    const Tensor& out = a.output;
+    const auto& core = *a.device.impl().core;
+    uint64_t total = uint64_t(out.size()), n = uint64_t(at.length), n2 = n / n1;
+    size_t axis = size_t(at.axis), rank = out.shape.size();
+    auto work = a.device.impl().allocate(total * 8);
+    if (total * 8 > work->bytes_left_in_chunk(0))
+      throw Error(ErrorKind::Unsupported, "fft of rows whose transform spans more than one device buffer chunk");
+    BufferRef work_ref{a.builder.bind(work), 0};
+    uint64_t inner = 1;  // the elements of the dimensions after the axis
+    for (size_t d = axis + 1; d < rank; ++d) inner *= uint64_t(out.shape[d]);
+
+    // The split shape [.., n1, n2, ..] (the work buffer's, row-major) with the input's strides.
+    FftParams columns = base;
+    columns.rank = uint32_t(rank + 1);
+    for (size_t d = 0, w = 0; d < rank; ++d, ++w) {
+      if (d == axis) {
+        columns.out_shape[w] = uint32_t(n1), columns.in_stride[w] = uint32_t(in.strides[d] * int64_t(n2));
+        ++w;
+        columns.out_shape[w] = uint32_t(n2), columns.in_stride[w] = uint32_t(in.strides[d]);
+      } else {
+        columns.out_shape[w] = uint32_t(out.shape[d]), columns.in_stride[w] = uint32_t(in.strides[d]);
+      }
+    }
+    columns.n = columns.len = uint32_t(n1);
+    columns.rows = uint32_t(total / n1);
+    float never = -1.0f;  // no component is zeroed between the launches
+    std::memcpy(&columns.eps32, &never, sizeof never);
+    columns.twiddle_bits = uint32_t(std::countr_zero(n));
+    columns.twiddle_inner = uint32_t(inner), columns.twiddle_count = uint32_t(n2);
+
+    // Rows of the work buffer along j2 into [.., n2, n1, ..] (k2 along the axis, then k1):
+    // row-major, that is k1 + n1 k2 along the output's axis.
+    FftParams rows = base;
+    rows.rank = uint32_t(rank + 1);
+    uint64_t stride = 1;
+    std::vector<uint64_t> work_stride(rank + 1);
+    for (size_t w = rank + 1; w-- > 0;) work_stride[w] = stride, stride *= columns.out_shape[w];
+    for (size_t w = 0; w <= rank; ++w) rows.out_shape[w] = columns.out_shape[w], rows.in_stride[w] = uint32_t(work_stride[w]);
+    rows.out_shape[axis] = uint32_t(n2), rows.in_stride[axis] = uint32_t(work_stride[axis + 1]);
+    rows.out_shape[axis + 1] = uint32_t(n1), rows.in_stride[axis + 1] = uint32_t(work_stride[axis]);
+    rows.n = rows.len = uint32_t(n2);
+    rows.rows = uint32_t(total / n2);
+
+    KernelCache& kernels = a.device.impl().kernels;
+    uint32_t radix = tuning().fft.radix ? tuning().fft.radix : 16;
+    uint32_t max_n = max_pow2_f32_for(core.info());
+    BufferRef in_ref{a.inputs[0].slot, uint64_t(in.offset) * dtype_size(in.type)};
+    auto launch = [&](DType from, BufferRef src, uint32_t src_slot, BufferRef dst, uint32_t dst_slot,
+                      const FftParams& p, uint64_t length) {
+      FftPow2F32Variant variant{from, max_n, radix, p.twiddle_bits != 0};
+      uint64_t batches = (total / length + max_n / length - 1) / (max_n / length);
+      uint32_t groups = uint32_t(std::min<uint64_t>({batches, core.info().max_workgroup_count[0], 512}));
+      FftPush push{};
+      push.count = uint32_t(total);
+      Launch& l = a.builder.launch(kernels.get(variant), {groups, 1, 1}, push,
+                                   {{offsetof(FftPush, out_addr), dst}, {offsetof(FftPush, in_addr), src}});
+      a.builder.params(l, p, offsetof(FftPush, params_addr), {});
+      a.builder.use(l, src_slot, Access::Read);
+      a.builder.use(l, dst_slot, Access::Write);
+    };
+    launch(in.type, in_ref, a.inputs[0].slot, work_ref, work_ref.slot, columns, n1);
+    launch(DType::C64, work_ref, work_ref.slot, BufferRef{a.output_slot, 0}, a.output_slot, rows, n2);
   }
 };
 

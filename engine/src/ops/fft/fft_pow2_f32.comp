@@ -7,8 +7,11 @@
 // or MAX_N / n rows at a time. The twiddles are computed once per workgroup into shared memory
 // (a quarter turn's, the rest by exact quarter turns), each within about an ulp of float
 // (fft_twiddle_f32.glsl). Components with |x| <= eps are stored as 0, as Nx.BinaryBackend does.
+// Rows longer than MAX_N run as two launches of it (fft.cpp): the row as a matrix, its columns
+// then its rows, the first launch multiplying its results by the long row's twiddles.
 // Defines: those of dft.comp (in float: LOAD_IN converts to float), MAX_N, PER_INVOCATION (the
-// elements an invocation holds: the largest radix, 16 but on tiny MAX_N), WG (MAX_N / it).
+// elements an invocation holds: the largest radix, 16 but on tiny MAX_N), WG (MAX_N / it),
+// LONG_ROW (the first launch of a long row's two: its twiddles).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -59,7 +62,7 @@ uint tw_slot(uint k) { return k + (k >> 5u); }
 FftParams prm;
 InBuf x;
 OutBuf y;
-uint n, bits, in_step, out_step, len, table;
+uint n, bits, in_step, out_step, len, table, batch_first;
 bool inverse;
 float eps, scale;
 
@@ -73,6 +76,21 @@ vec2 twiddle(uint e) {
 }
 
 vec2 cmul(vec2 a, vec2 w) { return vec2(a.x * w.x - a.y * w.y, a.x * w.y + a.y * w.x); }
+
+#if LONG_ROW
+// w_N^e of the long row this launch is the first of (N = 2^twiddle_bits), in the transform's
+// direction.
+vec2 long_twiddle(uint e) {
+  vec2 w = fft_turn_f32(e & ((1u << prm.twiddle_bits) - 1u), prm.twiddle_bits);
+  return inverse ? w : vec2(w.x, -w.y);
+}
+// A result's column j2 of the long row, and its twiddle at position k1 of the column.
+#define LONG_ROW_J2 uint j2 = ((batch_first + row_l) / prm.twiddle_inner) % prm.twiddle_count;
+#define LONG_ROW_TWIDDLE(o, k1) o = cmul(o, long_twiddle(j2 * (k1)));
+#else
+#define LONG_ROW_J2
+#define LONG_ROW_TWIDDLE(o, k1)
+#endif
 
 // w_16^m (forward: exp(-2 pi i m / 16)) for m < 8, rounded to float.
 const vec2 kW16[8] = vec2[](vec2(1.0, 0.0), vec2(0.92387953251128676, -0.38268343236508977),
@@ -153,8 +171,10 @@ vec2 input_at(uint base, uint j) {
       if (last) {                                                                               \
         if (row_in[table + row_l] != ~0u) {                                                     \
           uint at = row_out[table + row_l] + to * out_step;                                     \
+          LONG_ROW_J2                                                                           \
           [[unroll]] for (uint k = 0u; k < R; ++k) {                                            \
             vec2 o = v[i * R + reversed(k, LR)] * scale; /* a power of two: exact */           \
+            LONG_ROW_TWIDDLE(o, to + (k << ns_bits))                                            \
             if (abs(o.x) <= eps) o.x = 0.0;                                                     \
             if (abs(o.y) <= eps) o.y = 0.0;                                                     \
             y.v[at + ((k << ns_bits) * out_step)] = OUT_STORE(o);                               \
@@ -215,6 +235,9 @@ void main() {
   uint batches = (prm.rows + (1u << row_bits) - 1u) >> row_bits;
   for (uint batch = gl_WorkGroupID.x, b = 0u; batch < batches; batch += gl_NumWorkGroups.x, ++b) {
     table = (b & 1u) * (MAX_N / 64u + 1u);
+#if LONG_ROW
+    batch_first = batch << row_bits;
+#endif
     if (t < (1u << row_bits)) {
       uint row = (batch << row_bits) + t, in_base = ~0u, out_base = 0u;
       if (row < prm.rows) fft_row_bases(prm, row, in_base, out_base);

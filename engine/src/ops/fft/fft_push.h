@@ -20,6 +20,12 @@ NXV_STRUCT(FftParams) {
   NXV_U32 rows;     // fft_pow2.comp: rows to transform (output elements / n)
   NXV_U64 eps;      // the bits of a double: components with |x| <= eps are stored as 0
   NXV_U32 eps32;    // the bits of the largest float <= eps (fft_pow2_f32.comp's same test)
+  // fft_pow2_f32.comp as the first pass of a long row's two (rows of N = 2^twiddle_bits as
+  // n x (N / n)): each result k1 of row r is multiplied by w_N^(k1 j2), j2 = (r / twiddle_inner)
+  // mod twiddle_count. 0: no twiddles.
+  NXV_U32 twiddle_bits;
+  NXV_U32 twiddle_inner;
+  NXV_U32 twiddle_count;
   NXV_U32 pad0;
 };
 
