@@ -549,17 +549,6 @@ defmodule Nx.Vulkan.Compiler do
   defp lower_branch(key, params, body, template, settings) do
     leaves = Composite.flatten_list([template])
 
-    conform = fn value, leaf ->
-      value = if value.type == leaf.type, do: value, else: Nx.as_type(value, leaf.type)
-
-      if value.shape == leaf.shape,
-        do: value,
-        else:
-          value
-          |> Nx.rename(List.duplicate(nil, tuple_size(value.shape)))
-          |> Nx.broadcast(leaf.shape)
-    end
-
     scope_entry(
       key,
       [List.to_tuple(params)],
@@ -568,7 +557,7 @@ defmodule Nx.Vulkan.Compiler do
         b.(params)
         |> List.wrap()
         |> Composite.flatten_list()
-        |> Enum.zip_with(leaves, conform)
+        |> Enum.zip_with(leaves, &Branches.conform/2)
         |> List.to_tuple()
       end,
       settings

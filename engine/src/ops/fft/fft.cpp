@@ -210,6 +210,16 @@ struct FftPow2F32Variant {
     append_glsl_use_defines(d);
     return key;
   }
+  // The launch's variant on this device (tuning's fft.radix, else 16).
+  static FftPow2F32Variant for_device(DType in, const DeviceInfo& info, bool long_row) {
+    return {in, max_pow2_f32_for(info), tuning().fft.radix ? tuning().fft.radix : 16, long_row};
+  }
+  // Up to 512 workgroups (a wave on large GPUs), each computing its twiddles once for its
+  // batches of MAX_N / n rows.
+  uint32_t groups(const DeviceInfo& info, uint64_t rows, uint64_t n) const {
+    uint64_t per_batch = max_pow2 / n, batches = (rows + per_batch - 1) / per_batch;
+    return uint32_t(std::min<uint64_t>({batches, info.max_workgroup_count[0], 512}));
+  }
   static std::vector<FftPow2F32Variant> declared(const DeviceInfo& info) {
     std::vector<FftPow2F32Variant> all;
     for (DType in : kAllDTypes)
@@ -393,12 +403,8 @@ class FftFamily final : public Family {
       return;
     }
     if (runs_in_float(out.type, in.type, n, core.info())) {
-      // Up to 512 workgroups (a wave on large GPUs), each computing its twiddles once for its
-      // batches of MAX_N / n rows.
-      FftPow2F32Variant variant{in.type, max_pow2_f32_for(core.info()), tuned.radix ? tuned.radix : 16};
-      uint64_t batches = (rows + variant.max_pow2 / n - 1) / (variant.max_pow2 / n);
-      uint32_t groups = uint32_t(std::min<uint64_t>({batches, core.info().max_workgroup_count[0], 512}));
-      launch(kernels.get(variant), total, groups, 0, std::nullopt, true, true, params);
+      auto variant = FftPow2F32Variant::for_device(in.type, core.info(), false);
+      launch(kernels.get(variant), total, variant.groups(core.info(), rows, n), 0, std::nullopt, true, true, params);
       return;
     }
     if (uint64_t n1 = long_rows_in_float(out.type, in.type, n, in.shape[size_t(at.axis)], out.shape.size(),
@@ -487,17 +493,13 @@ class FftFamily final : public Family {
     rows.rows = uint32_t(total / n2);
 
     KernelCache& kernels = a.device.impl().kernels;
-    uint32_t radix = tuning().fft.radix ? tuning().fft.radix : 16;
-    uint32_t max_n = max_pow2_f32_for(core.info());
     BufferRef in_ref{a.inputs[0].slot, uint64_t(in.offset) * dtype_size(in.type)};
     auto launch = [&](DType from, BufferRef src, uint32_t src_slot, BufferRef dst, uint32_t dst_slot,
                       const FftParams& p, uint64_t length) {
-      FftPow2F32Variant variant{from, max_n, radix, p.twiddle_bits != 0};
-      uint64_t batches = (total / length + max_n / length - 1) / (max_n / length);
-      uint32_t groups = uint32_t(std::min<uint64_t>({batches, core.info().max_workgroup_count[0], 512}));
+      auto variant = FftPow2F32Variant::for_device(from, core.info(), p.twiddle_bits != 0);
       FftPush push{};
       push.count = uint32_t(total);
-      Launch& l = a.builder.launch(kernels.get(variant), {groups, 1, 1}, push,
+      Launch& l = a.builder.launch(kernels.get(variant), {variant.groups(core.info(), total / length, length), 1, 1}, push,
                                    {{offsetof(FftPush, out_addr), dst}, {offsetof(FftPush, in_addr), src}});
       a.builder.params(l, p, offsetof(FftPush, params_addr), {});
       a.builder.use(l, src_slot, Access::Read);

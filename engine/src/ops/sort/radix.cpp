@@ -32,13 +32,21 @@ struct ScatterConfig {
   auto fields() const { return std::tie(workgroup, items, groups, group, match_shared, key_words, shared_words); }
 };
 
+uint32_t min_subgroup_of(const DeviceInfo& info) {
+  return info.min_subgroup_size ? info.min_subgroup_size : info.subgroup_size;
+}
+
+// Whether the sort's kernels scan by subgroup arithmetic (radix_scan, radix_scatter's digit starts).
+bool subgroup_scans(const DeviceInfo& info) {
+  return info.features.subgroup_basic && info.features.subgroup_arithmetic && min_subgroup_of(info) >= 4;
+}
+
 ScatterConfig scatter_config(const DeviceInfo& info, size_t key_bytes, bool arg) {
-  const auto& f = info.features;
-  uint32_t min_subgroup = info.min_subgroup_size ? info.min_subgroup_size : info.subgroup_size;
+  uint32_t min_subgroup = min_subgroup_of(info);
   uint64_t limit = info.max_shared_memory ? info.max_shared_memory : 16384;
   uint32_t key_words = key_bytes == 8 ? 2 : 1;
   uint32_t words_per_key = key_words + (arg ? 1 : 0);
-  bool ballot = f.subgroup_basic && f.subgroup_ballot && f.subgroup_arithmetic && min_subgroup >= 4;
+  bool ballot = subgroup_scans(info) && info.features.subgroup_ballot;
   for (bool shared_match : {false, true}) {
     if (!shared_match && !ballot) continue;
     for (uint32_t wg : {256u, 128u, 64u})
@@ -117,13 +125,8 @@ struct RadixScanVariant {
     return key;
   }
 
-  static bool subgroups_for(const DeviceInfo& info) {
-    uint32_t min_subgroup = info.min_subgroup_size ? info.min_subgroup_size : info.subgroup_size;
-    return info.features.subgroup_basic && info.features.subgroup_arithmetic && min_subgroup >= 4;
-  }
-
   static std::vector<RadixScanVariant> declared(const DeviceInfo& info) {
-    bool sub = subgroups_for(info);
+    bool sub = subgroup_scans(info);
     return {{false, false, sub}, {false, true, sub}, {true, false, sub}};
   }
 };
@@ -240,7 +243,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
   const Kernel& histogram = impl.kernels.get(RadixHistogramVariant{in.type, attrs.descending});
   // Rows of few tiles: an invocation per segment rather than a workgroup.
   bool serial_scan = tiles_per_row <= kSerialScanTiles;
-  bool subgroup_scans = RadixScanVariant::subgroups_for(core.info());
+  bool subgroup = subgroup_scans(core.info());
   auto scatter_kernel = [&](bool first, bool last) -> const Kernel& {
     std::optional<DType> index_type = arg && last ? std::optional<DType>(a.out.type) : std::nullopt;
     return impl.kernels.get(RadixScatterVariant{in.type, attrs.descending, cfg, arg, first, last, index_type});
@@ -262,7 +265,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(h, keys_in.slot, Access::Read);
     a.builder.use(h, hist_slot, Access::Write);
 
-    const Kernel& scan = impl.kernels.get(RadixScanVariant{false, serial_scan, subgroup_scans});
+    const Kernel& scan = impl.kernels.get(RadixScanVariant{false, serial_scan, subgroup});
     uint64_t scan_threads = rows * 256 * (serial_scan ? 1 : kScanWorkgroup);
     Launch& s = a.builder.launch(scan, {workgroups_for(core, scan_threads, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
@@ -270,7 +273,7 @@ void lower_radix_sort(const LowerArgs& a, const SortAttrs& attrs) {
     a.builder.use(s, hist_slot, Access::Write);
     a.builder.use(s, bases_slot, Access::Write);
 
-    const Kernel& base_scan = impl.kernels.get(RadixScanVariant{true, false, subgroup_scans});
+    const Kernel& base_scan = impl.kernels.get(RadixScanVariant{true, false, subgroup});
     Launch& b = a.builder.launch(base_scan, {workgroups_for(core, rows * kScanWorkgroup, kScanWorkgroup), 1, 1}, push,
                                  {{offsetof(RadixPush, hist), hist}, {offsetof(RadixPush, bases), bases}});
     a.builder.use(b, bases_slot, Access::Read);

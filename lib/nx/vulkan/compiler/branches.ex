@@ -56,6 +56,21 @@ defmodule Nx.Vulkan.Compiler.Branches do
 
   defp own(_number, seen, _outer_ids), do: seen
 
+  @doc "A branch's value as the cond's leaf `leaf` holds it: its type, shape and names."
+  def conform(value, leaf) do
+    value = if value.type == leaf.type, do: value, else: Nx.as_type(value, leaf.type)
+
+    value =
+      if value.shape == leaf.shape,
+        do: value,
+        else:
+          value
+          |> Nx.rename(List.duplicate(nil, tuple_size(value.shape)))
+          |> Nx.broadcast(leaf.shape)
+
+    Nx.rename(value, leaf.names)
+  end
+
   @doc "Whether `expr`'s own scope has a cond that is not cheap (a host step)."
   def host_cond?(expr) do
     outer_ids = outer_ids(expr)
@@ -107,11 +122,7 @@ defmodule Nx.Vulkan.Compiler.Branches do
         Enum.reduce(pairs, Enum.map(last, unnamed), fn {pred, values}, acc ->
           Enum.zip_with(values, acc, &Nx.select(unnamed.(pred), unnamed.(&1), &2))
         end)
-        |> Enum.zip_with(leaves, fn value, leaf ->
-          value = if value.type == leaf.type, do: value, else: Nx.as_type(value, leaf.type)
-          value = if value.shape == leaf.shape, do: value, else: Nx.broadcast(value, leaf.shape)
-          Nx.rename(value, leaf.names)
-        end)
+        |> Enum.zip_with(leaves, &conform/2)
 
       if match?(%T{}, template), do: hd(selected), else: List.to_tuple(selected)
     end
