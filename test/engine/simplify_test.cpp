@@ -3,6 +3,7 @@
 // static starts, and a pad without padding is its input; each with the bits of the ops run
 // one by one, starts clamped as Nx clamps them.
 #include "graph/graph.hpp"
+#include "graph/simplify.hpp"
 #include "ops/shape/shape_attrs.hpp"
 #include "op_case_util.hpp"
 
@@ -97,4 +98,54 @@ TEST(Simplify, APadWithoutPaddingIsItsInput) {
   Tensor converted = run_op(*dev, OpId::pad, {DType::F32, {4, 3}}, {x, scalar(*dev, DType::F32, 0)}, Attrs::of(none));
   EXPECT_NE(converted.buffer, x.buffer);
   expect_same_bits(*dev, run_op(*dev, OpId::as_type, {DType::F32, {4, 3}}, {x}, {}), converted);
+}
+
+namespace {
+
+// Every comparison of `x` (float) with an integer constant of `int_type` holding `value`, in
+// both operand orders, as one program and op by op; `as_float`: whether the constant should
+// compare as a float (a constant node of the float type in the simplified graph).
+void expect_compare_with_constant(DType float_type, DType int_type, int64_t value, std::vector<double> xs,
+                                  bool as_float) {
+  SCOPED_TRACE(std::string(dtype_name(float_type)) + " against " + std::string(dtype_name(int_type)) + " " +
+               std::to_string(value));
+  auto dev = shared_device();
+  const Shape shape{int64_t(xs.size())};
+  Graph g;
+  uint32_t x = g.input(float_type, shape);
+  uint32_t c = g.add(OpId::constant, {int_type, {}}, {}, constant_attrs(integer(value)));
+  const OpId ops[] = {OpId::equal, OpId::not_equal, OpId::greater, OpId::less, OpId::greater_equal, OpId::less_equal};
+  for (OpId op : ops) {
+    g.output(g.add(op, {DType::U8, shape}, {x, c}));
+    g.output(g.add(op, {DType::U8, shape}, {c, x}));
+  }
+  Graph s = simplified(g);
+  size_t float_constants = 0;
+  for (const GraphNode& n : s.nodes()) float_constants += n.op == OpId::constant && n.out.type == float_type;
+  EXPECT_EQ(float_constants > 0, as_float);
+
+  std::vector<std::byte> bytes(xs.size() * dtype_size(float_type));
+  for (size_t i = 0; i < xs.size(); ++i) store_real(float_type, xs[i], bytes.data() + i * dtype_size(float_type));
+  Tensor input = from_host(*dev, float_type, shape, bytes.data(), bytes.size());
+  auto program = compile_program(*dev, g);
+  std::vector<Tensor> got = program->run(*dev, {input});
+  Tensor k = run_op(*dev, OpId::constant, {int_type, {}}, {}, constant_attrs(integer(value)));
+  size_t o = 0;
+  for (OpId op : ops) {
+    expect_same_bits(*dev, run_op(*dev, op, {DType::U8, shape}, {input, k}, {}), got[o++]);
+    expect_same_bits(*dev, run_op(*dev, op, {DType::U8, shape}, {k, input}, {}), got[o++]);
+  }
+}
+
+}  // namespace
+
+TEST(Simplify, AComparisonWithAnIntegerConstantAFloatHoldsComparesFloats) {
+  const double inf = INFINITY, nan = NAN, two53 = 9007199254740992.0;
+  // ReLU's gradient: x == max(x, 0) with 0 an s64.
+  expect_compare_with_constant(DType::F64, DType::S64, 0, {0.0, -0.0, 1e-310, -1e-310, 1.0, -1.0, nan, inf, -inf}, true);
+  expect_compare_with_constant(DType::F32, DType::S32, -7, {-7.0, -6.999999523, -7.000000477, 7.0, nan, -inf}, true);
+  expect_compare_with_constant(DType::F64, DType::U64, 1ll << 53, {two53, two53 + 2, two53 - 1, nan}, true);
+  // Not exact in the float type: stays an exact mixed comparison (2^53 + 1 is not 2^53).
+  expect_compare_with_constant(DType::F64, DType::S64, (1ll << 53) + 1, {two53, two53 + 2, nan, inf}, false);
+  expect_compare_with_constant(DType::F32, DType::S32, (1 << 24) + 1, {16777216.0, 16777218.0, nan}, false);
 }

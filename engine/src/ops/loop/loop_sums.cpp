@@ -67,7 +67,9 @@ void LoopCode::product(const GraphNode& node, uint32_t v) {
                        ") {\n      const uint q = base + t, r = q / " + u(threads) + ", j = q % " + u(threads) + ";\n      " +
                        acc + " p0 = " + acc + "(0)";
     for (uint32_t i = 1; i < per_thread; ++i) code += ", p" + std::to_string(i) + " = " + acc + "(0)";
-    code += ";\n      if (q < " + total + ") {\n        for (uint k0 = j; k0 < " + u(w->k) + "; k0 += " + u(lanes) + ") {\n";
+    // Every round's loads issued before the sums (unrolled to a constant count, the tail guarded).
+    code += ";\n      if (q < " + total + ") {\n        [[unroll]] for (uint k1 = 0u; k1 < " + u((w->k + lanes - 1) / lanes) +
+            "; ++k1) {\n          const uint k0 = j + k1 * " + u(lanes) + ";\n";
     for (uint32_t i = 0; i < per_thread; ++i) {
       const std::string p = "p" + std::to_string(i);
       code += "          { const uint k = k0 + " + u(uint64_t(i) * threads) + "; if (k < " + u(w->k) + ") " + p +
