@@ -194,7 +194,12 @@ double nxv_exp(double x) {
   if (x < -745.1332191019412LF) return 0.0LF;
   const double ln2_hi = 6.93147180369123816490e-01LF;
   const double ln2_lo = 1.90821492927058770002e-10LF;
-  double k = floor(x * 1.44269504088896338700LF + 0.5LF);
+  // k = x / ln2 rounded to an integer by the 1.5 * 2^52 shifter, whose low word then holds k:
+  // no floor, no conversion to int (slow, and on a loop kernel's critical path). precise: no
+  // compiler may fold (t - shifter) back into x / ln2.
+  const double shifter = 6755399441055744.0LF;
+  precise double t = x * 1.44269504088896338700LF + shifter;
+  precise double k = t - shifter;
   double r = (x - k * ln2_hi) - k * ln2_lo;
   // exp(r) on |r| <= ln2/2 by its Taylor series (terms to r^13 / 13!): (e^r - 1 - r) / r^2 as
   // a polynomial of degree 11 in Estrin's form, multiply-adds four deep where Horner's rule
@@ -209,7 +214,7 @@ double nxv_exp(double x) {
   double p = fma(fma(q5, r2, q4), r8, fma(fma(q3, r2, q2), r4, fma(q1, r2, q0)));
   p = fma(p, r2, r);
   double e = 1.0LF + p;
-  int ki = int(k);
+  int ki = int(unpackDouble2x32(t).x);
   // Two steps so that 2^k stays representable near the overflow and subnormal ends; powers of
   // two built from bits (some drivers implement ldexp through an approximate exp2).
   int k1 = ki / 2;
