@@ -1,7 +1,8 @@
 // Simplification (graph/simplify.hpp): put_slice into a tensor a constant fills is one pad of
 // the slice with that constant, slices and put_slices at constant tensor starts take them as
-// static starts, and a pad without padding is its input; each with the bits of the ops run
-// one by one, starts clamped as Nx clamps them.
+// static starts, a pad without padding is its input, and a comparison with an integer constant
+// a float holds exactly compares floats; each with the bits of the ops run one by one, starts
+// clamped as Nx clamps them.
 #include "graph/graph.hpp"
 #include "graph/simplify.hpp"
 #include "ops/shape/shape_attrs.hpp"

@@ -205,14 +205,14 @@ double nxv_exp(double x) {
   // a polynomial of degree 11 in Estrin's form, multiply-adds four deep where Horner's rule
   // takes eleven (a loop kernel evaluates exp on its critical path).
   double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-  double q0 = fma(1.0LF / 6.0LF, r, 0.5LF);
-  double q1 = fma(1.0LF / 120.0LF, r, 1.0LF / 24.0LF);
-  double q2 = fma(1.0LF / 5040.0LF, r, 1.0LF / 720.0LF);
-  double q3 = fma(1.0LF / 362880.0LF, r, 1.0LF / 40320.0LF);
-  double q4 = fma(1.0LF / 39916800.0LF, r, 1.0LF / 3628800.0LF);
-  double q5 = fma(1.0LF / 6227020800.0LF, r, 1.0LF / 479001600.0LF);
-  double p = fma(fma(q5, r2, q4), r8, fma(fma(q3, r2, q2), r4, fma(q1, r2, q0)));
-  p = fma(p, r2, r);
+  double q0 = 1.0LF / 6.0LF * r + 0.5LF;
+  double q1 = 1.0LF / 120.0LF * r + 1.0LF / 24.0LF;
+  double q2 = 1.0LF / 5040.0LF * r + 1.0LF / 720.0LF;
+  double q3 = 1.0LF / 362880.0LF * r + 1.0LF / 40320.0LF;
+  double q4 = 1.0LF / 39916800.0LF * r + 1.0LF / 3628800.0LF;
+  double q5 = 1.0LF / 6227020800.0LF * r + 1.0LF / 479001600.0LF;
+  double p = (q5 * r2 + q4) * r8 + ((q3 * r2 + q2) * r4 + (q1 * r2 + q0));
+  p = p * r2 + r;
   double e = 1.0LF + p;
   int ki = int(unpackDouble2x32(t).x);
   // Two steps so that 2^k stays representable near the overflow and subnormal ends; powers of
