@@ -2,7 +2,8 @@
 // the slice with that constant, slices and put_slices at constant tensor starts take them as
 // static starts, a pad without padding is its input, and a comparison with an integer constant
 // a float holds exactly compares floats; each with the bits of the ops run one by one, starts
-// clamped as Nx clamps them.
+// clamped as Nx clamps them; a float division by a power of two (or by a select of two, Nx's
+// gradient of max) multiplies by its reciprocal.
 #include "graph/graph.hpp"
 #include "graph/simplify.hpp"
 #include "ops/shape/shape_attrs.hpp"
@@ -120,7 +121,7 @@ void expect_compare_with_constant(DType float_type, DType int_type, int64_t valu
     g.output(g.add(op, {DType::U8, shape}, {x, c}));
     g.output(g.add(op, {DType::U8, shape}, {c, x}));
   }
-  Graph s = simplified(g);
+  Graph s = simplified(g, *dev);
   size_t float_constants = 0;
   for (const GraphNode& n : s.nodes()) float_constants += n.op == OpId::constant && n.out.type == float_type;
   EXPECT_EQ(float_constants > 0, as_float);
@@ -149,4 +150,71 @@ TEST(Simplify, AComparisonWithAnIntegerConstantAFloatHoldsComparesFloats) {
   // Not exact in the float type: stays an exact mixed comparison (2^53 + 1 is not 2^53).
   expect_compare_with_constant(DType::F64, DType::S64, (1ll << 53) + 1, {two53, two53 + 2, nan, inf}, false);
   expect_compare_with_constant(DType::F32, DType::S32, (1 << 24) + 1, {16777216.0, 16777218.0, nan}, false);
+}
+
+namespace {
+
+// x / d as one program and op by op, d a constant of `divisor_type` holding `divisor`, or (with
+// `tie`) Nx's gradient of max: a select of that constant and 1 by a u8 input; `multiplies`:
+// whether the simplified graph should hold no division.
+void expect_division(DType type, DType x_type, DType divisor_type, AttrNumber divisor, bool tie, bool multiplies,
+                     std::vector<double> xs) {
+  SCOPED_TRACE(std::string(dtype_name(x_type)) + " / " + std::string(dtype_name(divisor_type)) + " into " +
+               std::string(dtype_name(type)) + (tie ? " (a select)" : ""));
+  auto dev = shared_device();
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> dist(-1e3, 1e3);
+  while (xs.size() < 300) xs.push_back(dist(rng));
+  const Shape shape{int64_t(xs.size())};
+  std::vector<std::byte> bytes(xs.size() * dtype_size(x_type)), picks(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    store_real(x_type, xs[i], bytes.data() + i * dtype_size(x_type));
+    picks[i] = std::byte(rng() % 2);
+  }
+  Tensor x = from_host(*dev, x_type, shape, bytes.data(), bytes.size());
+  Tensor pick = from_host(*dev, DType::U8, shape, picks.data(), picks.size());
+  const Attrs k_attrs = constant_attrs(divisor), one_attrs = constant_attrs(real(1.0));
+
+  Graph g;
+  uint32_t gx = g.input(x_type, shape), gpick = g.input(DType::U8, shape);
+  uint32_t d = g.add(OpId::constant, {divisor_type, {}}, {}, k_attrs);
+  if (tie)
+    d = g.add(OpId::select, {type, shape}, {gpick, d, g.add(OpId::constant, {divisor_type, {}}, {}, one_attrs)});
+  g.output(g.add(OpId::divide, {type, shape}, {gx, d}));
+  size_t divisions = 0;
+  for (const GraphNode& n : simplified(g, *dev).nodes()) divisions += n.op == OpId::divide;
+  EXPECT_EQ(divisions == 0, multiplies);
+
+  Tensor got = compile_program(*dev, g)->run(*dev, {x, pick})[0];
+  Tensor k = run_op(*dev, OpId::constant, {divisor_type, {}}, {}, k_attrs);
+  if (tie)
+    k = run_op(*dev, OpId::select, {type, shape},
+               {pick, k, run_op(*dev, OpId::constant, {divisor_type, {}}, {}, one_attrs)}, {});
+  expect_same_bits(*dev, run_op(*dev, OpId::divide, {type, shape}, {x, k}, {}), got);
+}
+
+}  // namespace
+
+TEST(Simplify, ADivisionByAPowerOfTwoMultipliesWithTheEagerBits) {
+  const double inf = INFINITY, nan = NAN;
+  // Specials, the ends of f32's normal and subnormal ranges, results that overflow or fall
+  // into the subnormals.
+  const std::vector<double> xs{0.0, -0.0, nan, inf, -inf, 1.0, -3.0, 0x1p-126, 0x1p-149, 0x1.fffffep127, 0x1p-140,
+                               -0x1.8p-130, 1e-310, 0x1.fffffffffffffp1023};
+  for (DType type : {DType::F32, DType::F64}) {
+    for (double k : {2.0, 0.5, -4.0, 1.0, 0x1p-126, 0x1p100}) {
+      expect_division(type, type, type, real(k), false, true, xs);
+      expect_division(type, type, type, real(k), true, true, xs);
+    }
+    expect_division(type, type, DType::S32, integer(8), false, true, xs);
+    expect_division(type, DType::F32, DType::F32, real(0.25), false, true, xs);
+    // Not a power of two, or one whose reciprocal or itself is not a normal number: divides.
+    expect_division(type, type, type, real(3.0), false, false, xs);
+    expect_division(type, type, type, real(3.0), true, false, xs);
+  }
+  expect_division(DType::F64, DType::F64, DType::F64, real(0x1p1023), false, false, xs);
+  expect_division(DType::F64, DType::F64, DType::F64, real(0x1p-1030), false, false, xs);
+  expect_division(DType::F32, DType::F32, DType::F32, real(0x1p-140), false, false, xs);
+  // f16 keeps its division (its rounding from double is its own).
+  expect_division(DType::F16, DType::F16, DType::F16, real(2.0), false, false, {0.0, 1.0, -0.0, nan});
 }

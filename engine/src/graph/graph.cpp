@@ -113,7 +113,7 @@ GraphExecutable compile_graph(Device& device, const Graph& given, const std::vec
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
   // Constants go into the chains that read them before a product takes its consumers' chain.
   const Graph chained =
-      fuse_chains(device, constants_per_reader(fold_permutations(device, without_duplicates(simplified(given)))));
+      fuse_chains(device, constants_per_reader(fold_permutations(device, without_duplicates(simplified(given, device)))));
   const Graph graph = without_dead_nodes(
       fuse_epilogues(device, fuse_prologues(device, fuse_chains(device, fuse_shared_chains(device, chained)))));
   LaunchBuilder builder;

@@ -5,6 +5,6 @@
 
 namespace nxv {
 
-Graph simplified(const Graph& graph);
+Graph simplified(const Graph& graph, const Device& device);
 
 }  // namespace nxv

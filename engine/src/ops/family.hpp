@@ -66,9 +66,11 @@ class Family {
 
   // Simplification: the node's result from cheaper nodes with the same bits, appended to `out`
   // (`inputs`: the node's inputs as values of `out`; `graph` holds the node and the producers
-  // of its inputs). Returns the value holding the result, or nullopt having appended nothing.
+  // of its inputs; `device`: the device the graph compiles for). Returns the value holding the
+  // result, or nullopt having appended nothing.
   virtual std::optional<uint32_t> append_simplified(const GraphNode&, const Graph& /*graph*/,
-                                                    std::span<const uint32_t> /*inputs*/, Graph& /*out*/) const {
+                                                    std::span<const uint32_t> /*inputs*/, Graph& /*out*/,
+                                                    const Device& /*device*/) const {
     return std::nullopt;
   }
   // Pointwise: the node's work as elementwise steps (none for a view such as bitcast; a

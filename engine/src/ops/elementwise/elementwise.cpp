@@ -17,6 +17,7 @@
 #include "ops/elementwise/elementwise.hpp"
 #include "ops/elementwise/elementwise_push.h"
 #include "ops/elementwise/fusion.hpp"
+#include "ops/elementwise/simplification.hpp"
 #include "ops/family.hpp"
 #include "ops/shape/shape_attrs.hpp"
 #include "ops/shape/shape_lowering.hpp"
@@ -32,19 +33,6 @@ std::string shape_string(const Shape& shape) {
   return s + "}";
 }
 
-
-// Whether an integer constant of `type` holds `v` itself (no wrap into the type's range).
-bool integer_constant_unchanged(DType type, const AttrNumber& v) {
-  if (v.kind != AttrNumber::Kind::Int && v.kind != AttrNumber::Kind::UInt) return false;
-  const int bits = int(dtype_size(type)) * 8;
-  if (is_signed(type)) {
-    if (v.kind == AttrNumber::Kind::UInt) return v.u <= uint64_t(INT64_MAX) >> (64 - bits);
-    return bits == 64 || (v.i >= -(int64_t(1) << (bits - 1)) && v.i < (int64_t(1) << (bits - 1)));
-  }
-  uint64_t u = v.kind == AttrNumber::Kind::UInt ? v.u : uint64_t(v.i);
-  if (v.kind == AttrNumber::Kind::Int && v.i < 0) return false;
-  return bits == 64 || u < (uint64_t(1) << bits);
-}
 
 // What an op's scalar expression needs from the device. Building the expression (its GLSL) costs
 // more than recording the op, so each eager call finds the answer here instead.
@@ -168,27 +156,12 @@ class ElementwiseFamily final : public Family {
     emit_elementwise_launches(a.device, a.builder, kernel, a.output, a.output_slot, views, slots, dense);
   }
 
-  // A comparison of a float with an integer constant that the float type holds exactly (grad's
-  // `x == max(x, 0)` of a ReLU) compares two floats: the same answers as the exact mixed
-  // comparison, without its conversions and branches.
+  // Cheaper nodes with the same bits (simplification.hpp): comparisons with integer constants
+  // a float holds, divisions by powers of two.
   std::optional<uint32_t> append_simplified(const GraphNode& n, const Graph& graph, std::span<const uint32_t> inputs,
-                                            Graph& out) const override {
-    const EwDef* def = elementwise_def(n.op);
-    if (!def || def->load != EwLoad::Common || def->out != EwOut::U8 || n.inputs.size() != 2) return std::nullopt;
-    for (size_t k = 0; k < 2; ++k) {
-      uint32_t c = n.inputs[k], other = n.inputs[1 - k];
-      if (c < graph.input_count()) continue;
-      const GraphNode& producer = graph.nodes()[c - graph.input_count()];
-      const DType int_type = graph.value(c).type, float_type = graph.value(other).type;
-      if (producer.op != OpId::constant || producer.attrs.empty() || !is_integer(int_type) || !is_float(float_type))
-        continue;
-      const AttrNumber& v = producer.attrs.as<ShapeAttrs>().value;
-      if (!integer_constant_unchanged(int_type, v) || !chain_constant_literal(float_type, v)) continue;
-      std::vector<uint32_t> operands(inputs.begin(), inputs.end());
-      operands[k] = out.add(OpId::constant, OutSpec{float_type, graph.value(c).shape}, {}, producer.attrs);
-      return out.add(n.op, n.out, std::move(operands), n.attrs);
-    }
-    return std::nullopt;
+                                            Graph& out, const Device& device) const override {
+    if (n.op == OpId::divide) return simplify_division_by_power_of_two(n, inputs, out, device.has(kCapFloat64));
+    return simplify_comparison_with_constant(n, graph, inputs, out);
   }
 
   bool pointwise(const GraphNode& n, const Graph& graph) const override {

@@ -46,7 +46,7 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
   const uint32_t max_groups = device.impl().core->info().max_workgroup_count[0];
   if (chains > int64_t(max_groups)) refuse("more chains than one dispatch's workgroups");
   if (body.input_count() > NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
-  const Graph g = without_dead_nodes(fuse_chains(device, constants_per_reader(without_duplicates(simplified(body)))));
+  const Graph g = without_dead_nodes(fuse_chains(device, constants_per_reader(without_duplicates(simplified(body, device)))));
   std::vector<bool> invariant(state);
   for (size_t j = 0; j < state; ++j) invariant[j] = g.outputs()[j] == uint32_t(j);
   // Every node as its eager op would be checked (the invalid ones named).

@@ -299,7 +299,7 @@ class ShapeFamily final : public Family {
   // that constant: one kernel instead of a fill and a copy, the same values converted the same
   // way.
   std::optional<uint32_t> append_simplified(const GraphNode& n, const Graph& graph, std::span<const uint32_t> inputs,
-                                            Graph& out) const override {
+                                            Graph& out, const Device&) const override {
     if ((n.op != OpId::put_slice && n.op != OpId::slice) || n.attrs.empty()) return std::nullopt;
     const size_t data_inputs = n.op == OpId::put_slice ? 2 : 1;
     ShapeAttrs a = attrs_of(n.attrs);
