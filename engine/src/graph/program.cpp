@@ -111,7 +111,12 @@ std::vector<Tensor> Program::run(Device& device, const std::vector<Tensor>& inpu
     dense.strides = row_major_strides(dense.shape);
     laid_out.push_back(std::move(dense));
   }
-  return exec_->run(device, laid_out);
+  std::vector<Tensor> outputs = exec_->run(device, laid_out);
+  // A compiled call is a whole unit of work: submitted at once, the GPU starts it while the
+  // caller returns, where the stream's deferral (meant to batch small eager ops) would hold
+  // it until someone waits.
+  device.impl().stream.flush();
+  return outputs;
 }
 
 }  // namespace nxv
