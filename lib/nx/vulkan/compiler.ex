@@ -431,6 +431,8 @@ defmodule Nx.Vulkan.Compiler do
       run =
         Map.merge(run, %{donated: donated, device: settings.device, steps: Enum.reverse(done)})
 
+      run = Map.put(run, :loop, Runner.loop_plan(run))
+
       loop_kernels = Enum.count(steps, &loop_kernel_step?/1)
       host_steps = Enum.count(steps, &(elem(&1, 0) == :host)) - loop_kernels
 

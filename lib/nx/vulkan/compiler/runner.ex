@@ -6,7 +6,8 @@ defmodule Nx.Vulkan.Compiler.Runner do
   #   * `{:steps, p}`: device segments (engine programs) and host steps in order, values
   #     passed between them as device buffers; values computed from constants alone when the
   #     function compiled are shared by every call (immutable: `constant: true` wherever they
-  #     leave the step, so that no call donates them);
+  #     leave the step, so that no call donates them); where the steps are one counted loop
+  #     kernel (`loop_plan/1`), one native call with the arguments found by position;
   #   * `{:eval, evaluator, device}`: the function through Nx.Defn.Evaluator on the backend.
 
   alias Nx.Defn.Composite
@@ -20,6 +21,23 @@ defmodule Nx.Vulkan.Compiler.Runner do
     outputs = p.program |> NIF.program_run(params ++ p.captures) |> Error.unwrap!()
     give_up_donated(p, params, outputs)
     wrap(p.result, outputs, p.device)
+  end
+
+  def run({:steps, %{loop: loop} = p}, args) when is_map(loop) do
+    params = params(p, args)
+    given = List.to_tuple(params)
+
+    refs =
+      Enum.map(loop.sources, fn
+        {:param, k} -> elem(given, k)
+        {:ref, ref} -> ref
+      end)
+
+    returned = loop.program |> NIF.program_run(refs ++ loop.captures) |> Error.unwrap!()
+    returned = List.to_tuple(returned)
+    outputs = Enum.map(loop.outputs, &elem(returned, &1))
+    give_up_donated(p, params, outputs)
+    wrap(p.result, outputs, p.device, loop.constant)
   end
 
   def run({:steps, p}, args) do
@@ -49,6 +67,67 @@ defmodule Nx.Vulkan.Compiler.Runner do
     after
       Nx.default_backend(previous)
     end
+  end
+
+  @doc """
+  The run of a steps entry that is one counted loop kernel (after values computed when it
+  compiled), its inputs and outputs found once by position: `run/2` then makes one native
+  call with no environment of values. `nil` for any other entry.
+  """
+  def loop_plan(%{steps: steps, params: param_ids, captures: captures, outputs: outputs}) do
+    {constant_steps, rest} = Enum.split_while(steps, &match?({:constants, _, _}, &1))
+
+    with [{:host, s, {{:loop_kernel, {:program, lp}}, _}, inputs, _templates, _specs}] <- rest,
+         positions when is_list(positions) <- loop_outputs(outputs, s) do
+      fixed =
+        Map.merge(
+          for(
+            {:constants, values, refs} <- constant_steps,
+            pair <- Enum.zip(values, refs),
+            into: %{},
+            do: pair
+          ),
+          captures |> Enum.with_index() |> Map.new(fn {ref, j} -> {{:capture, j}, ref} end)
+        )
+
+      param_position =
+        param_ids |> Enum.with_index() |> Map.new(fn {id, k} -> {{:param, id}, k} end)
+
+      sources =
+        Enum.map(inputs, fn value ->
+          cond do
+            Map.has_key?(param_position, value) -> {:param, Map.fetch!(param_position, value)}
+            Map.has_key?(fixed, value) -> {:ref, Map.fetch!(fixed, value)}
+            true -> nil
+          end
+        end)
+
+      # As the steps' run marks them: a loop kernel returns state its body leaves unchanged in
+      # the state's own buffer, so outputs of shared constants' state are shared constants.
+      passed = sources |> Enum.map(&match?({:ref, _}, &1)) |> List.to_tuple()
+
+      if Enum.all?(sources) do
+        %{
+          program: lp.program,
+          captures: lp.captures,
+          sources: sources,
+          outputs: positions,
+          constant: Enum.map(positions, &(&1 < tuple_size(passed) and elem(passed, &1)))
+        }
+      end
+    else
+      _ -> nil
+    end
+  end
+
+  def loop_plan(_run), do: nil
+
+  defp loop_outputs(outputs, s) do
+    Enum.reduce_while(outputs, [], fn
+      {:host, ^s, k}, acc -> {:cont, [k | acc]}
+      _, _ -> {:halt, nil}
+    end)
+    |> then(&(&1 && Enum.reverse(&1)))
   end
 
   defp run_step({:segment, program, inputs, outputs}, env, _device) do
