@@ -9,8 +9,9 @@
 # with Nx.Vulkan.Compiler (the loop in one launch: the engine's loop kernel; `unrolled` records
 # its 32 trips' launches instead); `chains` runs 128 chains at once through the compiler (the state
 # vectorized over a :chain axis, one trajectory of each per call). Each figure is the mean
-# over calls after warm-up, each trajectory's end point read back (a sampler reads it to accept or reject). bench/hmc_jax.py is JAX's twin
-# (lax.fori_loop, the same model and data): run both in one command.
+# (and the median) over calls after warm-up, each trajectory's end point read back (a sampler
+# reads it to accept or reject). bench/hmc_jax.py is JAX's twin (lax.fori_loop, the same model
+# and data): run both in one command.
 Code.require_file("../examples/logistic_posterior.exs", __DIR__)
 
 defmodule HMC do
@@ -45,7 +46,7 @@ end
 runs = %{
   "binary" => {"BinaryBackend + Evaluator", Nx.BinaryBackend, Nx.Defn.Evaluator, 5, 1},
   "evaluator" => {"Vulkan + Evaluator", Nx.Vulkan.Backend, Nx.Defn.Evaluator, 20, 1},
-  "compiler" => {"Vulkan + Nx.Vulkan.Compiler", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 200, 1},
+  "compiler" => {"Vulkan + Nx.Vulkan.Compiler", Nx.Vulkan.Backend, Nx.Vulkan.Compiler, 1000, 1},
   "unrolled" =>
     {"Vulkan + Nx.Vulkan.Compiler, trips recorded (loop_kernel: false)", Nx.Vulkan.Backend,
      {Nx.Vulkan.Compiler, loop_kernel: false}, 200, 1},
@@ -91,11 +92,20 @@ for key <- String.split(System.get_env("HMC_RUNS", "binary,evaluator,compiler,ch
 
   for _ <- 1..3, do: call.()
   if backend == Nx.Vulkan.Backend, do: Nx.Vulkan.kernel_profile()
-  {us, q_end} = :timer.tc(fn -> Enum.reduce(1..n, nil, fn _, _ -> call.() end) end)
+  # Each call timed alone: the mean, and the median (robust to the host's occasional stalls).
+  {times, q_end} =
+    Enum.map_reduce(1..n, nil, fn _, _ ->
+      t0 = System.monotonic_time(:nanosecond)
+      q_end = call.()
+      {(System.monotonic_time(:nanosecond) - t0) / 1000, q_end}
+    end)
+
+  us = Enum.sum(times)
+  median = Enum.at(Enum.sort(times), div(n, 2))
   first = q_end |> Nx.from_binary(:f64) |> Nx.to_flat_list() |> hd()
 
   IO.puts(
-    "#{name}: #{Float.round(us / n, 1)} us per trajectory, " <>
+    "#{name}: #{Float.round(us / n, 1)} us per trajectory (median #{Float.round(median, 1)}), " <>
       "#{Float.round(us / n / 32, 2)} us per step (q[0] after: #{Float.round(first, 9)})"
   )
 
