@@ -509,6 +509,13 @@ void Stream::flush() {
   submit_now(lock);
 }
 
+void Stream::flush_if_dry() {
+  Lock lock(mutex_);
+  if (!queued_.empty() || submitting_) return;
+  if (!in_flight_.empty()) translate_vk("retiring", [&] { retire_locked(); });
+  if (in_flight_.empty()) submit_now(lock);
+}
+
 void Stream::synchronize() {
   uint64_t value;
   {

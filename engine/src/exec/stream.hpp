@@ -101,6 +101,9 @@ class Stream {
   bool writes_finished(const Buffer& buffer);
   // Submits the open batch without waiting.
   void flush();
+  // Submits the open batch where the GPU has nothing else to run (no batch queued, submitting or
+  // unfinished): work that would otherwise wait out the deferral on an idle GPU.
+  void flush_if_dry();
   StreamStats stats() const;
   // GPU time per kernel of the work recorded until now (waits for it; KernelProfiler).
   std::vector<KernelTime> kernel_profile();
