@@ -111,7 +111,7 @@ std::optional<uint32_t> simplify_division_by_power_of_two(const GraphNode& n, st
   if (type != DType::F64 && !(type == DType::F32 && has_f64)) return std::nullopt;
   const uint32_t dividend = inputs[0], divisor = inputs[1];
   if (!is_float(out.value(dividend).type)) return std::nullopt;
-  const OutSpec& divisor_spec = out.value(divisor);
+  const OutSpec divisor_spec = out.value(divisor);  // a copy: adding nodes moves `out`'s values
   const GraphNode* d = producer_of(out, divisor);
   if (!d) return std::nullopt;
   // The reciprocal (a constant, or a select of two) in double, of the divisor's shape.
