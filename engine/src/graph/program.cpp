@@ -115,8 +115,7 @@ std::vector<Tensor> Program::run(Device& device, const std::vector<Tensor>& inpu
   // A compiled call is a whole unit of work: on an idle GPU it is submitted at once and starts
   // while the caller returns, where the stream's deferral (meant to batch small eager ops)
   // would hold it until someone waits. Behind work in flight (a training loop's steps, none
-  // read back) the deferral batches calls as before: a submission each slowed such a loop's
-  // step threefold.
+  // read back) the deferral batches calls into shared submissions as before.
   device.impl().stream.flush_if_dry();
   return outputs;
 }

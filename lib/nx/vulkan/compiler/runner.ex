@@ -95,10 +95,10 @@ defmodule Nx.Vulkan.Compiler.Runner do
 
       sources =
         Enum.map(inputs, fn value ->
-          cond do
-            Map.has_key?(param_position, value) -> {:param, Map.fetch!(param_position, value)}
-            Map.has_key?(fixed, value) -> {:ref, Map.fetch!(fixed, value)}
-            true -> nil
+          case {Map.fetch(param_position, value), Map.fetch(fixed, value)} do
+            {{:ok, k}, _} -> {:param, k}
+            {:error, {:ok, ref}} -> {:ref, ref}
+            _ -> nil
           end
         end)
 
@@ -112,7 +112,7 @@ defmodule Nx.Vulkan.Compiler.Runner do
           captures: lp.captures,
           sources: sources,
           outputs: positions,
-          constant: Enum.map(positions, &(&1 < tuple_size(passed) and elem(passed, &1)))
+          constant: Enum.map(positions, &elem(passed, &1))
         }
       end
     else
@@ -123,11 +123,7 @@ defmodule Nx.Vulkan.Compiler.Runner do
   def loop_plan(_run), do: nil
 
   defp loop_outputs(outputs, s) do
-    Enum.reduce_while(outputs, [], fn
-      {:host, ^s, k}, acc -> {:cont, [k | acc]}
-      _, _ -> {:halt, nil}
-    end)
-    |> then(&(&1 && Enum.reverse(&1)))
+    if Enum.all?(outputs, &match?({:host, ^s, _}, &1)), do: Enum.map(outputs, &elem(&1, 2))
   end
 
   defp run_step({:segment, program, inputs, outputs}, env, _device) do
