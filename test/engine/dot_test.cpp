@@ -381,6 +381,74 @@ TEST_F(Dot, GpuTileVariants) {
   }
 }
 
+// k split inside the workgroup (slices) as GPUs take it where split-K would add a second pass:
+// each slice's sums added up as dot_split_sum.comp adds splits, so that a product has the
+// very bits of split-K over the same chunks, with the tile's edges, k tails of every length,
+// transposed and batched operands, vector and scalar loads, and integers; within the host
+// reference's bounds as well. The GPUs' own choice (a 32x64 tile, four slices) is one launch.
+TEST_F(Dot, SlicesAddAsSplitKDoes) {
+  ScopedTuning gpu("gpu_paths", "1");
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  const DotCase cases[] = {
+      {"inside_64x1024x128", {64, 1024}, {1024, 128}, mm},
+      {"odd_70x601x130", {70, 601}, {601, 130}, mm},
+      {"transposed_a_96x520x64", {96, 520}, {520, 64}, mm, kTransposed},
+      {"transposed_b_33x700x65", {33, 700}, {700, 65}, mm, kDense, kTransposed},
+      {"batched_2x40x530x72", {2, 40, 530}, {2, 530, 72}, axes({2}, {0}, {1}, {0})},
+  };
+  // The product's bits, and how many commands it alone recorded (its operands uploaded first).
+  uint64_t commands = 0;
+  auto product = [&](const DotCase& c, DType t, uint32_t seed) {
+    std::mt19937 rng(seed);
+    auto [left, lbytes] = make_operand(*device_, t, c.left, c.left_view, rng);
+    auto [right, rbytes] = make_operand(*device_, t, c.right, c.right_view, rng);
+    device_->synchronize();
+    uint64_t before = device_->stream_stats().commands;
+    Shape out_shape;
+    for (int64_t x : c.attrs.left_batch) out_shape.push_back(c.left[size_t(x)]);
+    for (int64_t x : free_of(c.left.size(), c.attrs.left_contract, c.attrs.left_batch)) out_shape.push_back(c.left[size_t(x)]);
+    for (int64_t x : free_of(c.right.size(), c.attrs.right_contract, c.attrs.right_batch))
+      out_shape.push_back(c.right[size_t(x)]);
+    Tensor result = run_op(*device_, "dot", {t, out_shape}, {left, right}, Attrs::of(c.attrs));
+    device_->synchronize();
+    commands = device_->stream_stats().commands - before;
+    return to_host(*device_, result);
+  };
+  ScopedTuning tile("dot.tile", "32,64,16,4,4");
+  for (const char* n : {"4", "2"})
+    for (size_t i = 0; i < std::size(cases); ++i)
+      for (DType t : {DType::F32, DType::S32}) {
+        // (Fewer kernels to compile: integers in two layouts, two slices in one.)
+        if ((n[0] == '2' && (i != 1 || t != DType::F32)) || (t == DType::S32 && i != 0 && i != 4)) continue;
+        SCOPED_TRACE(std::string(cases[i].name) + " in " + n + " " + std::string(dtype_name(t)));
+        uint32_t seed = sample_seed() + 1200 + uint32_t(i);
+        std::vector<std::byte> split, sliced;
+        {
+          ScopedTuning splits("dot.splits", n);
+          split = product(cases[i], t, seed);
+        }
+        {
+          ScopedTuning slices("dot.slices", n);
+          sliced = product(cases[i], t, seed);
+          if (t == DType::F32) run_case(*device_, cases[i], {t, t, t}, seed);
+        }
+        EXPECT_TRUE(split == sliced) << "the slices' bits differ from split-K's";
+      }
+  // Edge checks everywhere and scalar loads.
+  {
+    ScopedTuning scalar("dot.gvec4", "0"), checks("dot.no_inside", "1"), slices("dot.slices", "3");
+    run_case(*device_, cases[0], {DType::F32, DType::F32, DType::F32}, sample_seed() + 1210);
+  }
+  // The GPUs' choice: a product whose 64x64 tiles are too few takes the sliced 32x64 tile, one
+  // launch with split-K's bits.
+  ScopedTuning any_tile("dot.tile", "");
+  const DotCase wide{"auto_128x512x1024", {128, 512}, {512, 1024}, mm};
+  std::vector<std::byte> chosen = product(wide, DType::F32, sample_seed() + 1220);
+  EXPECT_EQ(commands, 1u) << "one launch, no split-K pass";
+  ScopedTuning split_tile("dot.tile", "32,64,16,4,4"), splits("dot.splits", "4");
+  EXPECT_TRUE(product(wide, DType::F32, sample_seed() + 1220) == chosen) << "the slices' bits differ from split-K's";
+}
+
 // The matrix-vector kernel as a GPU runs it: four outputs per invocation in vector loads,
 // k split across the workgroup's invocations and across workgroups (split-K, a second pass
 // adding the splits), k adjacent (a row per group of invocations), batches.

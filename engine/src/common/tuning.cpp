@@ -96,6 +96,7 @@ void Tuning::set(std::string_view key, std::string_view v) {
   NXV_ENTRY("dot.rows", dot.rows, (parse_list<2>(key, v)))
   NXV_ENTRY("dot.no_rows", dot.no_rows, flag())
   NXV_ENTRY("dot.splits", dot.splits, u32())
+  NXV_ENTRY("dot.slices", dot.slices, u32())
   NXV_ENTRY("dot.no_vec4", dot.no_vec4, flag())
   NXV_ENTRY("dot.no_inside", dot.no_inside, flag())
   NXV_ENTRY("dot.gvec4", dot.gvec4, toggle())

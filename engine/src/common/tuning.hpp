@@ -20,6 +20,7 @@ struct DotTuning {
   std::optional<std::array<uint32_t, 2>> rows;          // dot.rows=tm,tn4 (CPU drivers' row kernel)
   bool no_rows = false;                                 // dot.no_rows
   std::optional<uint32_t> splits;                       // dot.splits: split-K into n parts
+  std::optional<uint32_t> slices;                       // dot.slices: k split inside the workgroup (1: never)
   bool no_vec4 = false;                                 // dot.no_vec4: no four-wide shared-memory reads
   bool no_inside = false;                               // dot.no_inside: edge checks everywhere
   Toggle gvec4 = Toggle::Auto;                          // dot.gvec4=0/1: vector loads from global memory

@@ -30,7 +30,7 @@ KernelKey gemm_tile_kernel_key(const char* name, DType out, DType a, DType b, co
   AccType acc = dot_acc_type(out);
   KernelKey key;
   key.name = name;
-  key.workgroup_size = tile.invocations();
+  key.workgroup_size = tile.invocations() * opts.slices;
   add_gemm_common_defines(key.defines, out, a, b, acc);
   add_gemm_tile_defines(key.defines, tile, acc, opts, a, b);
   add_gemm_operand_defines(key.defines, a, b, acc);
@@ -198,6 +198,7 @@ void add_gemm_tile_defines(Defines& d, const GemmTile& tile, AccType acc, const 
   d.emplace_back("WARP_X", std::to_string(o.warp_x));
   d.emplace_back("ONE_TILE", o.one_tile ? "1" : "0");
   d.emplace_back("TILES_INSIDE", o.inside ? "1" : "0");
+  if (o.slices > 1) d.emplace_back("SLICES", std::to_string(o.slices));
   d.emplace_back("A_VEC4", o.a_vec4 ? "1" : "0");
   d.emplace_back("B_VEC4", o.b_vec4 ? "1" : "0");
   std::string acc4 = acc4_type(acc);
@@ -240,7 +241,9 @@ bool matvec_per_row(const DeviceCore& core, const GemmShape& shape) {
 }
 
 bool sums_in_order(const DeviceCore& core, DType out, const GemmShape& shape, DType a, DType b) {
-  if (shape.m < 2 || shape.n < 2 || tuning().dot.splits || tuning().dot.bf16x3) return false;
+  if (shape.m < 2 || shape.n < 2 || tuning().dot.splits || tuning().dot.slices.value_or(1) > 1 ||
+      tuning().dot.bf16x3)
+    return false;
   if (gemm_cpu_paths(core)) return true;
   // Rows one by one and the swapped product's columns one by one are the same matrix-vector
   // products (dot.cpp), whatever the output's strides.
@@ -445,6 +448,16 @@ void launch_gemm_once(LaunchBuilder& builder, const Kernel& kernel, const std::a
 
 namespace {
 
+// The push constants of a GEMM-shaped kernel without split-K (splits 1, k_chunk k).
+GemmPush gemm_push(const GemmShape& shape, const GemmOperand& a, const GemmOperand& b) {
+  GemmPush push{};
+  push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
+  push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
+  push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
+  push.splits = 1, push.k_chunk = push.k;
+  return push;
+}
+
 // dot's own choices on GPUs (untuned) from choose_gemm_tile's `tile` and the warp_x fallback:
 // - 128x128 of 32-bit accumulators: 16 x 8 per invocation (128 of them) and k steps of 8, in
 //   subgroups of 8 x 4 invocations; faster than conv's 8 x 8 here (bench/RESULTS.md);
@@ -454,6 +467,40 @@ void dot_gpu_tile(GemmTile& tile, uint32_t& warp_fallback, AccType acc, uint32_t
   if (tile.bm == 128 && tile.bn == 128 && tile.bk == 16 && tile.tm == 8 && tile.tn == 8)
     tile = {128, 128, 8, 16, 8}, warp_fallback = 8;
   if (acc == AccType::F64 && tile.bm == 64 && tile.bn == 64 && wide) tile = fit_shared({64, 128, 16, 8, 8}, 8, shared_limit);
+}
+
+// Slices of the GPUs' choice: four groups of 128 invocations over a 32x64 tile.
+constexpr uint32_t kSlices = 4;
+
+// Whether `tile` read as `o` takes `slices` slices: the workgroup's invocations, every slice's
+// stage in shared memory, and the slices' sums staged in the B stages while they are added.
+bool slices_fit(const DeviceInfo& info, const GemmTile& tile, const GemmTileOpts& o, uint32_t slices, AccType acc) {
+  uint32_t pad = o.vec4_shared ? 4 : 1;
+  uint64_t pa = o.a_k_unit ? tile.bm + pad : tile.bm, pb = o.b_n_unit ? tile.bn : tile.bn + pad;
+  uint64_t stage_a = tile.bk * pa, stage_b = tile.bk * pb;
+  return slices > 1 && uint64_t(tile.invocations()) * slices <= info.max_workgroup_invocations &&
+         (stage_a + stage_b) * slices * acc_bytes(acc) <= shared_limit(info) && uint64_t(tile.bm) * tile.bn <= slices * stage_b;
+}
+
+// How many slices split each workgroup's k, and how long each is: the GPUs' 32x64 tile takes
+// kSlices where split-K would otherwise add a second pass (`splits` > 1) and its tiles alone
+// give at least 64 workgroups; dot.slices forces n (1: none) with any tile. Each slice is a
+// multiple of `align` long; {1, k} where k is not split this way.
+std::pair<uint32_t, uint32_t> choose_slices(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile,
+                                            const GemmTileOpts& o, AccType acc, uint32_t splits, uint32_t align) {
+  uint32_t wanted = 1;
+  if (auto forced = tuning().dot.slices) wanted = *forced;
+  else if (!gemm_cpu_paths(core) && !tuning().dot.splits && splits > 1 && tile.bm == kTile32x64.bm &&
+           tile.bn == kTile32x64.bn && tile.tm == kTile32x64.tm && tile.tn == kTile32x64.tn)
+    wanted = kSlices;
+  uint64_t k = uint64_t(shape.k);
+  if (wanted < 2 || k < 2 || !slices_fit(core.info(), tile, o, wanted, acc) || is_complex(acc) || acc_bytes(acc) != 4)
+    return {1, uint32_t(k)};
+  uint64_t chunk = (k + wanted - 1) / wanted;
+  chunk = (chunk + align - 1) / align * align;
+  uint64_t slices = (k + chunk - 1) / chunk;
+  if (slices < 2) return {1, uint32_t(k)};
+  return {uint32_t(slices), uint32_t(chunk)};
 }
 
 // A variant of gemm.comp: the types, the tile and how the tile core reads and stages its operands.
@@ -506,6 +553,16 @@ struct GemmVariant {
         }
       }
       add(gemm_cpu_tile(info, acc), 0, false);
+      // The sliced 32x64 tile (choose_slices), where the device takes it.
+      if (acc_bytes(acc) == 4 && !is_complex(acc)) {
+        size_t before = all.size();
+        add(fit_shared(kTile32x64, acc_bytes(acc), limit), 0, true);
+        for (size_t i = before; i < all.size();) {
+          all[i].opts.slices = kSlices;
+          if (slices_fit(info, all[i].tile, all[i].opts, kSlices, acc)) ++i;
+          else all.erase(all.begin() + ptrdiff_t(i));
+        }
+      }
     }
     return all;
   }
@@ -528,6 +585,13 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   uint32_t warp_fallback = tile.tm == 8 && tile.tn == 8 ? 4 : 0;
   if (!gemm_cpu_paths(core) && !tuned_tile())
     dot_gpu_tile(tile, warp_fallback, acc, shared_limit(core.info()), tiles(shape, 64, 128) >= 128);
+  // Where the tile's workgroups are too few and split-K would make up the rest with a second
+  // pass, the 32x64 tile with k split inside each workgroup (choose_slices) where that tile
+  // alone gives about half a workgroup per multiprocessor.
+  uint32_t splits = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), 1, 256, 16).first;
+  if (!gemm_cpu_paths(core) && !tuned_tile() && !tuning().dot.slices && acc_bytes(acc) == 4 && !is_complex(acc) &&
+      splits > 1 && tiles(shape, kTile32x64.bm, kTile32x64.bn) >= 64)
+    tile = fit_shared(kTile32x64, acc_bytes(acc), shared_limit(core.info())), warp_fallback = 0;
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
@@ -544,10 +608,18 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   o.warp_x = o.vec4_shared ? gemm_warp_x(core, tile, warp_fallback) : 0;
   o.one_tile = gemm_one_tile(core, shape, tile);
   o.inside = gemm_tiles_inside(core, shape, tile, o, acc);
-  const Kernel& kernel = *epilogue_kernel(impl.kernels, GemmVariant{out, a.type, b.type, tile, o}, epi);
   // Vectors along k never straddle a split; without edge checks, neither does a k step.
   bool k_vectors = (o.a_vec4 && o.a_k_unit) || (o.b_vec4 && !o.b_n_unit);
   uint32_t k_align = std::lcm(k_vectors ? 4u : 1u, o.inside ? tile.bk : 1u);
+  auto [slices, k_chunk] = choose_slices(core, shape, tile, o, acc, splits, k_align);
+  o.slices = slices;
+  const Kernel& kernel = *epilogue_kernel(impl.kernels, GemmVariant{out, a.type, b.type, tile, o}, epi);
+  if (slices > 1) {
+    GemmPush push = gemm_push(shape, a, b);
+    push.splits = 1, push.k_chunk = k_chunk;
+    std::array<uint32_t, 3> grid = gemm_grid(core, tile, uint64_t(shape.n), uint64_t(shape.m), uint64_t(shape.batch));
+    return launch_gemm_once(builder, kernel, grid, push, a, b, c, epi);
+  }
   launch_gemm_kernel(impl, builder, kernel, out, shape, a, b, c, tile, acc, k_align, epi);
 }
 
@@ -556,10 +628,7 @@ void launch_gemm_kernel(DeviceImpl& impl, LaunchBuilder& builder, const Kernel& 
                         const GemmTile& tile, AccType acc, uint32_t k_align,
                         const DotEpilogue* epi, const std::function<void(Launch&)>& attach) {
   const DeviceCore& core = *impl.core;
-  GemmPush push{};
-  push.batch = uint32_t(shape.batch), push.m = uint32_t(shape.m), push.n = uint32_t(shape.n), push.k = uint32_t(shape.k);
-  push.sa_batch = uint32_t(a.strides[0]), push.sa_m = uint32_t(a.strides[1]), push.sa_k = uint32_t(a.strides[2]);
-  push.sb_batch = uint32_t(b.strides[0]), push.sb_k = uint32_t(b.strides[1]), push.sb_n = uint32_t(b.strides[2]);
+  GemmPush push = gemm_push(shape, a, b);
   // Split-K where the tiles alone give fewer than about 256 workgroups and k is long.
   uint64_t n = uint64_t(shape.batch) * uint64_t(shape.m) * uint64_t(shape.n);
   auto [splits, k_chunk] = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), n, 256, 16, k_align);

@@ -72,7 +72,10 @@ struct GemmTileOpts {
   uint32_t warp_x = 0;                      // 0, or invocation columns per subgroup of 32
   bool one_tile = false;                    // one tile per workgroup (dot: the grid covers them all)
   bool inside = false;                      // every tile and k step wholly inside: no edge checks
-  auto fields() const { return std::tie(a_k_unit, b_n_unit, vec4_shared, a_vec4, b_vec4, warp_x, one_tile, inside); }
+  uint32_t slices = 1;                      // dot: groups of invocations splitting k inside the workgroup
+  auto fields() const {
+    return std::tie(a_k_unit, b_n_unit, vec4_shared, a_vec4, b_vec4, warp_x, one_tile, inside, slices);
+  }
 };
 
 // One output tile per workgroup, with no loops over tiles, batches and splits, where

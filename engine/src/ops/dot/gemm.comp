@@ -3,12 +3,15 @@
 // staging, BK steps along k, TM x TN outputs per invocation; conv's implicit GEMM shares it);
 // this file loads the tiles (zero outside the matrices) and stores C. Split-K
 // (pc.splits > 1): grid z also splits k; the sums go to pc.part_addr for dot_split_sum.comp.
+// Slices (SLICES > 1): the workgroup splits k itself, SLICES groups of invocations taking
+// pc.k_chunk each, and adds their sums up as dot_split_sum.comp adds splits (the same bits
+// as split-K of the same chunks, without the second pass).
 // On a CPU driver (for what gemm_rows.comp does not take) the host picks RY = 1 (BM == TM):
 // the A values an invocation reads are then at the same address in every lane.
 // Defines: BM, BN, BK, TM, TN; ACC (accumulator), ZERO, MAC(acc, a, b); A_/B_/C_STORE and
 // _ALIGN; LOAD_A(x), LOAD_B(x) (stored -> ACC), STORE_OUT(v); A_K_UNIT (sa_k == 1: the A tile
 // is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4;
-// A_VEC4, B_VEC4, WARP_X (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl); ONE_TILE (the
+// A_VEC4, B_VEC4, WARP_X, SLICES (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl); ONE_TILE (the
 // grid is exactly the tiles by the (batch, split) pairs: no loops over them); TILES_INSIDE
 // (every tile and k step lies wholly inside: no edge checks).
 #version 460
@@ -90,17 +93,64 @@ void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out
   fetch_b_tile(ctx, k0, k_end, t, rb);
 }
 
+#if SLICES > 1
+#if VEC4_SHARED
+#define GET_B(i) sb4[(i) / 4u][(i) % 4u]
+#else
+#define GET_B(i) sb[i]
+#endif
+// Where output f (i * TN + j) of invocation t of a slice goes in the staged B words while the
+// slices' sums are added (the host sees that BM * BN of them fit).
+uint slice_word(uint f, uint t) {
+#if VEC4_SHARED
+  return ((f / 4u) * WG + t) * 4u + f % 4u;
+#else
+  return f * WG + t;
+#endif
+}
+
+// Slice 0's acc becomes the sum of every slice's, added as dot_split_sum.comp adds splits:
+// from zero, then each slice's in order.
+void add_slices(uint slice, uint t, inout ACC acc[TM][TN]) {
+  if (slice == 0u)
+    [[unroll]] for (uint i = 0u; i < TM; ++i)
+      [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO + acc[i][j];
+  for (uint s = 1u; s < uint(SLICES); ++s) {
+    if (slice == s)
+      [[unroll]] for (uint i = 0u; i < TM; ++i)
+        [[unroll]] for (uint j = 0u; j < TN; ++j) PUT_B(slice_word(i * TN + j, t), acc[i][j]);
+    barrier();
+    if (slice == 0u)
+      [[unroll]] for (uint i = 0u; i < TM; ++i)
+        [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] += GET_B(slice_word(i * TN + j, t));
+    barrier();
+  }
+}
+#endif
+
 // C's tile (tm, tn) of grid z's (batch, split) pair.
 void output_tile(ABuf a, BBuf b, CBuf c, PartBuf part, uint t, uint tx, uint ty, uint z, uint tm, uint tn) {
   uint bz = z / pc.splits, split = z % pc.splits;
+#if SLICES > 1
+  uint slice = gl_LocalInvocationID.x / WG;
+  uint k_begin = slice * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
+#else
   uint k_begin = split * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
+#endif
   uint abase = bz * pc.sa_batch, bbase = bz * pc.sb_batch, cbase = bz * pc.m * pc.n;
   uint pbase = (split * pc.batch + bz) * pc.m * pc.n;
   uint m0 = tm * BM, n0 = tn * BN;
   ACC acc[TM][TN];
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ZERO;
+#if SLICES > 1
+  gemm_slice_accumulate(TileCtx(a, b, abase, bbase, m0, n0), k_begin, k_end, (pc.k_chunk + BK - 1u) / BK, slice, t,
+                        tx, ty, acc);
+  add_slices(slice, t, acc);
+  if (slice != 0u) return;
+#else
   gemm_tile_accumulate(TileCtx(a, b, abase, bbase, m0, n0), k_begin, k_end, t, tx, ty, acc);
+#endif
   [[unroll]] for (uint i = 0u; i < TM; ++i) {
     uint gm = m0 + ROW(i);
     [[unroll]] for (uint j = 0u; j < TN; ++j) {
@@ -119,7 +169,7 @@ void main() {
   BBuf b = BBuf(pc.b_addr);
   CBuf c = CBuf(pc.c_addr);
   PartBuf part = PartBuf(pc.part_addr);
-  uint t = gl_LocalInvocationID.x;
+  uint t = gl_LocalInvocationID.x % WG;  // within its slice
   uint tx, ty;
   gemm_lane_xy(t, tx, ty);
 #if ONE_TILE

@@ -71,7 +71,12 @@ const uint PB = BN;
 #else
 const uint PB = BN + PAD;
 #endif
-const uint NBUF = 1u;  // shared-memory stages (two measured no faster on an H100)
+// SLICES (dot's gemm.comp): the workgroup is SLICES groups of WG invocations, each summing its
+// own part of k into its own stage; the including shader adds the groups' sums up in order.
+#ifndef SLICES
+#define SLICES 1
+#endif
+const uint NBUF = uint(SLICES);  // shared-memory stages: one per slice (two for one slice measured no faster on an H100)
 const uint SA = BK * PA, SB = BK * PB;  // one stage's words
 #if VEC4_SHARED
 shared ACC4 sa4[NBUF * SA / 4u];  // [stage][k][m]

@@ -80,4 +80,24 @@ void gemm_tile_accumulate(TileCtx ctx, uint k_begin, uint k_end, uint t, uint tx
   }
 }
 
+#if SLICES > 1
+// The same for one slice of the workgroup, in its own stage: `steps` k steps from k_begin,
+// the same count for every slice (the barriers are the whole workgroup's); steps at or past
+// k_end neither read nor multiply.
+void gemm_slice_accumulate(TileCtx ctx, uint k_begin, uint k_end, uint steps, uint stage, uint t, uint tx, uint ty,
+                           inout ACC acc[TM][TN]) {
+  A_REG ra[LA];
+  B_REG rb[LB];
+  if (k_begin < k_end) fetch_tiles(ctx, k_begin, k_end, t, ra, rb);
+  for (uint s = 0u; s < steps; ++s) {
+    uint k0 = k_begin + s * BK;
+    stash_tiles(t, stage, ra, rb);
+    barrier();
+    if (k0 + BK < k_end) fetch_tiles(ctx, k0 + BK, k_end, t, ra, rb);
+    if (k0 < k_end) multiply_stage(stage, tx, ty, acc);
+    barrier();
+  }
+}
+#endif
+
 #endif
