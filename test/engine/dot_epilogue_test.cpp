@@ -2,7 +2,7 @@
 // a dot with an elementwise chain applied where it stores gives, bit for bit, the dot followed
 // by the chain's ops run one by one through the same engine, on every tier lavapipe runs (rows,
 // cpu, matvec; with gpu_paths the SIMT tile and the GPU matvec; with dot.splits
-// split-K's final sum), on shapes with empty outputs, K = 0, 1 x N, N = 1 and sizes straddling
+// split-K's final sum; with dot.slices the sliced tile's shared store), on shapes with empty outputs, K = 0, 1 x N, N = 1 and sizes straddling
 // the tiles; and against a host reference (integers exactly; floats within the dot's error
 // bound plus a few roundings of the output type); with NaN, infinities, signed zeros and
 // subnormals too (bit for bit). A graph's dot and elementwise consumers
@@ -130,17 +130,19 @@ struct PathConfig {
   const char* gpu_paths;
   const char* splits;
   const char* no_cpu_gemm;
+  const char* slices = "";
 };
 const PathConfig kPaths[] = {{"cpu tiers", "0", "", "0"},
                              {"gpu tiers", "1", "", "0"},
                              {"gpu tiers, split-K 3", "1", "3", "0"},
+                             {"gpu tiers, k in 3 slices", "1", "", "0", "3"},
                              {"tile kernel on the cpu path", "0", "", "1"}};
 
 TEST_F(DotEpilogues, BiasReluEveryTierAndType) {
   Device& d = *device_;
   ElementwiseChain chain;
   for (const PathConfig& path : kPaths) {
-    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits),
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits), slices("dot.slices", path.slices),
         no_cpu("dot.no_cpu_gemm", path.no_cpu_gemm);
     for (DType t : types()) {
       chain.steps = {step(OpId::add, t, {in(0), in(1)}), step(OpId::max, t, {st(0), in(2)})};
@@ -172,7 +174,7 @@ TEST_F(DotEpilogues, FourTensorsBesideTheProduct) {
   if (device_->has(kCapFloat64)) types.push_back(DType::F64);
   const Problem problems[] = {{0, 17, 33, 31}, {0, 70, 96, 10}, {2, 5, 3, 12}, {0, 1, 9, 12}};
   for (const PathConfig& path : kPaths) {
-    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits),
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits), slices("dot.slices", path.slices),
         no_cpu("dot.no_cpu_gemm", path.no_cpu_gemm);
     for (DType t : types) {
       std::mt19937 rng(sample_seed() + 150 + uint32_t(t));
@@ -223,7 +225,7 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
   // (m 70, k 96, n 10: on GPUs, a matrix-vector product per column.)
   const Problem problems[] = {{0, 1, 7, 9}, {0, 9, 7, 1}, {0, 17, 33, 31}, {2, 5, 3, 12}, {0, 70, 96, 10}};
   for (const PathConfig& path : {kPaths[0], kPaths[2]}) {
-    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits);
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits), slices("dot.slices", path.slices);
     for (DType t : floats) {
       std::mt19937 rng(sample_seed() + 100 + uint32_t(t));
       for (const Problem& p : problems) {
@@ -308,7 +310,7 @@ TEST_F(DotEpilogues, SpecialValues) {
   std::vector<DType> floats{DType::F32, DType::F16, DType::BF16};
   if (d.has(kCapFloat64)) floats.push_back(DType::F64);
   for (const PathConfig& path : {kPaths[0], kPaths[2]}) {
-    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits);
+    ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits), slices("dot.slices", path.slices);
     for (DType t : floats) {
       SCOPED_TRACE(std::string(path.name) + ", " + std::string(dtype_name(t)));
       std::mt19937 rng(sample_seed() + 200 + uint32_t(t));

@@ -100,7 +100,7 @@ void fetch_tiles(TileCtx ctx, uint k0, uint k_end, uint t, out A_REG ra[LA], out
 #define GET_B(i) sb[i]
 #endif
 // Where output f (i * TN + j) of invocation t of a slice goes in the staged B words while the
-// slices' sums are added (the host sees that BM * BN of them fit).
+// slices' sums are added (the host sees that BM * BN of them fit: the tile's sums go there too).
 uint slice_word(uint f, uint t) {
 #if VEC4_SHARED
   return ((f / 4u) * WG + t) * 4u + f % 4u;
@@ -147,7 +147,18 @@ void output_tile(ABuf a, BBuf b, CBuf c, PartBuf part, uint t, uint tx, uint ty,
   gemm_slice_accumulate(TileCtx(a, b, abase, bbase, m0, n0), k_begin, k_end, (pc.k_chunk + BK - 1u) / BK, slice, t,
                         tx, ty, acc);
   add_slices(slice, t, acc);
-  if (slice != 0u) return;
+  // Every invocation of the workgroup then stores a share of the tile, row by row (an
+  // epilogue's reads spread over all of them, the stores coalesced).
+  if (slice == 0u)
+    [[unroll]] for (uint i = 0u; i < TM; ++i)
+      [[unroll]] for (uint j = 0u; j < TN; ++j) PUT_B(ROW(i) * BN + COL(j), acc[i][j]);
+  barrier();
+  for (uint e = gl_LocalInvocationID.x; e < BM * BN; e += uint(SLICES) * WG) {
+    uint gm = m0 + e / BN, gn = n0 + e % BN;
+    if (INSIDE || (gm < pc.m && gn < pc.n)) c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, GET_B(e));
+  }
+  barrier();  // (the next tile's stages overwrite these words)
+  return;
 #else
   gemm_tile_accumulate(TileCtx(a, b, abase, bbase, m0, n0), k_begin, k_end, t, tx, ty, acc);
 #endif
