@@ -23,6 +23,7 @@
 #include "ops/dot/dot_bf16x3.hpp"
 #include "ops/dot/dot_coopmat.hpp"
 #include "ops/dot/dot_cpu.hpp"
+#include "ops/dot/dot_rows.hpp"
 #include "ops/dot/dot_epilogue.hpp"
 #include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"

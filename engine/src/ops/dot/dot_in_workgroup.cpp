@@ -4,6 +4,7 @@
 #include "device/device_impl.hpp"
 #include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"
+#include "ops/dot/dot_rows.hpp"
 #include "ops/dot/dot_plan.hpp"
 
 namespace nxv {

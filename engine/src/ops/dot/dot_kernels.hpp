@@ -106,6 +106,10 @@ bool gemm_operand_vec4(const DeviceCore& core, DType type, const std::array<int6
                        uint64_t byte_offset, int unit_axis, int64_t extent, uint32_t tile_extent);
 // Whether values of `type` load in vectors of four at all (gemm_operand_vec4's type test).
 bool gemm_vec4_loadable(DType type);
+// The vector of four accumulators of `acc` ("" where there is none: complex).
+std::string gemm_acc4_type(AccType acc);
+// GLSL converting a vector of four of `type`, named q, to `acc4` (swizzles name x, so not x).
+std::string gemm_load4(DType type, const std::string& acc4);
 
 // The defines of the tile core (gemm_tile.glsl): tile, A_K_UNIT, B_N_UNIT, VEC4_SHARED, ACC4,
 // A_VEC4, B_VEC4 (with A_VEC, A_VALIGN, LOAD_A4 and likewise for B), WARP_X.
@@ -142,9 +146,6 @@ BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits
 void append_split_sum(DeviceImpl& impl, LaunchBuilder& builder, DType out, BufferRef part, BufferRef dst, uint64_t n,
                       uint32_t splits, const DotEpilogue* epi = nullptr, std::optional<DType> partials = std::nullopt);
 
-// Whether the GEMM on this device is gemm_rows.comp (CPU drivers, B read along n in aligned
-// vectors of four; tuning's dot.no_rows turns it off). It then serves M == 1 too.
-bool rows_kernel_fits(const DeviceCore& core, const GemmShape& shape, const GemmOperand& b, DType out);
 
 // Launches a GEMM-shaped `kernel` (GemmPush parameters; workgroups of tile.bm x tile.bn
 // outputs), with split-K over k in multiples of `k_align` where the tiles alone are too few to
