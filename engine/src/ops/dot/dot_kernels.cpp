@@ -80,8 +80,6 @@ uint64_t tiles(const GemmShape& s, uint32_t bm, uint32_t bn) {
   return uint64_t(s.batch) * uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
 }
 
-
-
 bool vec4_loadable(DType type) {
   return !glsl_vec4_type(type).empty() && type != DType::F8 && type != DType::F8E4M3FN;
 }
@@ -258,7 +256,6 @@ BufferRef partial_sums(DeviceImpl& impl, LaunchBuilder& builder, uint64_t splits
   return {builder.bind(partials), 0};
 }
 
-
 AccType dot_acc_type(DType out) { return acc_of(out); }
 
 namespace {
@@ -355,17 +352,10 @@ bool slices_fit(const DeviceInfo& info, const GemmTile& tile, const GemmTileOpts
          (stage_a + stage_b) * slices * acc_bytes(acc) <= shared_limit(info) && uint64_t(tile.bm) * tile.bn <= slices * stage_b;
 }
 
-// How many slices split each workgroup's k, and how long each is: the GPUs' 32x64 tile takes
-// kSlices where split-K would otherwise add a second pass (`splits` > 1) and its tiles alone
-// give at least 64 workgroups; dot.slices forces n (1: none) with any tile. Each slice is a
-// multiple of `align` long; {1, k} where k is not split this way.
+// How many of the `wanted` slices split each workgroup's k, and how long each is (a multiple of
+// `align`): {1, k} where `tile` does not take them or k is not split this way.
 std::pair<uint32_t, uint32_t> choose_slices(const DeviceCore& core, const GemmShape& shape, const GemmTile& tile,
-                                            const GemmTileOpts& o, AccType acc, uint32_t splits, uint32_t align) {
-  uint32_t wanted = 1;
-  if (auto forced = tuning().dot.slices) wanted = *forced;
-  else if (!gemm_cpu_paths(core) && !tuning().dot.splits && splits > 1 && tile.bm == kTile32x64.bm &&
-           tile.bn == kTile32x64.bn && tile.tm == kTile32x64.tm && tile.tn == kTile32x64.tn)
-    wanted = kSlices;
+                                            const GemmTileOpts& o, AccType acc, uint32_t wanted, uint32_t align) {
   uint64_t k = uint64_t(shape.k);
   if (wanted < 2 || k < 2 || !slices_fit(core.info(), tile, o, wanted, acc) || is_complex(acc) || acc_bytes(acc) != 4)
     return {1, uint32_t(k)};
@@ -459,12 +449,16 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   if (!gemm_cpu_paths(core) && !tuned_tile())
     dot_gpu_tile(tile, warp_fallback, acc, shared_limit(core.info()), tiles(shape, 64, 128) >= 128);
   // Where the tile's workgroups are too few and split-K would make up the rest with a second
-  // pass, the 32x64 tile with k split inside each workgroup (choose_slices) where that tile
-  // alone gives about half a workgroup per multiprocessor.
-  uint32_t splits = split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), 1, 256, 16).first;
-  if (!gemm_cpu_paths(core) && !tuned_tile() && !tuning().dot.slices && acc_bytes(acc) == 4 && !is_complex(acc) &&
-      splits > 1 && tiles(shape, kTile32x64.bm, kTile32x64.bn) >= 64)
+  // pass, the 32x64 tile in kSlices slices (k split inside each workgroup) where that tile
+  // alone gives about half a workgroup per multiprocessor; dot.slices forces n (1: none) with
+  // any tile.
+  uint32_t slices_wanted = tuning().dot.slices.value_or(1);
+  if (!gemm_cpu_paths(core) && !tuned_tile() && !tuning().dot.slices && !tuning().dot.splits && acc_bytes(acc) == 4 &&
+      !is_complex(acc) && split_k(core, tiles(shape, tile.bm, tile.bn), uint64_t(shape.k), 1, 256, 16).first > 1 &&
+      tiles(shape, kTile32x64.bm, kTile32x64.bn) >= 64) {
     tile = fit_shared(kTile32x64, acc_bytes(acc), shared_limit(core.info())), warp_fallback = 0;
+    slices_wanted = kSlices;
+  }
   GemmTileOpts o;
   o.a_k_unit = a.strides[2] == 1, o.b_n_unit = b.strides[2] == 1;
   // Shared-memory reads four-wide where the register tile is in groups of four.
@@ -484,7 +478,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   // Vectors along k never straddle a split; without edge checks, neither does a k step.
   bool k_vectors = (o.a_vec4 && o.a_k_unit) || (o.b_vec4 && !o.b_n_unit);
   uint32_t k_align = std::lcm(k_vectors ? 4u : 1u, o.inside ? tile.bk : 1u);
-  auto [slices, k_chunk] = choose_slices(core, shape, tile, o, acc, splits, k_align);
+  auto [slices, k_chunk] = choose_slices(core, shape, tile, o, acc, slices_wanted, k_align);
   o.slices = slices;
   const Kernel& kernel = *epilogue_kernel(impl.kernels, GemmVariant{out, a.type, b.type, tile, o}, epi);
   if (slices > 1) {
