@@ -6,6 +6,7 @@
 #include <string>
 
 #include "device/device_impl.hpp"
+#include "exec/launch.hpp"
 #include "device_limits.hpp"
 #include "exec/phase_times.hpp"
 #include "nxv/ops.hpp"
@@ -75,6 +76,47 @@ void BM_SmallOpPipelined(benchmark::State& state) {
 
 void BM_SmallOpPipelinedBusyCaller(benchmark::State& state) { run_pipelined(state, state.range(0)); }
 
+// The GPU's cost of a tiny dispatch (one workgroup copying 256 bytes), 256 in one wait: each
+// reading what the one before wrote (range(0) = 1: a barrier before each) or all independent
+// (0: no barrier), against the round trip of the same run.
+void BM_DependentDispatches(benchmark::State& state) {
+  auto& impl = device().impl();
+  const bool chained = state.range(0) != 0;
+  const int per_iter = 256;
+  const uint64_t bytes = 256;
+  const Kernel& kernel = impl.kernels.get({"copy_probe", {}, 64});
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  for (int i = 0; i <= (chained ? 1 : per_iter); ++i) buffers.push_back(impl.allocate(bytes));
+  auto run = [&] {
+    for (int i = 0; i < per_iter; ++i) {
+      auto& src = chained ? buffers[i % 2] : buffers[0];
+      auto& dst = chained ? buffers[(i + 1) % 2] : buffers[i + 1];
+      struct {
+        uint64_t src, dst;
+        uint32_t n;
+      } push{src->address_at(0), dst->address_at(0), uint32_t(bytes / 16)};
+      impl.stream.record([&](Recorder& rec) {
+        rec.use(src, Access::Read);
+        rec.use(dst, Access::Write);
+        rec.cmd().bindPipeline(vk::PipelineBindPoint::eCompute, *kernel.pipeline);
+        rec.cmd().pushConstants<decltype(push)>(impl.kernels.layout(), vk::ShaderStageFlagBits::eCompute, 0, push);
+        rec.cmd().dispatch(1, 1, 1);
+        rec.count_command();
+      });
+    }
+    impl.stream.synchronize();
+  };
+  warm_up(run);
+  uint64_t barriers_before = impl.stream.stats().barriers;
+  for (auto _ : state) run();
+  state.counters["seconds_per_dispatch"] =
+      benchmark::Counter(per_iter, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["barriers_per_dispatch"] =
+      double(impl.stream.stats().barriers - barriers_before) / double(state.iterations() * per_iter);
+  state.counters["floor_us"] = limits().round_trip_s * 1e6;
+}
+
+BENCHMARK(BM_DependentDispatches)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_SmallOpSynchronous)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_SmallOpPipelined)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_SmallOpPipelinedBusyCaller)->Arg(2)->Arg(5)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
