@@ -127,6 +127,11 @@ void BM_Train_784x256x1024_AtB(benchmark::State& s) { run_training_dot(s, 784, 2
 void BM_Train_1024x256x10_AtB(benchmark::State& s) { run_training_dot(s, 1024, 256, 10, Layout::AtB); }
 void BM_Train_256x1024x1024_ABt(benchmark::State& s) { run_training_dot(s, 256, 1024, 1024, Layout::ABt); }
 void BM_Train_256x10x1024_ABt(benchmark::State& s) { run_training_dot(s, 256, 10, 1024, Layout::ABt); }
+// Batch 16's: its rows' products one matrix-vector product each (and the K = 16 weight gradient).
+void BM_Train_16x784x1024_AB(benchmark::State& s) { run_training_dot(s, 16, 784, 1024, Layout::AB); }
+void BM_Train_16x1024x1024_AB(benchmark::State& s) { run_training_dot(s, 16, 1024, 1024, Layout::AB); }
+void BM_Train_16x1024x1024_ABt(benchmark::State& s) { run_training_dot(s, 16, 1024, 1024, Layout::ABt); }
+void BM_Train_784x16x1024_AtB(benchmark::State& s) { run_training_dot(s, 784, 16, 1024, Layout::AtB); }
 
 #define NXV_DOT_BENCH(fn) BENCHMARK(fn)->UseManualTime()->Unit(benchmark::kMillisecond)
 NXV_DOT_BENCH(BM_DotF32_8192);
@@ -154,6 +159,10 @@ NXV_DOT_BENCH(BM_Train_784x256x1024_AtB);
 NXV_DOT_BENCH(BM_Train_1024x256x10_AtB);
 NXV_DOT_BENCH(BM_Train_256x1024x1024_ABt);
 NXV_DOT_BENCH(BM_Train_256x10x1024_ABt);
+NXV_DOT_BENCH(BM_Train_16x784x1024_AB);
+NXV_DOT_BENCH(BM_Train_16x1024x1024_AB);
+NXV_DOT_BENCH(BM_Train_16x1024x1024_ABt);
+NXV_DOT_BENCH(BM_Train_784x16x1024_AtB);
 
 }  // namespace
 }  // namespace nxv::bench

@@ -279,6 +279,60 @@ TEST_F(Dot, GpuRowProductsAreTheirTransposesColumns) {
   EXPECT_FALSE(matvec_per_row(core, {1, 17, 200, 300}));
 }
 
+// Products of a few rows (or columns) take several vectors per workgroup, each load of the
+// shared matrix serving them all: bit for bit the same as one vector per workgroup (every
+// output sums its k in the same order), on 4 to 17 vectors (a last workgroup part full), four-
+// wide and scalar matrix loads (odd rows), k with a tail, split-K, and f64 (4 vectors).
+TEST_F(Dot, GpuMatvecVectorsShareTheMatrix) {
+  ScopedTuning gpu("gpu_paths", "1");
+  Device& d = *device_;
+  const DeviceCore& core = *d.impl().core;
+  std::mt19937 rng(sample_seed() + 950);
+  DotAttrs mm = axes({1}, {}, {0}, {});
+  struct Shape3 {
+    int64_t m, k, n;
+  };
+  // m <= 16: a matrix-vector product per row; n <= 16: one per column.
+  const Shape3 shapes[] = {{4, 96, 128}, {5, 301, 97}, {8, 1000, 64}, {13, 130, 256}, {16, 784, 1024},
+                           {257, 200, 10}, {64, 77, 4}, {300, 512, 16}};
+  for (const Shape3& sh : shapes) {
+    for (DType t : {DType::F32, DType::F64, DType::S32}) {
+      if (!supported({t, t, t})) continue;
+      SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.k) + "x" + std::to_string(sh.n) + " " +
+                   std::string(dtype_name(t)));
+      GemmShape g{1, sh.m, sh.n, sh.k};
+      ASSERT_TRUE(matvec_per_row(core, g) || matvec_per_column(core, g));
+      const char* most = t == DType::F64 ? "4" : "8";
+      {
+        ScopedTuning many("dot.matvec_vecs", most);
+        DotCase c{"vectors", {sh.m, sh.k}, {sh.k, sh.n}, mm};
+        run_case(d, c, {t, t, t}, sample_seed() + 960 + uint32_t(sh.m));
+      }
+      // The same lanes (their count decides the order of each sum): the same bits.
+      Tensor a = random_tensor(d, t, {sh.m, sh.k}, rng), b = random_tensor(d, t, {sh.k, sh.n}, rng);
+      OutSpec out{t, {sh.m, sh.n}};
+      ScopedTuning lanes("dot.matvec_lx", "8");
+      for (const char* splits : {"1", "3"}) {
+        ScopedTuning split("dot.splits", splits);
+        std::optional<ScopedTuning> many(std::in_place, "dot.matvec_vecs", most);
+        Tensor shared = run_op(d, OpId::dot, out, {a, b}, Attrs::of(mm));
+        many.reset();
+        ScopedTuning one("dot.matvec_vecs", "1");
+        expect_same_bits(d, run_op(d, OpId::dot, out, {a, b}, Attrs::of(mm)), shared);
+      }
+    }
+  }
+  // The vectors a workgroup takes: up to 8 (4 with 8-byte sums) where the grid stays at its
+  // target without a split, none on a batch of matrices. Rows of B^T (k adjacent, 4 rows a
+  // workgroup): 256 groups of rows; four-wide columns of B: 16 groups.
+  GemmOperand rows_k_adjacent{{0, 0}, DType::F32, {0, 1024, 1}};
+  EXPECT_EQ(matvec_lanes(core, DType::F32, 16, 1024, 1024, rows_k_adjacent).vecs, 8u);
+  EXPECT_EQ(matvec_lanes(core, DType::F64, 16, 1024, 1024, {{0, 0}, DType::F64, {0, 1024, 1}}).vecs, 4u);
+  EXPECT_EQ(matvec_lanes(core, DType::F32, 3, 1024, 1024, rows_k_adjacent).vecs, 1u);
+  EXPECT_EQ(matvec_lanes(core, DType::F32, 16, 1024, 1024, {{0, 0}, DType::F32, {1024 * 1024, 1024, 1}}).vecs, 1u);
+  EXPECT_EQ(matvec_lanes(core, DType::F32, 16, 1024, 784, {{0, 0}, DType::F32, {0, 1, 1024}}).vecs, 1u);
+}
+
 // The tile core's variants as a GPU runs them: operands loaded in vectors of four along
 // their unit axis (A along k or along m, B along n or along k) where extents, strides and
 // offsets are multiples of four, scalars elsewhere (odd sizes, padded rows); one or two

@@ -107,6 +107,7 @@ void Tuning::set(std::string_view key, std::string_view v) {
   NXV_ENTRY("dot.cpu_tile", dot.cpu_tile, (parse_list<3>(key, v)))
   NXV_ENTRY("dot.no_cpu_gemm", dot.no_cpu_gemm, flag())
   NXV_ENTRY("dot.matvec_lx", dot.matvec_lx, u32())
+  NXV_ENTRY("dot.matvec_vecs", dot.matvec_vecs, u32())
   NXV_ENTRY("dot.f32", dot.bf16x3, v == "bf16x3" ? true : v == "f32" ? false : (bad(key, v, "bf16x3 or f32"), false))
   NXV_ENTRY("dot.bf16x3_any", dot.bf16x3_any, flag())
   NXV_ENTRY("conv.winograd", conv.winograd, toggle())

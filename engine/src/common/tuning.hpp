@@ -31,6 +31,7 @@ struct DotTuning {
   std::optional<std::array<uint32_t, 3>> cpu_tile;      // dot.cpu_tile=tm,tn,wg (CPU drivers' register blocks)
   bool no_cpu_gemm = false;                             // dot.no_cpu_gemm
   std::optional<uint32_t> matvec_lx;                    // dot.matvec_lx: 4, 8, 16 or 32
+  std::optional<uint32_t> matvec_vecs;                  // dot.matvec_vecs: 1, 4 or 8
   bool bf16x3 = false;                                  // dot.f32=bf16x3 (NX_VULKAN_DOT_F32)
   bool bf16x3_any = false;                              // dot.bf16x3_any: without tensor cores too
 };

@@ -557,6 +557,21 @@ MatvecLanes matvec_lanes(const DeviceCore& core, DType out, uint32_t batch, uint
   uint64_t groups = (uint64_t(rows) + m.outputs() - 1) / m.outputs();
   // Split-K on GPUs: about `target` workgroups in all where the outputs alone give fewer.
   std::tie(m.splits, m.k_chunk) = split_k(core, groups * batch, k, uint64_t(batch) * rows, target, 64);
+  // Vectors that all multiply one matrix (a product's rows or columns one by one): where the
+  // grid stays at its target without a split, a workgroup takes 8 (or 4; 4 with 8-byte sums),
+  // each matrix load serving them all, rather than reading the matrix again per vector. Each
+  // output's sum keeps its order (the lanes above do not change).
+  if (!cpu && mat.strides[0] == 0) {
+    const bool narrow = acc_bytes(acc) <= 4;
+    if (auto forced = tuning().dot.matvec_vecs; forced && (*forced == 1 || *forced == 4 || (*forced == 8 && narrow)))
+      m.vecs = *forced;
+    else if (m.splits == 1)
+      for (uint32_t v : {8u, 4u})
+        if ((v == 4 || narrow) && batch >= v && groups * ((uint64_t(batch) + v - 1) / v) >= target) {
+          m.vecs = v;
+          break;
+        }
+  }
   return m;
 }
 
@@ -569,8 +584,9 @@ struct MatvecVariant {
   DType out = DType::F32, mat = DType::F32, vec = DType::F32;
   bool cols = false, vw4 = false;
   uint32_t lx = 1, ly = 1;
+  uint32_t vecs = 1;
 
-  auto fields() const { return std::tie(out, mat, vec, cols, vw4, lx, ly); }
+  auto fields() const { return std::tie(out, mat, vec, cols, vw4, lx, ly, vecs); }
 
   KernelKey source() const {
     AccType acc = dot_acc_type(out);
@@ -584,6 +600,7 @@ struct MatvecVariant {
     d.emplace_back("LY", std::to_string(ly) + "u");
     d.emplace_back("COLS", cols ? "1" : "0");
     d.emplace_back("VW", vw4 ? "4" : "1");
+    d.emplace_back("VECS", std::to_string(vecs) + "u");
     add_buffer_defines(d, "M", mat);
     add_buffer_defines(d, "V", vec);
     d.emplace_back("LOAD_M(x)", glsl_load(mat, acc));
@@ -604,14 +621,19 @@ struct MatvecVariant {
   // Every type in each shape of lanes matvec_lanes gives: outputs across the lanes (GPUs,
   // CPU drivers; four-wide on GPUs where the type has vectors, each width tuning and size
   // pick), and k across the lanes (by k's length).
+  // GPUs' variants also take 4 vectors a workgroup, or 8 with sums of up to 4 bytes.
   static std::vector<MatvecVariant> declared(const DeviceInfo&) {
     std::vector<MatvecVariant> all;
     for (DType t : kAllDTypes) {
-      all.push_back({t, t, t, true, false, 32, 8});
+      std::vector<uint32_t> vecs{1, 4};
+      if (acc_bytes(dot_acc_type(t)) <= 4) vecs.push_back(8);
+      for (uint32_t v : vecs) {
+        all.push_back({t, t, t, true, false, 32, 8, v});
+        if (!gemm_acc4_type(dot_acc_type(t)).empty() && vec4_loadable(t))
+          for (uint32_t lx : {4u, 8u, 16u, 32u}) all.push_back({t, t, t, true, true, lx, 256 / lx, v});
+        for (uint32_t lx : {64u, 32u, 8u}) all.push_back({t, t, t, false, false, lx, 256 / lx, v});
+      }
       all.push_back({t, t, t, true, false, 64, 1});
-      if (!gemm_acc4_type(dot_acc_type(t)).empty() && vec4_loadable(t))
-        for (uint32_t lx : {4u, 8u, 16u, 32u}) all.push_back({t, t, t, true, true, lx, 256 / lx});
-      for (uint32_t lx : {64u, 32u, 8u}) all.push_back({t, t, t, false, false, lx, 256 / lx});
     }
     return all;
   }
@@ -627,7 +649,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   const MatvecLanes lanes = matvec_lanes(core, out, batch, rows, k, mat);
   const uint32_t splits = lanes.splits, k_chunk = lanes.k_chunk;
   uint64_t groups = (uint64_t(rows) + lanes.outputs() - 1) / lanes.outputs();
-  MatvecVariant variant{out, mat.type, vec.type, lanes.cols, lanes.vw4, lanes.lx, lanes.ly};
+  MatvecVariant variant{out, mat.type, vec.type, lanes.cols, lanes.vw4, lanes.lx, lanes.ly, lanes.vecs};
   const Kernel& kernel = *epilogue_kernel(impl.kernels, variant, epi);
   MatvecPush push{};
   push.batch = batch, push.rows = rows, push.k = k;
@@ -647,7 +669,8 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   }
   const auto& max_count = core.info().max_workgroup_count;
   std::array<uint32_t, 3> grid{uint32_t(std::min<uint64_t>(groups, max_count[0])),
-                               uint32_t(std::min<uint64_t>(batch, max_count[1])), uint32_t(splits)};
+                               uint32_t(std::min<uint64_t>((uint64_t(batch) + lanes.vecs - 1) / lanes.vecs, max_count[1])),
+                               uint32_t(splits)};
   Launch& l = builder.launch(kernel, grid, push, std::move(patches));
   builder.use(l, mat.ref.slot, Access::Read);
   builder.use(l, vec.ref.slot, Access::Read);

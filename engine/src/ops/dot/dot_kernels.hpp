@@ -180,6 +180,7 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
 struct MatvecLanes {
   bool cols = false, vw4 = false;
   uint32_t lx = 1, ly = 1;
+  uint32_t vecs = 1;  // vectors per workgroup (where all share the matrix)
   uint32_t splits = 1, k_chunk = 0;
   uint32_t outputs() const { return cols ? lx * (vw4 ? 4 : 1) : ly; }
   uint32_t k_lanes() const { return cols ? ly : lx; }

@@ -9,7 +9,10 @@
 // LY = 1 for any layout (one output per lane, the vector's reads at one address).
 // Split-K: with pc.splits > 1, grid z splits k further across workgroups, whose sums go to
 // pc.part_addr for dot_split_sum.comp (so that a few long rows still fill a GPU).
-// Defines: LX, LY, COLS, VW; ACC, ZERO, MAC(acc, m, v); M_/V_/OUT_STORE and _ALIGN;
+// VECS > 1 (only where every vector multiplies the same matrix: smat_batch == 0): a workgroup
+// takes VECS vectors, each matrix load serving them all; every output still sums its k in the
+// same order and combines its lanes in the same pairs as with one vector.
+// Defines: LX, LY, COLS, VW, VECS; ACC, ZERO, MAC(acc, m, v); M_/V_/OUT_STORE and _ALIGN;
 // LOAD_M(x), LOAD_V(x), STORE_OUT(v), EPILOGUE (dot_epilogue.glsl); with VW == 4: ACC4, ZERO4, MAC4(acc, m4, v), M_VEC,
 // M_VALIGN, LOAD_M4(q).
 #version 460
@@ -62,7 +65,7 @@ const uint OUTS = LY;
 const uint KL = LX;
 const uint KSTEP = 1u;
 #endif
-shared VACC part[WG];
+shared VACC part[WG * VECS];
 
 void main() {
   MBuf mat = MBuf(pc.mat_addr);
@@ -82,12 +85,13 @@ void main() {
   uint split = gl_WorkGroupID.z;
   uint k_begin = split * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
   uint groups = (pc.rows + OUTS - 1u) / OUTS;
-  for (uint bz = gl_WorkGroupID.y; bz < pc.batch; bz += gl_NumWorkGroups.y) {
+  for (uint bz = gl_WorkGroupID.y * VECS; bz < pc.batch; bz += gl_NumWorkGroups.y * VECS) {
     for (uint g = gl_WorkGroupID.x; g < groups; g += gl_NumWorkGroups.x) {
       uint r = g * OUTS + olane;
-      VACC acc = VZERO;
+      VACC acc[VECS];
+      [[unroll]] for (uint j = 0u; j < VECS; ++j) acc[j] = VZERO;
       if (r < pc.rows) {
-        uint mbase = bz * pc.smat_batch + r * pc.smat_row, vbase = bz * pc.svec_batch;
+        uint mbase = bz * pc.smat_batch + r * pc.smat_row;
         uint sk = pc.smat_k, sv = pc.svec_k;
         uint k = k_begin + klane;
 #if VW == 4
@@ -98,49 +102,72 @@ void main() {
           VACC m0 = LOAD_M4(mat_vec4.v[mbase4 + k * sk4]), m1 = LOAD_M4(mat_vec4.v[mbase4 + (k + KL) * sk4]);
           VACC m2 = LOAD_M4(mat_vec4.v[mbase4 + (k + 2u * KL) * sk4]);
           VACC m3 = LOAD_M4(mat_vec4.v[mbase4 + (k + 3u * KL) * sk4]);
-          ACC v0 = LOAD_V(vec.v[vbase + k * sv]), v1 = LOAD_V(vec.v[vbase + (k + KL) * sv]);
-          ACC v2 = LOAD_V(vec.v[vbase + (k + 2u * KL) * sv]), v3 = LOAD_V(vec.v[vbase + (k + 3u * KL) * sv]);
-          acc = MAC4(acc, m0, v0);
-          acc = MAC4(acc, m1, v1);
-          acc = MAC4(acc, m2, v2);
-          acc = MAC4(acc, m3, v3);
+          [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+            if (VECS > 1u && bz + j >= pc.batch) break;
+            uint vbase = (bz + j) * pc.svec_batch;
+            ACC v0 = LOAD_V(vec.v[vbase + k * sv]), v1 = LOAD_V(vec.v[vbase + (k + KL) * sv]);
+            ACC v2 = LOAD_V(vec.v[vbase + (k + 2u * KL) * sv]), v3 = LOAD_V(vec.v[vbase + (k + 3u * KL) * sv]);
+            acc[j] = MAC4(acc[j], m0, v0);
+            acc[j] = MAC4(acc[j], m1, v1);
+            acc[j] = MAC4(acc[j], m2, v2);
+            acc[j] = MAC4(acc[j], m3, v3);
+          }
         }
-        for (; k < k_end; k += KL) acc = MAC4(acc, LOAD_M4(mat_vec4.v[mbase4 + k * sk4]), LOAD_V(vec.v[vbase + k * sv]));
+        for (; k < k_end; k += KL) {
+          VACC m0 = LOAD_M4(mat_vec4.v[mbase4 + k * sk4]);
+          [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+            if (VECS > 1u && bz + j >= pc.batch) break;
+            acc[j] = MAC4(acc[j], m0, LOAD_V(vec.v[(bz + j) * pc.svec_batch + k * sv]));
+          }
+        }
 #else
         // Four loads of each in flight, accumulated in order.
         for (; k + 3u * KL < k_end; k += 4u * KL) {
           ACC m0 = LOAD_M(mat.v[mbase + k * sk]), m1 = LOAD_M(mat.v[mbase + (k + KL) * sk]);
           ACC m2 = LOAD_M(mat.v[mbase + (k + 2u * KL) * sk]), m3 = LOAD_M(mat.v[mbase + (k + 3u * KL) * sk]);
-          ACC v0 = LOAD_V(vec.v[vbase + k * sv]), v1 = LOAD_V(vec.v[vbase + (k + KL) * sv]);
-          ACC v2 = LOAD_V(vec.v[vbase + (k + 2u * KL) * sv]), v3 = LOAD_V(vec.v[vbase + (k + 3u * KL) * sv]);
-          acc = MAC(acc, m0, v0);
-          acc = MAC(acc, m1, v1);
-          acc = MAC(acc, m2, v2);
-          acc = MAC(acc, m3, v3);
+          [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+            if (VECS > 1u && bz + j >= pc.batch) break;
+            uint vbase = (bz + j) * pc.svec_batch;
+            ACC v0 = LOAD_V(vec.v[vbase + k * sv]), v1 = LOAD_V(vec.v[vbase + (k + KL) * sv]);
+            ACC v2 = LOAD_V(vec.v[vbase + (k + 2u * KL) * sv]), v3 = LOAD_V(vec.v[vbase + (k + 3u * KL) * sv]);
+            acc[j] = MAC(acc[j], m0, v0);
+            acc[j] = MAC(acc[j], m1, v1);
+            acc[j] = MAC(acc[j], m2, v2);
+            acc[j] = MAC(acc[j], m3, v3);
+          }
         }
-        for (; k < k_end; k += KL) acc = MAC(acc, LOAD_M(mat.v[mbase + k * sk]), LOAD_V(vec.v[vbase + k * sv]));
+        for (; k < k_end; k += KL) {
+          ACC m0 = LOAD_M(mat.v[mbase + k * sk]);
+          [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+            if (VECS > 1u && bz + j >= pc.batch) break;
+            acc[j] = MAC(acc[j], m0, LOAD_V(vec.v[(bz + j) * pc.svec_batch + k * sv]));
+          }
+        }
 #endif
       }
       if (KL > 1u) {
-        part[t] = acc;
+        [[unroll]] for (uint j = 0u; j < VECS; ++j) part[j * WG + t] = acc[j];
         barrier();
         [[unroll]] for (uint s = KL / 2u; s > 0u; s >>= 1u) {
           if (klane < s) {
-            VACC mine = part[t], other = part[t + s * KSTEP];
-            part[t] = mine + other;
+            [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+              VACC mine = part[j * WG + t], other = part[j * WG + t + s * KSTEP];
+              part[j * WG + t] = mine + other;
+            }
           }
           barrier();
         }
-        acc = part[t];
+        [[unroll]] for (uint j = 0u; j < VECS; ++j) acc[j] = part[j * WG + t];
         barrier();  // the next round writes part again
       }
-      if (klane == 0u && r < pc.rows) {
-        uint o = bz * pc.sout_batch + r * pc.sout_row;
+      [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+        if (klane != 0u || r >= pc.rows || bz + j >= pc.batch) continue;
+        uint o = (bz + j) * pc.sout_batch + r * pc.sout_row;
         [[unroll]] for (uint e = 0u; e < VW; ++e) {
 #if VW == 4
-          ACC v = acc[e];
+          ACC v = acc[j][e];
 #else
-          ACC v = acc;
+          ACC v = acc[j];
 #endif
           uint i = o + e * pc.sout_row;
           if (pc.splits > 1u) partial.v[split * pc.batch * pc.rows + i] = v;
