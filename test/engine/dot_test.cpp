@@ -331,6 +331,9 @@ TEST_F(Dot, GpuMatvecVectorsShareTheMatrix) {
   EXPECT_EQ(matvec_lanes(core, DType::F32, 3, 1024, 1024, rows_k_adjacent).vecs, 1u);
   EXPECT_EQ(matvec_lanes(core, DType::F32, 16, 1024, 1024, {{0, 0}, DType::F32, {1024 * 1024, 1024, 1}}).vecs, 1u);
   EXPECT_EQ(matvec_lanes(core, DType::F32, 16, 1024, 784, {{0, 0}, DType::F32, {0, 1, 1024}}).vecs, 1u);
+  // The MLP step's 10-column products at batch 256 (h W3, and h^T dy for W3) keep their grid.
+  EXPECT_EQ(matvec_lanes(core, DType::F32, 10, 256, 1024, {{0, 0}, DType::F32, {0, 1024, 1}}).vecs, 1u);
+  EXPECT_EQ(matvec_lanes(core, DType::F32, 10, 1024, 256, {{0, 0}, DType::F32, {0, 1, 1024}}).vecs, 1u);
 }
 
 // The tile core's variants as a GPU runs them: operands loaded in vectors of four along
