@@ -6,7 +6,6 @@
 #include <string>
 
 #include "device/device_impl.hpp"
-#include "exec/launch.hpp"
 #include "device_limits.hpp"
 #include "exec/phase_times.hpp"
 #include "nxv/ops.hpp"

@@ -558,8 +558,8 @@ MatvecLanes matvec_lanes(const DeviceCore& core, DType out, uint32_t batch, uint
   // Split-K on GPUs: about `target` workgroups in all where the outputs alone give fewer.
   std::tie(m.splits, m.k_chunk) = split_k(core, groups * batch, k, uint64_t(batch) * rows, target, 64);
   // Vectors that all multiply one matrix (a product's rows or columns one by one): where the
-  // grid stays at its target without a split, a workgroup takes 8 (or 4; 4 with 8-byte sums),
-  // each matrix load serving them all, rather than reading the matrix again per vector. Each
+  // grid stays at its target without a split, a workgroup takes 8 of them, else 4 (at most 4
+  // with 8-byte sums), each matrix load serving them all, rather than reading the matrix again per vector. Each
   // output's sum keeps its order (the lanes above do not change).
   if (!cpu && mat.strides[0] == 0) {
     const bool narrow = acc_bytes(acc) <= 4;

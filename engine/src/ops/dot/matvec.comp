@@ -86,6 +86,7 @@ void main() {
   uint k_begin = split * pc.k_chunk, k_end = min(pc.k, k_begin + pc.k_chunk);
   uint groups = (pc.rows + OUTS - 1u) / OUTS;
   for (uint bz = gl_WorkGroupID.y * VECS; bz < pc.batch; bz += gl_NumWorkGroups.y * VECS) {
+    const uint vecs = VECS == 1u ? 1u : min(VECS, pc.batch - bz);  // this round's vectors
     for (uint g = gl_WorkGroupID.x; g < groups; g += gl_NumWorkGroups.x) {
       uint r = g * OUTS + olane;
       VACC acc[VECS];
@@ -103,7 +104,7 @@ void main() {
           VACC m2 = LOAD_M4(mat_vec4.v[mbase4 + (k + 2u * KL) * sk4]);
           VACC m3 = LOAD_M4(mat_vec4.v[mbase4 + (k + 3u * KL) * sk4]);
           [[unroll]] for (uint j = 0u; j < VECS; ++j) {
-            if (VECS > 1u && bz + j >= pc.batch) break;
+            if (j == vecs) break;
             uint vbase = (bz + j) * pc.svec_batch;
             ACC v0 = LOAD_V(vec.v[vbase + k * sv]), v1 = LOAD_V(vec.v[vbase + (k + KL) * sv]);
             ACC v2 = LOAD_V(vec.v[vbase + (k + 2u * KL) * sv]), v3 = LOAD_V(vec.v[vbase + (k + 3u * KL) * sv]);
@@ -116,7 +117,7 @@ void main() {
         for (; k < k_end; k += KL) {
           VACC m0 = LOAD_M4(mat_vec4.v[mbase4 + k * sk4]);
           [[unroll]] for (uint j = 0u; j < VECS; ++j) {
-            if (VECS > 1u && bz + j >= pc.batch) break;
+            if (j == vecs) break;
             acc[j] = MAC4(acc[j], m0, LOAD_V(vec.v[(bz + j) * pc.svec_batch + k * sv]));
           }
         }
@@ -126,7 +127,7 @@ void main() {
           ACC m0 = LOAD_M(mat.v[mbase + k * sk]), m1 = LOAD_M(mat.v[mbase + (k + KL) * sk]);
           ACC m2 = LOAD_M(mat.v[mbase + (k + 2u * KL) * sk]), m3 = LOAD_M(mat.v[mbase + (k + 3u * KL) * sk]);
           [[unroll]] for (uint j = 0u; j < VECS; ++j) {
-            if (VECS > 1u && bz + j >= pc.batch) break;
+            if (j == vecs) break;
             uint vbase = (bz + j) * pc.svec_batch;
             ACC v0 = LOAD_V(vec.v[vbase + k * sv]), v1 = LOAD_V(vec.v[vbase + (k + KL) * sv]);
             ACC v2 = LOAD_V(vec.v[vbase + (k + 2u * KL) * sv]), v3 = LOAD_V(vec.v[vbase + (k + 3u * KL) * sv]);
@@ -139,7 +140,7 @@ void main() {
         for (; k < k_end; k += KL) {
           ACC m0 = LOAD_M(mat.v[mbase + k * sk]);
           [[unroll]] for (uint j = 0u; j < VECS; ++j) {
-            if (VECS > 1u && bz + j >= pc.batch) break;
+            if (j == vecs) break;
             acc[j] = MAC(acc[j], m0, LOAD_V(vec.v[(bz + j) * pc.svec_batch + k * sv]));
           }
         }
@@ -161,7 +162,7 @@ void main() {
         barrier();  // the next round writes part again
       }
       [[unroll]] for (uint j = 0u; j < VECS; ++j) {
-        if (klane != 0u || r >= pc.rows || bz + j >= pc.batch) continue;
+        if (klane != 0u || r >= pc.rows || j >= vecs) continue;
         uint o = (bz + j) * pc.sout_batch + r * pc.sout_row;
         [[unroll]] for (uint e = 0u; e < VW; ++e) {
 #if VW == 4
