@@ -75,7 +75,8 @@ nlohmann::json info_to_json(const nxv::DeviceInfo& info) {
                    {"subgroup_shuffle", f.subgroup_shuffle},
                    {"subgroup_ballot", f.subgroup_ballot},
                    {"buffer_device_address", f.buffer_device_address},
-                   {"timeline_semaphore", f.timeline_semaphore}};
+                   {"timeline_semaphore", f.timeline_semaphore},
+                   {"conditional_rendering", f.conditional_rendering}};
   json coopmat = json::array();
   for (const auto& s : info.cooperative_matrix_shapes)
     coopmat.push_back({{"m", s.m},

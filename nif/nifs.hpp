@@ -21,6 +21,7 @@ bool open_prepared_resource_type(ErlNifEnv* env);
 NXV_NIF(program_compile_nif);
 NXV_NIF(program_compile_loop_nif);
 NXV_NIF(program_run_nif);
+NXV_NIF(program_gateable_nif);
 bool open_program_resource_type(ErlNifEnv* env);
 
 // device_nifs.cpp

@@ -43,6 +43,8 @@ ErlNifFunc nif_functions[] = {
     {"program_compile", 5, nxv_nif::program_compile_nif, kCPU},
     {"program_compile_loop", 8, nxv_nif::program_compile_loop_nif, kCPU},
     {"program_run", 2, nxv_nif::program_run_nif, 0},
+    {"program_run", 3, nxv_nif::program_run_nif, 0},
+    {"program_gateable", 1, nxv_nif::program_gateable_nif, 0},
     {"devices", 0, nxv_nif::devices_nif, kIO},
     {"default_device", 0, nxv_nif::default_device_nif, kIO},
     {"device_info", 1, nxv_nif::device_info_nif, kIO},

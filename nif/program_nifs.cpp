@@ -76,7 +76,7 @@ ProgramResource& get_program(ErlNifEnv* env, ERL_NIF_TERM term) {
 // A run of this many launches, or one that blocks, goes to a dirty scheduler.
 constexpr size_t kNormalSchedulerLaunches = 512;
 
-ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block, bool& blocked) {
+ERL_NIF_TERM run_term(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[], bool may_block, bool& blocked) {
   ProgramResource& resource = get_program(env, argv[0]);
   std::vector<nxv::Tensor> inputs;
   for (ERL_NIF_TERM ref : list_of(env, argv[1], "tensor references")) {
@@ -86,6 +86,13 @@ ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block,
               std::to_string(resource.device_index));
     inputs.push_back(std::move(held.tensor));
   }
+  std::optional<nxv::Tensor> gate;
+  if (argc == 3) {
+    HeldTensor held = get_tensor(env, argv[2]);
+    if (held.device_index != resource.device_index) invalid("a program's gate lives on another device than the program");
+    gate = std::move(held.tensor);
+  }
+  const nxv::Tensor* gate_ptr = gate ? &*gate : nullptr;
   const nxv::Program& program = *resource.program;
   if (!may_block && (program.stats().launches > kNormalSchedulerLaunches || !program.runs_without_blocking()))
     return blocked = true, atoms.ok;
@@ -96,8 +103,8 @@ ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block,
                      std::string(kReopened) + " (Nx.Vulkan.reopen_device/1): compile the function again");
   std::vector<nxv::Tensor> outputs;
   if (may_block) {
-    on_big_stack([&] { outputs = program.run(*device, inputs); });
-  } else if (auto ran = program.run_if_compiled(*device, inputs)) {
+    on_big_stack([&] { outputs = gate_ptr ? program.run_gated(*device, inputs, *gate_ptr) : program.run(*device, inputs); });
+  } else if (auto ran = program.run_if_compiled(*device, inputs, gate_ptr)) {
     outputs = std::move(*ran);
   } else {
     return blocked = true, atoms.ok;
@@ -108,9 +115,9 @@ ERL_NIF_TERM run_term(ErlNifEnv* env, const ERL_NIF_TERM argv[], bool may_block,
   return make_ok(env, enif_make_list_from_array(env, terms.data(), unsigned(terms.size())));
 }
 
-ERL_NIF_TERM program_run_blocking_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+ERL_NIF_TERM program_run_blocking_nif(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[]) {
   bool blocked = false;
-  return guard(env, [&] { return run_term(env, argv, true, blocked); });
+  return guard(env, [&] { return run_term(env, argc, argv, true, blocked); });
 }
 
 }  // namespace
@@ -208,11 +215,23 @@ ERL_NIF_TERM program_compile_loop_nif(ErlNifEnv* env, int, const ERL_NIF_TERM ar
   });
 }
 
+// program_gateable(program) -> {:ok, boolean}: whether runs of the program can be gated on the
+// device (program_run/3): its device has conditional rendering and it has no host step.
+ERL_NIF_TERM program_gateable_nif(ErlNifEnv* env, int, const ERL_NIF_TERM argv[]) {
+  return guard(env, [&] {
+    ProgramResource& resource = get_program(env, argv[0]);
+    auto device = resource.device.lock();
+    bool gateable = device && device->info().features.conditional_rendering && resource.program->runs_without_blocking();
+    return make_ok(env, gateable ? atoms.true_ : atoms.false_);
+  });
+}
+
 // program_run(program, [ref]) -> {:ok, [ref]}: one recording of every launch. Records on the
 // normal scheduler unless it may block (an input to copy, a host step) or is long.
+// program_run(program, [ref], gate_ref): the same gated on the device (nxv::Program::run_gated).
 ERL_NIF_TERM program_run_nif(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv[]) {
   bool blocked = false;
-  ERL_NIF_TERM done = guard(env, [&] { return run_term(env, argv, false, blocked); });
+  ERL_NIF_TERM done = guard(env, [&] { return run_term(env, argc, argv, false, blocked); });
   if (!blocked) return done;
   return enif_schedule_nif(env, "program_run", ERL_NIF_DIRTY_JOB_IO_BOUND, program_run_blocking_nif, argc, argv);
 }

@@ -448,6 +448,25 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
       end)
     end
 
+    test "a large cond is decided on the device where it gates runs: no host wait, the Evaluator's bits" do
+      if Nx.Vulkan.device_info().features.conditional_rendering do
+        Nx.Vulkan.with_host_fallback(:raise, fn ->
+          fun = Nx.Defn.jit(&big_branches/2, compiler: Compiler)
+          x = random({5, 3})
+
+          for t <- [-1.5, 0.25, 3.0, :nan] do
+            t = Nx.tensor(t)
+            # The first call compiles; the second one's result is read only after it returns.
+            fun.(x, t)
+            before = Nx.Vulkan.stream_statistics()
+            result = fun.(x, t)
+            assert Nx.Vulkan.stream_statistics().waits == before.waits
+            assert_eager_bits(result, &big_branches/2, [x, t])
+          end
+        end)
+      end
+    end
+
     test "io_call hooks and runtime_call run on the host between device segments" do
       attach_compilations()
       parent = self()

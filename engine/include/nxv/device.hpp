@@ -49,6 +49,8 @@ struct DeviceFeatures {
   // among requiredSubgroupSizeStages), and may require full subgroups.
   bool subgroup_size_control = false, compute_full_subgroups = false;
   bool buffer_device_address = false, timeline_semaphore = false;
+  // VK_EXT_conditional_rendering: dispatches skipped on a device-side flag (Program::run's gate).
+  bool conditional_rendering = false;
 };
 
 struct DeviceInfo {
@@ -93,9 +95,11 @@ enum Capability : uint32_t {
   kCapSubgroupOps = 1u << 5,
   kCapCooperativeMatrix2 = 1u << 6,   // also off when kCapCooperativeMatrix is
   kCapSubgroupSizeControl = 1u << 7,  // subgroupSizeControl and computeFullSubgroups
+  kCapConditionalRendering = 1u << 8,
 };
-inline constexpr uint32_t kAllCapabilities = (1u << 8) - 1;
-// Parses "f64,int64,f16,bf16,coopmat,coopmat2,subgroup,subgroup_size" (also accepts "all");
+inline constexpr uint32_t kAllCapabilities = (1u << 9) - 1;
+// Parses "f64,int64,f16,bf16,coopmat,coopmat2,subgroup,subgroup_size,conditional_rendering" (also
+// accepts "all");
 // throws on unknown names.
 uint32_t parse_capability_mask(const std::string& text);
 

@@ -71,16 +71,24 @@ class Program {
   // (strided, broadcast, offset) are first copied to row-major tensors on the same stream.
   // Results are new tensors (or views of them, or of the inputs where the graph returns one).
   std::vector<Tensor> run(Device& device, const std::vector<Tensor>& inputs) const;
+  // A run gated on the device: its kernels run only where `gate`'s first element (s32 or u32)
+  // is nonzero when the GPU reaches them, without the host reading it; else its results hold
+  // whatever their memory held (a caller selects between gated runs' results). Inputs are laid
+  // out as run() does, ungated. Unsupported on devices without VK_EXT_conditional_rendering
+  // (features.conditional_rendering); InvalidArgument for a program with host steps.
+  std::vector<Tensor> run_gated(Device& device, const std::vector<Tensor>& inputs, const Tensor& gate) const;
   // Whether a run records without blocking: the program has no host step (which waits for the
   // GPU). Inputs to lay out are copied by kernels recorded on the stream like the program's.
   bool runs_without_blocking() const;
   // run() where it neither blocks nor compiles (a copy kernel an input's layout needs may not be
   // compiled yet): nullopt, with nothing of the program recorded, where it would.
-  std::optional<std::vector<Tensor>> run_if_compiled(Device& device, const std::vector<Tensor>& inputs) const;
+  std::optional<std::vector<Tensor>> run_if_compiled(Device& device, const std::vector<Tensor>& inputs,
+                                                     const Tensor* gate = nullptr) const;
   const ProgramStats& stats() const { return stats_; }
   size_t input_count() const;
 
  private:
+  std::vector<Tensor> run_with(Device& device, const std::vector<Tensor>& inputs, const Tensor* gate) const;
   friend std::shared_ptr<const Program> compile_program(Device&, const Graph&);
   friend std::shared_ptr<const Program> compile_loop_program(Device&, const Graph&, size_t, uint32_t,
                                                              const std::vector<bool>&, bool);

@@ -82,10 +82,12 @@ uint32_t parse_capability_mask(const std::string& text) {
     else if (item == "coopmat2" || item == "cooperative_matrix2") mask |= kCapCooperativeMatrix2;
     else if (item == "subgroup" || item == "subgroups") mask |= kCapSubgroupOps;
     else if (item == "subgroup_size" || item == "subgroup_size_control") mask |= kCapSubgroupSizeControl;
+    else if (item == "conditional_rendering") mask |= kCapConditionalRendering;
     else if (item == "all") mask |= kAllCapabilities;
     else throw Error(ErrorKind::InvalidArgument,
                      "unknown capability '" + item +
-                         "' (known: f64, int64, f16, bf16, coopmat, coopmat2, subgroup, subgroup_size, all)");
+                         "' (known: f64, int64, f16, bf16, coopmat, coopmat2, subgroup, subgroup_size, "
+                         "conditional_rendering, all)");
   }
   return mask;
 }

@@ -53,6 +53,7 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
     ft.subgroup_basic = ft.subgroup_arithmetic = ft.subgroup_shuffle = ft.subgroup_ballot = false;
   }
   if (disabled_ & kCapSubgroupSizeControl) ft.subgroup_size_control = ft.compute_full_subgroups = false;
+  if (disabled_ & kCapConditionalRendering) ft.conditional_rendering = false;
 
   queue_family_ = find_compute_family(physical_);
   float priority = 1.0f;
@@ -68,6 +69,7 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   on.cooperative_matrix = listed.cooperative_matrix && ft.cooperative_matrix;
   on.bfloat16 = listed.bfloat16 && ft.bfloat16;
   on.cooperative_matrix2 = listed.cooperative_matrix2 && on.cooperative_matrix && ft.cooperative_matrix2;
+  on.conditional_rendering = listed.conditional_rendering && ft.conditional_rendering;
   FeatureChain want(on);
 
   auto& f = want.f2.features;
@@ -96,6 +98,7 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   f13.computeFullSubgroups = size_control && have.f13.computeFullSubgroups;
 
   if (on.cooperative_matrix) want.coopmat.cooperativeMatrix = true;
+  if (on.conditional_rendering) want.conditional.conditionalRendering = true;
   if (on.bfloat16) {
     want.bf16.shaderBFloat16Type = true;
     want.bf16.shaderBFloat16DotProduct = have.bf16.shaderBFloat16DotProduct;
@@ -114,6 +117,7 @@ DeviceCore::DeviceCore(std::shared_ptr<Instance> instance, vk::raii::PhysicalDev
   ft.cooperative_matrix = on.cooperative_matrix;
   ft.cooperative_matrix2 = on.cooperative_matrix2 && want.any_coopmat2();
   ft.bfloat16 = on.bfloat16;
+  ft.conditional_rendering = on.conditional_rendering;
   ft.bfloat16_cooperative_matrix = on.bfloat16 && bool(want.bf16.shaderBFloat16CooperativeMatrix);
   ft.subgroup_size_control = ft.subgroup_size_control && f13.subgroupSizeControl;
   ft.compute_full_subgroups = bool(f13.computeFullSubgroups);
@@ -211,6 +215,7 @@ bool DeviceCore::has(Capability c) const {
     case kCapSubgroupOps: return ft.subgroup_basic;
     case kCapCooperativeMatrix2: return ft.cooperative_matrix2;
     case kCapSubgroupSizeControl: return ft.subgroup_size_control;
+    case kCapConditionalRendering: return ft.conditional_rendering;
   }
   return false;
 }

@@ -77,6 +77,7 @@ OptionalExtensions listed_extensions(const vk::raii::PhysicalDevice& physical) {
     std::string_view name = p.extensionName;
     if (name == VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) e.cooperative_matrix = true;
     if (name == kBfloat16ExtensionName) e.bfloat16 = true;
+    if (name == VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME) e.conditional_rendering = true;
 #ifdef VK_NV_cooperative_matrix2
     if (name == VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME) e.cooperative_matrix2 = true;
 #endif
@@ -89,6 +90,7 @@ std::vector<const char*> extension_names(const OptionalExtensions& e) {
   std::vector<const char*> names;
   if (e.cooperative_matrix) names.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (e.bfloat16) names.push_back(kBfloat16ExtensionName);
+  if (e.conditional_rendering) names.push_back(VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME);
 #ifdef VK_NV_cooperative_matrix2
   if (e.cooperative_matrix2) names.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
 #endif
@@ -106,6 +108,7 @@ FeatureChain::FeatureChain(const OptionalExtensions& c) : chained(c) {
   link(f13);
   if (c.cooperative_matrix) link(coopmat);
   if (c.bfloat16) link(bf16);
+  if (c.conditional_rendering) link(conditional);
 #ifdef VK_NV_cooperative_matrix2
   if (c.cooperative_matrix2) link(coopmat2);
 #endif
@@ -232,6 +235,7 @@ DeviceInfo read_device_info(const vk::raii::PhysicalDevice& physical, uint32_t i
   ft.timeline_semaphore = f12.timelineSemaphore;
   ft.bfloat16 = listed.bfloat16 && feats.bf16.shaderBFloat16Type;
   ft.bfloat16_cooperative_matrix = ft.bfloat16 && feats.bf16.shaderBFloat16CooperativeMatrix;
+  ft.conditional_rendering = listed.conditional_rendering && feats.conditional.conditionalRendering;
   auto ops = p11.subgroupSupportedOperations;
   bool compute_stage = bool(p11.subgroupSupportedStages & vk::ShaderStageFlagBits::eCompute);
   ft.subgroup_basic = compute_stage && bool(ops & vk::SubgroupFeatureFlagBits::eBasic);

@@ -37,6 +37,7 @@ struct OptionalExtensions {
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix
   bool bfloat16 = false;             // VK_KHR_shader_bfloat16
   bool cooperative_matrix2 = false;  // VK_NV_cooperative_matrix2 (needs the KHR one)
+  bool conditional_rendering = false;  // VK_EXT_conditional_rendering
 };
 OptionalExtensions listed_extensions(const vk::raii::PhysicalDevice& physical);
 // The names of the extensions in `e`, for VkDeviceCreateInfo.
@@ -57,6 +58,7 @@ struct FeatureChain {
   vk::PhysicalDeviceVulkan13Features f13{};
   vk::PhysicalDeviceCooperativeMatrixFeaturesKHR coopmat{};
   ShaderBfloat16Features bf16{};
+  vk::PhysicalDeviceConditionalRenderingFeaturesEXT conditional{};
 #ifdef VK_NV_cooperative_matrix2
   vk::PhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2{};
 #endif

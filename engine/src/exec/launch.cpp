@@ -47,11 +47,13 @@ void Executable::reorder(const std::vector<size_t>& order) {
   launches_ = std::move(launches);
 }
 
-void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const {
+void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
+                     const Gate* gate) const {
   if (buffers.size() != slot_count_)
     throw Error(ErrorKind::InvalidArgument, "an executable of " + std::to_string(slot_count_) + " buffers was given " +
                                                 std::to_string(buffers.size()));
-  if (!has_host_steps_) return record(stream, layout, buffers, 0, launches_.size());
+  if (!has_host_steps_) return record(stream, layout, buffers, 0, launches_.size(), gate);
+  if (gate) throw Error(ErrorKind::InvalidArgument, "a run with host steps cannot be gated on the device");
   if (run_at_once(stream, buffers)) return;
   // A host step waits for the GPU: a caller that may not block retries where it may.
   if (CompileFreeScope::active()) throw KernelNotReady();
@@ -85,19 +87,49 @@ std::string describe_dispatch(const Launch& l, const std::byte* push) {
   return out;
 }
 
+// The gate's flag made visible to the conditional-rendering stage, then the region opened; the
+// region closes when this leaves scope, also when recording throws.
+class GatedRegion {
+ public:
+  GatedRegion(Recorder& rec, const Gate* gate) : cmd_(gate ? &rec.cmd() : nullptr) {
+    if (!gate) return;
+    const Buffer& b = *gate->buffer;
+    if (gate->byte_offset % 4 != 0 || gate->byte_offset + 4 > b.size())
+      throw Error(ErrorKind::InvalidArgument, "a gate is a 32-bit word inside its buffer, at a multiple of 4 bytes");
+    rec.use(gate->buffer, Access::Read);
+    vk::MemoryBarrier2 flag{.srcStageMask = vk::PipelineStageFlagBits2::eComputeShader | vk::PipelineStageFlagBits2::eTransfer,
+                            .srcAccessMask = vk::AccessFlagBits2::eShaderWrite | vk::AccessFlagBits2::eTransferWrite,
+                            .dstStageMask = vk::PipelineStageFlagBits2::eConditionalRenderingEXT,
+                            .dstAccessMask = vk::AccessFlagBits2::eConditionalRenderingReadEXT};
+    cmd_->pipelineBarrier2({.memoryBarrierCount = 1, .pMemoryBarriers = &flag});
+    const BufferChunk& chunk = b.chunks().at(gate->byte_offset / b.chunk_bytes());
+    cmd_->beginConditionalRenderingEXT({.buffer = chunk.buffer, .offset = gate->byte_offset % b.chunk_bytes()});
+  }
+  ~GatedRegion() {
+    if (cmd_) cmd_->endConditionalRenderingEXT();
+  }
+  GatedRegion(const GatedRegion&) = delete;
+  GatedRegion& operator=(const GatedRegion&) = delete;
+
+ private:
+  const vk::raii::CommandBuffer* cmd_;
+};
+
 }  // namespace
 
 void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
-                        size_t begin, size_t end) const {
+                        size_t begin, size_t end, const Gate* gate) const {
   if (begin == end) return;
   // Two pointers captured: std::function keeps the lambda inline (no allocation per op).
   struct Bound {
     vk::PipelineLayout layout;
     std::span<const std::shared_ptr<Buffer>> buffers;
     size_t begin, end;
-  } bound_args{layout, buffers, begin, end};
+    const Gate* gate;
+  } bound_args{layout, buffers, begin, end, gate};
   stream.record([this, &bound_args](Recorder& rec) {
-    auto [layout, buffers, begin, end] = bound_args;
+    auto [layout, buffers, begin, end, gate] = bound_args;
+    GatedRegion region(rec, gate);
     const Kernel* bound = nullptr;
     std::array<std::byte, kPushConstantBytes> push;
     std::vector<std::byte> params;

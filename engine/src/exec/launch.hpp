@@ -51,6 +51,14 @@ struct Launch {
   bool immediate = false;
 };
 
+// A flag on the device that gates a run: its launches run only where the 32-bit word at
+// `byte_offset` (a multiple of 4) of `buffer` is nonzero when the GPU reaches them
+// (VK_EXT_conditional_rendering; the device must have it enabled).
+struct Gate {
+  std::shared_ptr<Buffer> buffer;
+  uint64_t byte_offset = 0;
+};
+
 // A recorded list of launches over `slots` buffers.
 class Executable {
  public:
@@ -65,7 +73,10 @@ class Executable {
   // CompileFreeScope it throws KernelNotReady before recording anything). An executable of
   // immediate host steps only runs them at once where the GPU has finished every write to
   // their buffers.
-  void run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers) const;
+  // With a `gate`, the launches are recorded between conditional-rendering commands on it; an
+  // executable with host steps cannot be gated (InvalidArgument).
+  void run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
+           const Gate* gate = nullptr) const;
   // The launches in another order (`order` a permutation of their indices): the caller keeps
   // every launch after those whose results it reads (graph/level_schedule.hpp).
   void reorder(const std::vector<size_t>& order);
@@ -73,7 +84,7 @@ class Executable {
  private:
   friend class LaunchBuilder;
   void record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers, size_t begin,
-              size_t end) const;
+              size_t end, const Gate* gate = nullptr) const;
   // Whether every launch is an immediate host step whose buffers the GPU owes nothing.
   bool immediate_ready(Stream& stream, std::span<const std::shared_ptr<Buffer>> buffers) const;
   uint32_t slot_count_ = 0;

@@ -181,7 +181,7 @@ uint64_t GraphExecutable::bytes_per_run(bool planned) const {
   return bytes;
 }
 
-std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tensor>& inputs) const {
+std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tensor>& inputs, const Gate* gate) const {
   if (inputs.size() != input_specs_.size())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(input_specs_.size()) + " inputs");
   std::vector<std::shared_ptr<Buffer>> buffers(slot_bytes_.size());
@@ -216,7 +216,7 @@ std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tenso
     if (!b) b = device.impl().allocate(memory_.shared_bytes[size_t(k)]);
     buffers[s] = b;
   }
-  exec_.run(device.impl().stream, device.impl().kernels.layout(), buffers);
+  exec_.run(device.impl().stream, device.impl().kernels.layout(), buffers, gate);
   std::vector<Tensor> outs;
   for (const auto& [slot, view] : outputs_) {
     Tensor t = view;

@@ -19,7 +19,7 @@ class GraphExecutable {
  public:
   // Runs with `inputs` laid out as the ones it was compiled with (same shapes, strides and
   // offsets; any buffers): new buffers for results and intermediates, then one recording.
-  std::vector<Tensor> run(Device& device, const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> run(Device& device, const std::vector<Tensor>& inputs, const Gate* gate = nullptr) const;
   const Executable& executable() const { return exec_; }
   const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
   size_t fused_nodes() const { return fused_nodes_; }

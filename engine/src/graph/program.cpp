@@ -80,17 +80,39 @@ std::shared_ptr<const Program> compile_loop_program(Device& device, const Graph&
 
 bool Program::runs_without_blocking() const { return !exec_->executable().has_host_steps(); }
 
-std::optional<std::vector<Tensor>> Program::run_if_compiled(Device& device, const std::vector<Tensor>& inputs) const {
+std::optional<std::vector<Tensor>> Program::run_if_compiled(Device& device, const std::vector<Tensor>& inputs,
+                                                            const Tensor* gate) const {
   if (!runs_without_blocking()) return std::nullopt;
   try {
     CompileFreeScope no_compiles;
-    return run(device, inputs);
+    return run_with(device, inputs, gate);
   } catch (const KernelNotReady&) {
     return std::nullopt;  // an input's copy kernel: copies recorded so far are dropped unread
   }
 }
 
 std::vector<Tensor> Program::run(Device& device, const std::vector<Tensor>& inputs) const {
+  return run_with(device, inputs, nullptr);
+}
+
+std::vector<Tensor> Program::run_gated(Device& device, const std::vector<Tensor>& inputs, const Tensor& gate) const {
+  return run_with(device, inputs, &gate);
+}
+
+std::vector<Tensor> Program::run_with(Device& device, const std::vector<Tensor>& inputs, const Tensor* gate_tensor) const {
+  std::optional<Gate> gate;
+  if (gate_tensor) {
+    const Tensor& g = *gate_tensor;
+    if (!device.info().features.conditional_rendering)
+      throw Error(ErrorKind::Unsupported, "device '" + device.info().name +
+                                              "' cannot gate a run on the device (no VK_EXT_conditional_rendering)");
+    if ((g.type != DType::S32 && g.type != DType::U32) || g.size() == 0)
+      throw Error(ErrorKind::InvalidArgument, "a program's gate is an s32 or u32 tensor of at least one element");
+    if (!g.buffer) throw Error(ErrorKind::Deallocated, "the gate tensor was deallocated");
+    if (!runs_without_blocking())
+      throw Error(ErrorKind::InvalidArgument, "a program with host steps cannot be gated on the device");
+    gate = Gate{g.buffer, uint64_t(g.offset) * 4};
+  }
   const auto& specs = exec_->input_specs();
   if (inputs.size() != specs.size())
     throw Error(ErrorKind::InvalidArgument, "the program takes " + std::to_string(specs.size()) + " inputs, got " +
@@ -111,7 +133,7 @@ std::vector<Tensor> Program::run(Device& device, const std::vector<Tensor>& inpu
     dense.strides = row_major_strides(dense.shape);
     laid_out.push_back(std::move(dense));
   }
-  std::vector<Tensor> outputs = exec_->run(device, laid_out);
+  std::vector<Tensor> outputs = exec_->run(device, laid_out, gate ? &*gate : nullptr);
   // A compiled call is a whole unit of work: on an idle GPU it is submitted at once and starts
   // while the caller returns, where the stream's deferral (meant to batch small eager ops)
   // would hold it until someone waits. Behind work in flight (a training loop's steps, none

@@ -41,6 +41,8 @@ defmodule Nx.Vulkan.NIF do
       do: nif_error()
 
   def program_run(_program, _refs), do: nif_error()
+  def program_run(_program, _refs, _gate), do: nif_error()
+  def program_gateable(_program), do: nif_error()
   def devices, do: nif_error()
   def default_device, do: nif_error()
   def device_info(_device), do: nif_error()

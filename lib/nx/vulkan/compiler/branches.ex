@@ -3,10 +3,10 @@ defmodule Nx.Vulkan.Compiler.Branches do
   # A `cond` whose branches are small and run no host code becomes selects: every predicate
   # and every branch is computed on the device, then `select(pred1, branch1, select(pred2,
   # ...))` keeps the first true branch's values, exactly as Nx.Defn.Evaluator's choice would
-  # (the same kernels compute them). Any other cond becomes a host step
-  # (Nx.Vulkan.Compiler.HostSteps): its predicates are read on the host and the first true
-  # one's branch runs as a compiled entry of its own, over the values it reads from outside
-  # (parameterize/3).
+  # (the same kernels compute them). Any other cond becomes a step of its own
+  # (Nx.Vulkan.Compiler.HostSteps): the first true predicate's branch runs as a compiled entry,
+  # over the values it reads from outside (parameterize/3), chosen on the device where the
+  # device gates runs, else by reading the predicates on the host.
 
   alias Nx.Defn.{Composite, Expr, Tree}
   alias Nx.Tensor, as: T

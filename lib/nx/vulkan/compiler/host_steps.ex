@@ -6,9 +6,11 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   #   * a `while` loop: its predicate is read on the host, and each trip runs one compiled
   #     program (the body, then the predicate of its result); the loop's state stays on the
   #     device;
-  #   * a `cond` too large to compute whole, or with host code in a branch: its predicates are
-  #     read on the host, and the first true one's branch runs as a compiled entry over the
-  #     values it reads from outside (the others never run);
+  #   * a `cond` too large to compute whole, or with host code in a branch: the first true
+  #     predicate's branch runs as a compiled entry over the values it reads from outside (the
+  #     others never run). Where every branch is one program and the device gates runs
+  #     (conditional rendering), each branch is recorded gated on its own flag computed on the
+  #     device, and no predicate is read on the host; else the predicates are read on the host;
   #   * an `io_call` hook and a `runtime_call` function, called with device tensors;
   #   * an op the engine refuses, run by `Nx.Vulkan.Backend`'s host fallback (and counted by
   #     its telemetry).
@@ -213,13 +215,19 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     loop(state, Runner.run(cond_entry, thunks(state)), 0, step_entry, block)
   end
 
-  def run({{:cond, count, branches}, _slots}, tensors, _device) do
+  def run({{:cond, count, branches}, _slots}, tensors, device) do
     {preds, free} = Enum.split(tensors, count)
-    index = Enum.find_index(preds, &(Nx.to_number(&1) != 0)) || count
-    {entry, positions} = Enum.at(branches, index)
     free = List.to_tuple(free)
-    args = Enum.map(positions, &elem(free, &1))
-    entry |> Runner.run(thunks(args)) |> Tuple.to_list()
+    args = fn positions -> Enum.map(positions, &elem(free, &1)) end
+
+    if Enum.all?(preds, &(&1.shape == {})) and
+         Enum.all?(branches, fn {entry, _} -> Runner.gateable?(entry) end) do
+      gated_cond(preds, branches, args, device)
+    else
+      index = Enum.find_index(preds, &(Nx.to_number(&1) != 0)) || count
+      {entry, positions} = Enum.at(branches, index)
+      entry |> Runner.run(thunks(args.(positions))) |> Tuple.to_list()
+    end
   end
 
   def run({{:loop_kernel, entry}, _slots}, state, _device) do
@@ -261,6 +269,34 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   def run({{:host_op, op, device, reason}, [out | slots]}, tensors, _device) do
     {args, []} = deep_fill(slots, tensors)
     B.host(op, device, [out | args], reason) |> List.wrap() |> Composite.flatten_list()
+  end
+
+  # A cond decided on the device: each branch runs gated on its own flag (the first true
+  # predicate's branch, else the last), so only the chosen one computes, and selects on the same
+  # flags keep its results. The host reads nothing.
+  defp gated_cond(preds, branches, args, device) do
+    one = Nx.tensor(1, type: :u32, backend: {B, device: device})
+    zero = Nx.tensor(0, type: :u32, backend: {B, device: device})
+
+    {flags, none} =
+      Enum.map_reduce(preds, nil, fn pred, earlier ->
+        chosen = if earlier, do: Nx.logical_and(pred, Nx.logical_not(earlier)), else: pred
+        {Nx.select(chosen, one, zero), if(earlier, do: Nx.logical_or(earlier, pred), else: pred)}
+      end)
+
+    runs =
+      Enum.zip_with(branches, flags ++ [Nx.select(none, zero, one)], fn {entry, positions},
+                                                                        flag ->
+        {entry |> Runner.run_gated(thunks(args.(positions)), flag) |> Tuple.to_list(), flag}
+      end)
+
+    {last, _} = List.last(runs)
+
+    runs
+    |> Enum.drop(-1)
+    |> Enum.reduce(last, fn {values, flag}, acc ->
+      Enum.zip_with(values, acc, &Nx.select(flag, &1, &2))
+    end)
   end
 
   # One trip per program for the first trips (most loops are short), then blocks of trips.

@@ -70,6 +70,27 @@ defmodule Nx.Vulkan.Compiler.Runner do
   end
 
   @doc """
+  Whether `run_gated/3` can run `entry`: one engine program that donates nothing, on a device
+  that gates runs (conditional rendering), with no host step.
+  """
+  def gateable?({:program, %{donated: [], program: program}}),
+    do: NIF.program_gateable(program) == {:ok, true}
+
+  def gateable?(_entry), do: false
+
+  @doc """
+  Runs a gateable entry (`gateable?/1`) whose kernels run only where `gate` (an s32 or u32
+  scalar on the device) is nonzero when the GPU reaches them; else its results hold whatever
+  their memory held. The host never reads the gate.
+  """
+  def run_gated({:program, p}, args, %T{data: %B{ref: gate}}) do
+    p.program
+    |> NIF.program_run(params(p, args) ++ p.captures, gate)
+    |> Error.unwrap!()
+    |> then(&wrap(p.result, &1, p.device))
+  end
+
+  @doc """
   The run of a steps entry that is one counted loop kernel (after values computed when it
   compiled), its inputs and outputs found once by position: `run/2` then makes one native
   call with no environment of values. `nil` for any other entry.
