@@ -463,6 +463,17 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
             assert Nx.Vulkan.stream_statistics().waits == before.waits
             assert_eager_bits(result, &big_branches/2, [x, t])
           end
+
+          # In a counted loop: neither the loop's predicate nor the cond's is read.
+          fun = Nx.Defn.jit(&counted_with_big_cond/1, compiler: Compiler)
+
+          for x <- [Nx.tensor([-1.0, 0.5]), Nx.tensor([-1.0, -0.5])] do
+            fun.(x)
+            before = Nx.Vulkan.stream_statistics()
+            result = fun.(x)
+            assert Nx.Vulkan.stream_statistics().waits == before.waits
+            assert_eager_bits(result, &counted_with_big_cond/1, [x])
+          end
         end)
       end
     end

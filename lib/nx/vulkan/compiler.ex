@@ -575,19 +575,31 @@ defmodule Nx.Vulkan.Compiler do
     end
   end
 
+  # Trips of a counted loop whose body runs as an entry of its own, one call per trip.
+  @max_repeated_trips 1_000_000
+
   # A while loop with a fixed trip count is unrolled into the program being recorded (its
-  # body evaluated that many times). Any other loop, or one whose body reads a cond's
-  # predicate on the host, becomes two compiled entries: its predicate (for the first trip),
-  # and its body followed by the predicate of the body's result (one program per trip).
+  # body evaluated that many times); one whose body has a cond of its own step runs its body's
+  # entry that many times, reading nothing on the host for the loop. Any other loop becomes
+  # two compiled entries: its predicate (for the first trip), and its body followed by the
+  # predicate of the body's result (one program per trip).
   defp lower_while(key, initial, arg, condition, body, settings) do
     {traced, rewritten} = body = rewritten(key, body, settings)
+    host_op? = host_op(rewritten, settings)
+    host_cond? = !host_op? && Branches.host_cond?(traced)
 
     trips =
-      if host_op(rewritten, settings) || Branches.host_cond?(traced),
-        do: :unknown,
-        else: Loops.unrolled_trips(initial, arg, condition, elem(body, 0))
+      cond do
+        host_op? -> :unknown
+        host_cond? -> Loops.trip_count(initial, arg, condition, traced, @max_repeated_trips)
+        true -> Loops.unrolled_trips(initial, arg, condition, traced)
+      end
 
     case trips do
+      {:ok, trips} when host_cond? ->
+        entry = scope_entry(key, [arg], [body], fn [b], params -> b.(params) end, settings)
+        {:repeat, trips, entry}
+
       {:ok, trips} ->
         case LoopKernels.counted(record_loop(key, arg, settings), arg, body, trips, settings) do
           {:ok, entry} -> {:loop_kernel, entry}

@@ -5,7 +5,8 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   #
   #   * a `while` loop: its predicate is read on the host, and each trip runs one compiled
   #     program (the body, then the predicate of its result); the loop's state stays on the
-  #     device;
+  #     device. A loop whose trip count is known when it compiles and whose body has steps of
+  #     its own (a large cond) reads no predicate: its body runs that many times;
   #   * a `cond` too large to compute whole, or with host code in a branch: the first true
   #     predicate's branch runs as a compiled entry over the values it reads from outside (the
   #     others never run). Where every branch is one program and the device gates runs
@@ -31,7 +32,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   for a fixed trip count (the body, evaluated on the state, recorded that many times),
   `{:loop_kernel, entry}` for one the engine runs in one launch (a compiled entry taking the
   state and returning the final state), `{:loop_kernel_until, entry}` for a data-dependent one
-  it runs in launches of many trips (the entry also returns whether the loop ended), or
+  it runs in launches of many trips (the entry also returns whether the loop ended),
+  `{:repeat, trips, entry}` for a fixed trip count whose body has steps of its own (the body's
+  entry called that many times, no predicate read), or
   `{:loop, cond_entry, step_entry, block}`, compiled entries for the predicate and for the
   body followed by the predicate, and `{trips, block_entry}` (or nil) running that many
   trips at once, each kept only while the predicate holds. `lower_branch.(params, body,
@@ -89,6 +92,9 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
 
       {:loop_kernel_until, entry} ->
         as_step(t, initial, {:loop_kernel_until, entry}, out, :outputs)
+
+      {:repeat, trips, entry} ->
+        as_step(t, initial, {:repeat, {trips, entry}}, out, :outputs)
     end
   end
 
@@ -228,6 +234,12 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
       {entry, positions} = Enum.at(branches, index)
       entry |> Runner.run(thunks(args.(positions))) |> Tuple.to_list()
     end
+  end
+
+  def run({{:repeat, {trips, entry}}, _slots}, state, _device) do
+    Enum.reduce(1..trips//1, state, fn _, state ->
+      entry |> Runner.run(thunks(state)) |> List.wrap() |> Composite.flatten_list()
+    end)
   end
 
   def run({{:loop_kernel, entry}, _slots}, state, _device) do
