@@ -6,7 +6,8 @@
 #
 # Where the device has conditional rendering the cond is decided on the device and a call
 # waits for nothing; with NX_VULKAN_DISABLE=conditional_rendering its predicate is read on the
-# host, one wait per call. JAX's twin: python3 bench/big_cond_jax.py
+# host, one wait per call. The same cond in a counted loop of 20 trips reads nothing either
+# (else a wait per trip). JAX's twin: python3 bench/big_cond_jax.py
 defmodule BigCond do
   import Nx.Defn
 
@@ -20,14 +21,24 @@ defmodule BigCond do
       many_ops(x + 1)
     end
   end
+
+  # The same cond in a counted loop of 20 trips.
+  defn steps(x) do
+    {x, _} = while {x, i = 0}, i < 20, do: {step(x), i + 1}
+    x
+  end
 end
 
 calls = String.to_integer(List.first(System.argv()) || "200")
 info = Nx.Vulkan.device_info()
 IO.puts("device: #{info.name}, conditional rendering: #{info.features.conditional_rendering}")
-fun = Nx.Defn.jit(&BigCond.step/1, compiler: Nx.Vulkan.Compiler)
 
-for size <- [4096, 1_048_576] do
+for {name, f, calls} <- [
+      {"cond", &BigCond.step/1, calls},
+      {"20 trips", &BigCond.steps/1, div(calls, 20)}
+    ],
+    size <- [4096, 1_048_576] do
+  fun = Nx.Defn.jit(f, compiler: Nx.Vulkan.Compiler)
   x0 = Nx.iota({size}, type: :f32) |> Nx.divide(size) |> Nx.subtract(0.4)
   x0 = Nx.backend_copy(x0, Nx.Vulkan.Backend)
   run = fn -> Enum.reduce(1..calls, x0, fn _, x -> fun.(x) end) |> Nx.to_binary() end
@@ -46,7 +57,7 @@ for size <- [4096, 1_048_576] do
   {_, waits} = hd(times)
 
   IO.puts(
-    "f32[#{size}]: #{Float.round(best, 1)} us per call (median #{Float.round(median, 1)}), " <>
+    "#{name}, f32[#{size}]: #{Float.round(best, 1)} us per call (median #{Float.round(median, 1)}), " <>
       "#{waits} host waits in #{calls} calls"
   )
 end

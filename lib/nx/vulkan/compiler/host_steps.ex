@@ -221,14 +221,14 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     loop(state, Runner.run(cond_entry, thunks(state)), 0, step_entry, block)
   end
 
-  def run({{:cond, count, branches}, _slots}, tensors, device) do
+  def run({{:cond, count, branches}, _slots}, tensors, _device) do
     {preds, free} = Enum.split(tensors, count)
     free = List.to_tuple(free)
     args = fn positions -> Enum.map(positions, &elem(free, &1)) end
 
     if Enum.all?(preds, &(&1.shape == {})) and
          Enum.all?(branches, fn {entry, _} -> Runner.gateable?(entry) end) do
-      gated_cond(preds, branches, args, device)
+      gated_cond(preds, branches, args)
     else
       index = Enum.find_index(preds, &(Nx.to_number(&1) != 0)) || count
       {entry, positions} = Enum.at(branches, index)
@@ -286,19 +286,16 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   # A cond decided on the device: each branch runs gated on its own flag (the first true
   # predicate's branch, else the last), so only the chosen one computes, and selects on the same
   # flags keep its results. The host reads nothing.
-  defp gated_cond(preds, branches, args, device) do
-    one = Nx.tensor(1, type: :u32, backend: {B, device: device})
-    zero = Nx.tensor(0, type: :u32, backend: {B, device: device})
-
+  defp gated_cond(preds, branches, args) do
+    # s32 flags: selects between numbers give s32.
     {flags, none} =
       Enum.map_reduce(preds, nil, fn pred, earlier ->
         chosen = if earlier, do: Nx.logical_and(pred, Nx.logical_not(earlier)), else: pred
-        {Nx.select(chosen, one, zero), if(earlier, do: Nx.logical_or(earlier, pred), else: pred)}
+        {Nx.select(chosen, 1, 0), if(earlier, do: Nx.logical_or(earlier, pred), else: pred)}
       end)
 
     runs =
-      Enum.zip_with(branches, flags ++ [Nx.select(none, zero, one)], fn {entry, positions},
-                                                                        flag ->
+      Enum.zip_with(branches, flags ++ [Nx.select(none, 0, 1)], fn {entry, positions}, flag ->
         {entry |> Runner.run_gated(thunks(args.(positions)), flag) |> Tuple.to_list(), flag}
       end)
 
