@@ -287,24 +287,26 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   # predicate's branch, else the last), so only the chosen one computes, and selects on the same
   # flags keep its results. The host reads nothing.
   defp gated_cond(preds, branches, args) do
-    # s32 flags: selects between numbers give s32.
-    {flags, none} =
+    # Each branch's predicate as chosen (u8, for the selects: they then compute in the values'
+    # type) and as its gate (s32, a select between numbers).
+    {chosen, none} =
       Enum.map_reduce(preds, nil, fn pred, earlier ->
         chosen = if earlier, do: Nx.logical_and(pred, Nx.logical_not(earlier)), else: pred
-        {Nx.select(chosen, 1, 0), if(earlier, do: Nx.logical_or(earlier, pred), else: pred)}
+        {chosen, if(earlier, do: Nx.logical_or(earlier, pred), else: pred)}
       end)
 
-    runs =
-      Enum.zip_with(branches, flags ++ [Nx.select(none, 0, 1)], fn {entry, positions}, flag ->
-        {entry |> Runner.run_gated(thunks(args.(positions)), flag) |> Tuple.to_list(), flag}
+    gates = Enum.map(chosen, &Nx.select(&1, 1, 0)) ++ [Nx.select(none, 0, 1)]
+
+    [last | rest] =
+      Enum.zip_with(branches, gates, fn {entry, positions}, gate ->
+        entry |> Runner.run_gated(thunks(args.(positions)), gate) |> Tuple.to_list()
       end)
+      |> Enum.reverse()
 
-    {last, _} = List.last(runs)
-
-    runs
-    |> Enum.drop(-1)
-    |> Enum.reduce(last, fn {values, flag}, acc ->
-      Enum.zip_with(values, acc, &Nx.select(flag, &1, &2))
+    rest
+    |> Enum.zip(Enum.reverse(chosen))
+    |> Enum.reduce(last, fn {values, chosen}, acc ->
+      Enum.zip_with(values, acc, &Nx.select(chosen, &1, &2))
     end)
   end
 
