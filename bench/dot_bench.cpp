@@ -119,6 +119,40 @@ void run_training_dot(benchmark::State& state, int64_t m, int64_t k, int64_t n, 
   }
 }
 
+// One layer's two backward products at batch 256, independent of each other: dW = x^T dh
+// (1024x256x1024 A^T B) and dx = dh W^T (256x1024x1024 A B^T), recorded one after the other as
+// a compiled step's level records them (no barrier between independent launches). With
+// NX_VULKAN_PROFILE=1, gpu_us is the GPU's busy time per pair (timestamps), against the two
+// products' own gpu_us; NX_VULKAN_BARRIER_ALL=1 puts a barrier before every launch, for the
+// pair one after the other.
+void BM_TrainPair_256x1024x1024_dW_dx(benchmark::State& state) {
+  Device& dev = device();
+  const int64_t batch = 256, in = 1024, out = 1024;
+  double flop = 2.0 * 2.0 * double(batch) * double(in) * double(out);
+  OpId op = *find_op("dot");
+  Tensor x = bench_values(dev, DType::F32, {batch, in}), dh = bench_values(dev, DType::F32, {batch, out});
+  Tensor w = bench_values(dev, DType::F32, {in, out});
+  Attrs at_b = Attrs::of(DotAttrs{{0}, {}, {0}, {}});  // x^T dh: [in, out]
+  Attrs a_bt = Attrs::of(DotAttrs{{1}, {}, {1}, {}});  // dh W^T: [batch, in]
+  auto pair = [&] {
+    run_op(dev, op, {DType::F32, {in, out}}, {x, dh}, at_b);
+    run_op(dev, op, {DType::F32, {batch, in}}, {dh, w}, a_bt);
+  };
+  const int per_iter = 10;
+  warm_up(pair);
+  dev.synchronize();
+  dev.kernel_profile();
+  time_products(state, dev, per_iter, pair);
+  state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  double gpu_ns = 0;
+  for (const KernelTime& t : dev.kernel_profile()) gpu_ns += t.total_ns;
+  if (gpu_ns > 0) {
+    double pairs = double(state.iterations()) * per_iter;
+    state.counters["gpu_us"] = gpu_ns / pairs / 1e3;
+    state.counters["gpu_TFLOP/s"] = flop * pairs / gpu_ns / 1e3;
+  }
+}
+
 void BM_Train_256x784x1024_AB(benchmark::State& s) { run_training_dot(s, 256, 784, 1024, Layout::AB); }
 void BM_Train_256x1024x1024_AB(benchmark::State& s) { run_training_dot(s, 256, 1024, 1024, Layout::AB); }
 void BM_Train_256x1024x10_AB(benchmark::State& s) { run_training_dot(s, 256, 1024, 10, Layout::AB); }
@@ -163,6 +197,7 @@ NXV_DOT_BENCH(BM_Train_16x784x1024_AB);
 NXV_DOT_BENCH(BM_Train_16x1024x1024_AB);
 NXV_DOT_BENCH(BM_Train_16x1024x1024_ABt);
 NXV_DOT_BENCH(BM_Train_784x16x1024_AtB);
+NXV_DOT_BENCH(BM_TrainPair_256x1024x1024_dW_dx);
 
 }  // namespace
 }  // namespace nxv::bench
