@@ -29,8 +29,11 @@ defmodule Nx.Vulkan.Compiler do
   device and reads its predicate on the host, one program per trip for its first trips, then
   blocks of trips in one program (each trip kept only while the predicate holds). A `cond`
   whose branches are small and run no host code computes every branch and selects; any other
-  reads its predicates on the host and runs the first true one's branch alone, a compiled
-  entry of its own over the values the branch reads. `io_call` hooks, `runtime_call` and ops
+  runs the first true predicate's branch alone, a compiled entry of its own over the values the
+  branch reads, chosen on the device where the device has conditional rendering and each
+  branch is one program (each branch recorded gated on its own flag: no wait), else by reading
+  the predicates on the host. A loop with a fixed trip count whose body has such a cond runs
+  its body that many times without reading a predicate of its own. `io_call` hooks, `runtime_call` and ops
   the engine refuses for their types run on the host between the program's device segments
   (host steps, as those conds are). The `[:nx_vulkan, :compilation]` telemetry event says
   which way each function went.
