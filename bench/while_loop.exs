@@ -25,7 +25,7 @@ x0 = Nx.iota({16}, type: :f32) |> Nx.divide(100)
 limit = 14_000.0
 
 # The last run without the loop kernel: blocks of 32 trips, each a program, the predicate read
-# once per block (with conditional rendering the next block already queued, gated on it).
+# once per block.
 runs = [
   {"BinaryBackend + Evaluator", Nx.BinaryBackend, Nx.Defn.Evaluator, 3, []},
   {"Vulkan + Evaluator", Nx.Vulkan.Backend, Nx.Defn.Evaluator, 3, []},

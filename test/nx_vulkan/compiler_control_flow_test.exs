@@ -326,8 +326,8 @@ defmodule Nx.Vulkan.CompilerControlFlowTest do
         # Too many trips to unroll.
         assert_compiled(:steps, &long_count/1, [Nx.tensor([1, 2], type: :s32)], off)
 
-        # Four single trips, then blocks of 32 (the next one recorded ahead, gated on the
-        # device where it can be): loops ending inside a block, at its end and one trip after.
+        # Four single trips, then blocks of 32: loops ending inside a block, at its end and one
+        # trip after.
         for trips <- [36, 37, 67, 68, 69] do
           {_, n} =
             assert_compiled(:steps, &count_down/2, [Nx.tensor(trips), Nx.tensor(1.0)], off)

@@ -469,10 +469,8 @@ bool Stream::wait_for_writes(const Buffer& buffer, uint64_t timeout_ns) {
     value = buffer.last_write_batch;
     if (value == 0) return true;
     // Submitted here rather than by the thread, which would add its wake-up to the wait. A
-    // failure shows as this buffer's loss below. Work recorded after the buffer's goes too: the
-    // GPU runs it while the host waits (a loop's next block, recorded before this one's
-    // predicate is read).
-    if (open_ && (open_->value == value || open_->commands > 0)) translate_vk("submitting", [&] { close_locked(); });
+    // failure shows as this buffer's loss below.
+    if (open_ && open_->value == value) translate_vk("submitting", [&] { close_locked(); });
     submit_queued(lock);
     ++stats_.waits;
   }

@@ -4,9 +4,8 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
   # segments, on each call.
   #
   #   * a `while` loop: its predicate is read on the host, and each trip runs one compiled
-  #     program (the body, then the predicate of its result), later trips in blocks; the loop's
-  #     state stays on the device, and where the device gates runs the next block is queued
-  #     gated on the predicate being read. A loop whose trip count is known when it compiles and whose body has steps of
+  #     program (the body, then the predicate of its result); the loop's state stays on the
+  #     device. A loop whose trip count is known when it compiles and whose body has steps of
   #     its own (a large cond) reads no predicate: its body runs that many times;
   #   * a `cond` too large to compute whole, or with host code in a branch: the first true
   #     predicate's branch runs as a compiled entry over the values it reads from outside (the
@@ -326,24 +325,8 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
       true ->
         {_, block_entry} = block
         {state, pred} = Runner.run(block_entry, thunks(state))
-        state = Composite.flatten_list([state])
-
-        if Runner.gateable?(block_entry),
-          do: blocks_ahead(state, pred, block_entry),
-          else: loop(state, pred, trips + 1, step_entry, block)
+        loop(Composite.flatten_list([state]), pred, trips + 1, step_entry, block)
     end
-  end
-
-  # Blocks one ahead of the host: the next block is recorded gated on the predicate the host is
-  # about to read, so the GPU runs it while the host waits. Where that predicate is false, the
-  # block never ran and the state before it is the result.
-  defp blocks_ahead(state, pred, block_entry) do
-    {next, next_pred} =
-      Runner.run_gated(block_entry, thunks(state), Nx.select(pred, 1, 0))
-
-    if Nx.to_number(pred) == 0,
-      do: state,
-      else: blocks_ahead(Composite.flatten_list([next]), next_pred, block_entry)
   end
 
   defp thunks(tensors), do: Enum.map(tensors, &fn -> &1 end)
