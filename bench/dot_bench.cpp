@@ -88,6 +88,19 @@ void BM_DotBF16_8192_BF16Out(benchmark::State& s) { run_dot(s, DType::BF16, DTyp
 void BM_DotS8_8192(benchmark::State& s) { run_dot(s, DType::S8, DType::S32, 8192, 8192, 8192); }
 void BM_DotS8_4096(benchmark::State& s) { run_dot(s, DType::S8, DType::S32, 4096, 4096, 4096); }
 
+// TFLOP/s of `per_iter` units of work (`flop` each) per timed iteration, and with
+// NX_VULKAN_PROFILE=1 the GPU's busy time per unit from timestamps (gpu_us, gpu_TFLOP/s).
+void count_rates(benchmark::State& state, Device& dev, double flop, int per_iter) {
+  state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  double gpu_ns = 0;
+  for (const KernelTime& t : dev.kernel_profile()) gpu_ns += t.total_ns;
+  if (gpu_ns > 0) {
+    double units = double(state.iterations()) * per_iter;
+    state.counters["gpu_us"] = gpu_ns / units / 1e3;
+    state.counters["gpu_TFLOP/s"] = flop * units / gpu_ns / 1e3;
+  }
+}
+
 // The MLP step's products (784-1024-1024-10 at batch 256), forward and backward, as a compiled
 // step runs them: operands read in place through the contraction axes (A^T: A stored [k, m];
 // B^T: B stored [n, k]). Besides the wall-clock figure, with NX_VULKAN_PROFILE=1 the GPU
@@ -109,14 +122,7 @@ void run_training_dot(benchmark::State& state, int64_t m, int64_t k, int64_t n, 
   dev.synchronize();
   dev.kernel_profile();  // drop the warm-up's times
   time_products(state, dev, per_iter, [&] { run_op(dev, op, spec, {a, b}, at); });
-  state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
-  double gpu_ns = 0;
-  for (const KernelTime& t : dev.kernel_profile()) gpu_ns += t.total_ns;
-  if (gpu_ns > 0) {
-    double products = double(state.iterations()) * per_iter;
-    state.counters["gpu_us"] = gpu_ns / products / 1e3;
-    state.counters["gpu_TFLOP/s"] = flop * products / gpu_ns / 1e3;
-  }
+  count_rates(state, dev, flop, per_iter);
 }
 
 // One layer's two backward products at batch 256, independent of each other: dW = x^T dh
@@ -143,14 +149,7 @@ void BM_TrainPair_256x1024x1024_dW_dx(benchmark::State& state) {
   dev.synchronize();
   dev.kernel_profile();
   time_products(state, dev, per_iter, pair);
-  state.counters["TFLOP/s"] = benchmark::Counter(flop * per_iter / 1e12, benchmark::Counter::kIsIterationInvariantRate);
-  double gpu_ns = 0;
-  for (const KernelTime& t : dev.kernel_profile()) gpu_ns += t.total_ns;
-  if (gpu_ns > 0) {
-    double pairs = double(state.iterations()) * per_iter;
-    state.counters["gpu_us"] = gpu_ns / pairs / 1e3;
-    state.counters["gpu_TFLOP/s"] = flop * pairs / gpu_ns / 1e3;
-  }
+  count_rates(state, dev, flop, per_iter);
 }
 
 void BM_Train_256x784x1024_AB(benchmark::State& s) { run_training_dot(s, 256, 784, 1024, Layout::AB); }
