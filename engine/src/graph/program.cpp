@@ -109,8 +109,6 @@ std::vector<Tensor> Program::run_with(Device& device, const std::vector<Tensor>&
     if ((g.type != DType::S32 && g.type != DType::U32) || g.size() == 0)
       throw Error(ErrorKind::InvalidArgument, "a program's gate is an s32 or u32 tensor of at least one element");
     if (!g.buffer) throw Error(ErrorKind::Deallocated, "the gate tensor was deallocated");
-    if (!runs_without_blocking())
-      throw Error(ErrorKind::InvalidArgument, "a program with host steps cannot be gated on the device");
     gate = Gate{g.buffer, uint64_t(g.offset) * 4};
   }
   const auto& specs = exec_->input_specs();

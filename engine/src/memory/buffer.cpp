@@ -63,7 +63,7 @@ void Buffer::allocate_chunks(uint64_t bytes) {
   }
   VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                              VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-  // Any device tensor may gate a program's run (Program::run).
+  // Any device tensor may gate a program's run (Program::run_gated).
   if (kind_ == BufferKind::Device && core_->info().features.conditional_rendering)
     usage |= VK_BUFFER_USAGE_CONDITIONAL_RENDERING_BIT_EXT;
   VkDevice device = static_cast<VkDevice>(*core_->device());

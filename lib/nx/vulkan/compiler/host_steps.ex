@@ -105,7 +105,7 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
 
   defp host_form(%T{data: %Expr{op: :runtime_call, args: args}} = t, _context) do
     case args do
-      [input, {:cond, _, _} = action, template, []] ->
+      [input, {:cond, _, _, _} = action, template, []] ->
         as_step(t, input, action, template, :outputs)
 
       [input, fun, template, opts] ->
@@ -129,7 +129,13 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
       end)
 
     input = {List.to_tuple(preds), List.to_tuple(free)}
-    action = {:cond, length(preds), branches}
+    # Decided on the device where every predicate is a scalar and every branch can be gated:
+    # known once, here.
+    gated? =
+      Enum.all?(preds, &(&1.shape == {})) and
+        Enum.all?(branches, fn {entry, _} -> Runner.gateable?(entry) end)
+
+    action = {:cond, length(preds), branches, gated?}
     %{t | data: %{expr | op: :runtime_call, args: [input, action, out, []]}}
   end
 
@@ -221,13 +227,12 @@ defmodule Nx.Vulkan.Compiler.HostSteps do
     loop(state, Runner.run(cond_entry, thunks(state)), 0, step_entry, block)
   end
 
-  def run({{:cond, count, branches}, _slots}, tensors, _device) do
+  def run({{:cond, count, branches, gated?}, _slots}, tensors, _device) do
     {preds, free} = Enum.split(tensors, count)
     free = List.to_tuple(free)
     args = fn positions -> Enum.map(positions, &elem(free, &1)) end
 
-    if Enum.all?(preds, &(&1.shape == {})) and
-         Enum.all?(branches, fn {entry, _} -> Runner.gateable?(entry) end) do
+    if gated? do
       gated_cond(preds, branches, args)
     else
       index = Enum.find_index(preds, &(Nx.to_number(&1) != 0)) || count
