@@ -76,6 +76,7 @@ TEST(ChainConstants, ConstantsBecomeChainValuesWithTheEagerBits) {
 }
 
 TEST(ChainConstants, SubnormalsStayNodesAndSharedConstantsAreCopied) {
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   auto dev = shared_device();
   const int64_t n = 70;
   Graph g;
@@ -116,6 +117,7 @@ TEST(ChainConstants, SubnormalsStayNodesAndSharedConstantsAreCopied) {
 // Nodes grad emits twice (the same op on the same values) are one; a constant that is a graph
 // output is filled per run (a caller may donate it), not shared from one computed when compiled.
 TEST(ChainConstants, RepeatedNodesMergeAndOutputConstantsAreFreshPerRun) {
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   auto dev = shared_device();
   const int64_t n = 40;
   Graph g;

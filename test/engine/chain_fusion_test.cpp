@@ -39,6 +39,7 @@ TEST(ChainFusion, FloatMathBesideF64CodeFormsChainsOfOneKernelEach) {
 // exp(x) read by two chains and returned by neither: each chain computes it; a producer whose
 // recomputation would be large (many steps for several readers) keeps its own kernel.
 TEST(ChainFusion, ASharedProducerIsComputedInEachReader) {
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   auto dev = shared_device();
   const int64_t n = 300;
   const DType t = DType::F32;
@@ -70,6 +71,7 @@ TEST(ChainFusion, ASharedProducerIsComputedInEachReader) {
 // fuse into one chain (elementwise_wide.comp): every type family, operands that are scalars,
 // and an operand that a transpose node gives as a view (copied row-major first); the ops' bits.
 TEST(ChainFusion, ChainsOverFourToEightTensorsAreOneKernel) {
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   auto dev = shared_device();
   const Shape shape{7, 45};  // over one workgroup
   std::vector<DType> types{DType::F32, DType::S32, DType::U8, DType::F16};

@@ -244,6 +244,7 @@ TEST(Programs, CompileFromSpecsAndRunViewsAndInputsAsResults) {
 // ops run one by one; a value two nodes read is computed again in each where that is a few
 // steps (fuse_shared_chains), and a graph output is not fused away.
 TEST(Programs, ElementwiseRunsFuseIntoOneKernelWithTheEagerBits) {
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   auto dev = shared_device();
   const int64_t n = 1000;
   Graph g;

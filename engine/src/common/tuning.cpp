@@ -90,6 +90,7 @@ void Tuning::set(std::string_view key, std::string_view v) {
   NXV_ENTRY("no_vec4", no_vec4, flag())
   NXV_ENTRY("ew.one_wide", one_wide, flag())
   NXV_ENTRY("ew.host", ew_host, toggle())
+  NXV_ENTRY("program.region", program_region, toggle())
   NXV_ENTRY("dot.tile", dot.tile, (parse_list<5>(key, v)))
   NXV_ENTRY("dot.warp_x", dot.warp_x, u32())
   NXV_ENTRY("dot.one_tile", dot.one_tile, flag())

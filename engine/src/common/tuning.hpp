@@ -71,6 +71,7 @@ struct Tuning {
   bool one_wide = false;         // ew.one_wide: CPU drivers' dense elementwise one element a trip
   Toggle ew_host = Toggle::Auto;  // ew.host=0/1: CPU drivers' arithmetic chains on the host
   bool no_vec4 = false;          // no_vec4: no four-wide loads in elementwise, reduce and window kernels
+  Toggle program_region = Toggle::Auto;  // program.region=0: small programs as a kernel per node, not one
   DotTuning dot;
   ConvTuning conv;
   FftTuning fft;

@@ -49,6 +49,7 @@
 #include "ops/reduce/folds.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
 #include "ops/reduce/reduce_in_workgroup.hpp"
+#include "ops/shape/shape_attrs.hpp"
 
 namespace nxv::loop {
 
@@ -171,9 +172,17 @@ class LoopCode {
         refuse(std::string(op_info(node.op).name) + " is not computed in a loop kernel yet");
       }
     }
+    if (results_) {
+      store_results();
+      return;
+    }
     if (conditional_) stop_unless_condition();
     next_state();
   }
+
+  // A program rather than a loop (ops/loop/region_kernel.cpp): no state, one trip, and the
+  // graph's outputs stored into buffers of their own at its end.
+  void as_program() { results_ = true; }
 
   // Bytes of shared memory the kernel declares.
   uint64_t shared_bytes() const {
@@ -337,6 +346,16 @@ class LoopCode {
     if (node.inputs.size() != 1 || !refs_[node.inputs[0]]) return false;
     const Ref& in = *refs_[node.inputs[0]];
     auto view = family_of(node.op).view_result(node.op, node.out, {in.view}, node.attrs);
+    if (!view && node.op == OpId::transpose) {
+      // A permutation the eager path copies is read through permuted strides here.
+      const auto& axes = node.attrs.as<ShapeAttrs>().axes;
+      if (axes.size() != in.view.shape.size()) return false;
+      view = in.view;
+      for (size_t d = 0; d < axes.size(); ++d) {
+        view->shape[d] = in.view.shape[size_t(axes[d])];
+        view->strides[d] = in.view.strides[size_t(axes[d])];
+      }
+    }
     if (!view || view->type != in.view.type) return false;
     if (in.batched && (view->shape.empty() || view->shape[0] != chains_ || view->strides[0] != in.view.strides[0]))
       refuse(std::string(op_info(node.op).name) + " moves the chain axis (the vectorized axis)");
@@ -599,6 +618,31 @@ class LoopCode {
     written_.clear(), read_.clear();
   }
 
+  // A program's end: each output copied from where it is (a shared array, an input or a view
+  // of either) into its own buffer, whose address follows the inputs'.
+  void store_results() {
+    for (uint32_t out : g_.outputs()) {
+      const OutSpec& spec = g_.value(out);
+      check_type(spec.type, "an output");
+      if (shape_size(spec.shape) == 0) refuse("an empty output");
+      if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+      const uint32_t address = next_address_++;
+      const Ref& r = *refs_[out];
+      std::string index = index_of(r, spec.shape, false);
+      const int64_t count = shape_size(spec.shape);
+      const uint32_t stride = !r.global ? stride_for({{name_of(r), index == "e"}}, count) : 1;
+      Accesses reads;
+      if (!r.global) reads[name_of(r)] = index == "e" ? stride : 0;
+      buffer_types_.insert(spec.type);
+      addresses_used_.insert(address);
+      phase(reads, {},
+            loop_over(count, stride) + (index != "e" ? decompose(spec.shape, false) : "") + "      NxvLoopBuf_" +
+                std::string(dtype_name(spec.type)) + "(nxv_addr" + std::to_string(address) + ").v[e] = " +
+                glsl_storage_type(spec.type) + "(" + read(r, index) + ");\n    }\n");
+      outputs_.emplace_back(-1, address);
+    }
+  }
+
   bool read_by_a_node(uint32_t input) const {
     return std::any_of(g_.nodes().begin(), g_.nodes().end(), [&](const GraphNode& node) {
       return std::find(node.inputs.begin(), node.inputs.end(), input) != node.inputs.end();
@@ -646,6 +690,7 @@ class LoopCode {
   int64_t chains_;
   bool conditional_;
   bool stage_;
+  bool results_ = false;
   uint32_t done_address_ = 0;
   bool has_f64_;
   uint32_t next_address_;
