@@ -3,6 +3,8 @@
 // logistic regression (two matrix-vector products per gradient, a sigmoid, the leapfrog
 // updates; f64 with an f32 and a u8 branch) on the CPU driver's plans and the GPUs' (whose
 // products split each sum over lanes); a counter and views in the state; bodies it refuses.
+#include <optional>
+
 #include "device/device_impl.hpp"
 #include "graph/graph.hpp"
 #include "ops/dot/dot_attrs.hpp"
@@ -417,11 +419,13 @@ TEST(LoopKernel, BodiesItDoesNotComputeAreRefusedWithTheReason) {
 void expect_one_launch_program(const Graph& g, const std::vector<Tensor>& inputs) {
   auto dev = shared_device();
   auto want = run_eagerly(*dev, g, inputs);
+  std::optional<ScopedTuning> on(std::in_place, "program.region", "1");  // CPU drivers too
   auto region = compile_program(*dev, g);
   EXPECT_EQ(region->stats().launches, 1u);
   auto outs = region->run(*dev, inputs);
   ASSERT_EQ(outs.size(), want.size());
   for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], outs[j]);
+  on.reset();
   ScopedTuning per_node{"program.region", "0"};
   auto lowered = compile_program(*dev, g);
   EXPECT_GT(lowered->stats().launches, 1u);
@@ -451,7 +455,7 @@ TEST(RegionKernel, ASmallProgramIsOneLaunchWithTheBitsOfItsOps) {
     }
   // Integers, a broadcast and a transposed view as outputs.
   Graph g;
-  uint32_t a = g.input(DType::S32, {3, 5}), b = g.input(DType::S32, {5});
+  uint32_t a = g.input(DType::S32, {3, 5}), b = g.input(DType::S32, {5}), fill = g.input(DType::S32, {});
   uint32_t m = g.add(OpId::multiply, {DType::S32, {3, 5}}, {a, b});
   uint32_t s = g.add(OpId::add, {DType::S32, {3, 5}}, {m, g.add(OpId::negate, {DType::S32, {5}}, {b})});
   ShapeAttrs t;
@@ -460,11 +464,26 @@ TEST(RegionKernel, ASmallProgramIsOneLaunchWithTheBitsOfItsOps) {
   ShapeAttrs to_rows;
   to_rows.axes = {1};
   g.output(g.add(OpId::broadcast, {DType::S32, {2, 5}}, {b}, Attrs::of(to_rows)));
-  expect_one_launch_program(g, {random_tensor(*dev, DType::S32, {3, 5}, rng), random_tensor(*dev, DType::S32, {5}, rng)});
+  // Padding: low, high, negative (cropping) and interior, its value an input.
+  ShapeAttrs pad;
+  pad.padding = {{2, -1, 1}, {-2, 3, 0}};
+  g.output(g.add(OpId::pad, {DType::S32, {6, 6}}, {s, fill}, Attrs::of(pad)));
+  expect_one_launch_program(g, {random_tensor(*dev, DType::S32, {3, 5}, rng), random_tensor(*dev, DType::S32, {5}, rng),
+                                random_tensor(*dev, DType::S32, {}, rng)});
+  // An f32 pad widened to f64 beside f64 values (a gradient's pad of a slice).
+  Graph w;
+  uint32_t x = w.input(DType::F32, {4}), y = w.input(DType::F64, {7});
+  ShapeAttrs wide;
+  wide.padding = {{1, 2, 0}};
+  uint32_t zero = w.add(OpId::constant, {DType::F32, {}}, {}, constant_attrs(0));
+  uint32_t padded = w.add(OpId::pad, {DType::F64, {7}}, {x, zero}, Attrs::of(wide));
+  w.output(w.add(OpId::multiply, {DType::F64, {7}}, {padded, w.add(OpId::exp, {DType::F64, {7}}, {y})}));
+  expect_one_launch_program(w, {random_tensor(*dev, DType::F32, {4}, rng), random_tensor(*dev, DType::F64, {7}, rng)});
 }
 
 TEST(RegionKernel, ProgramsItDoesNotTakeLaunchAKernelPerNode) {
   auto dev = shared_device();
+  ScopedTuning on{"program.region", "1"};
   std::mt19937 rng(29);
   auto per_node = [&](const Graph& g, const std::vector<Tensor>& inputs) {
     auto program = compile_program(*dev, g);

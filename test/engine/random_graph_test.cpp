@@ -2,11 +2,12 @@
 // every arity (with constants, comparisons, select and conversions), reductions, products,
 // transposes and broadcasts over f32, f64, f16 and s32 values of shapes that straddle
 // workgroups, with random outputs and donations. Every graph pass (constants into chains,
-// transposes into products, epilogues, chains, dead nodes, the level schedule, donation in
-// place) must leave each output with the bits of the ops run eagerly (NaN only as NaN). A
+// transposes into products, epilogues, chains, regions, dead nodes, the level schedule,
+// donation in place) must leave each output with the bits of the ops run eagerly (NaN only as NaN). A
 // failing graph prints its seed; NXV_RANDOM_GRAPHS=n runs more.
 #include <cstdlib>
 #include <functional>
+#include <optional>
 
 #include "graph/graph.hpp"
 #include "ops/dot/dot_attrs.hpp"
@@ -193,11 +194,15 @@ TEST(RandomGraphs, ProgramsGiveTheBitsOfTheirOpsRunOneByOne) {
   const char* env = std::getenv("NXV_RANDOM_GRAPHS");
   uint32_t count = env && *env ? uint32_t(std::strtoul(env, nullptr, 10)) : 8;
   uint32_t first = uint32_t(std::random_device{}());
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t seed = first + i;
+  for (uint32_t i = 0; i < 2 * count; ++i) {
+    // Each graph twice: as the device's defaults compile it, and with its small nodes in
+    // regions (graph/region_forming.hpp) on CPU drivers too.
+    uint32_t seed = first + i / 2;
+    std::optional<ScopedTuning> regions;
+    if (i % 2) regions.emplace("program.region", "1");
     RandomGraph g(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(g.nodes().size()) + " nodes, " +
-                 std::string(dtype_name(g.inputs()[0].type)));
+                 std::string(dtype_name(g.inputs()[0].type)) + (i % 2 ? ", regions" : ""));
     auto program = compile_program(*dev, g.graph());
     std::vector<Tensor> inputs, eager;
     for (const auto& v : g.inputs()) inputs.push_back(random_tensor(*dev, v.type, v.shape, g.rng()));

@@ -3,7 +3,6 @@
 // buffers. An eager op is a one-node graph (run_one_node); the Nx.Defn compiler's programs
 // (graph/program.cpp) are many nodes through the same builder.
 #pragma once
-#include <optional>
 #include <variant>
 #include <cstdint>
 #include <vector>
@@ -33,7 +32,7 @@ class GraphExecutable {
   friend GraphExecutable compile_graph(Device&, const Graph&, const std::vector<Tensor>&);
   friend GraphExecutable compile_loop_graph(Device&, const Graph&, size_t, uint32_t, const std::vector<bool>&, bool,
                                             const std::vector<Tensor>&);
-  friend std::optional<GraphExecutable> compile_region_graph(Device&, const Graph&, const std::vector<Tensor>&);
+  friend GraphExecutable compile_graph_with(Device&, const Graph&, const std::vector<Tensor>&, bool);
   Executable exec_;
   std::vector<TensorSpec> input_specs_;
   std::vector<int64_t> input_slots_;  // -1 for an empty input
@@ -61,12 +60,9 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
                                    const std::vector<bool>& batched, bool conditional,
                                    const std::vector<Tensor>& example_inputs);
 
-// A program whose values are all small as one launch of one workgroup (ops/loop/region_kernel.cpp:
-// the loop kernel's code, one trip, the outputs in buffers of their own); nullopt where it does
-// not take the graph (a large value, fewer than two launches saved, donations, an op or type the
-// loop kernel does not compute, tuning program.region=0), which compile_graph then lowers.
-std::optional<GraphExecutable> compile_region_graph(Device& device, const Graph& graph,
-                                                    const std::vector<Tensor>& example_inputs);
+// The same, with small nodes gathered into regions (graph/region_forming.hpp) where `regions`.
+GraphExecutable compile_graph_with(Device& device, const Graph& graph, const std::vector<Tensor>& example_inputs,
+                                   bool regions);
 
 // The eager path: `op` as a one-node graph, recorded at once on the device's stream.
 Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs);

@@ -29,10 +29,7 @@ std::shared_ptr<const Program> compile_program(Device& device, const Graph& grap
   examples.reserve(graph.input_count());
   for (uint32_t i = 0; i < graph.input_count(); ++i) examples.push_back(empty(device, graph.value(i).type, graph.value(i).shape));
   std::shared_ptr<Program> program(new Program());
-  if (auto region = compile_region_graph(device, graph, examples))
-    program->exec_ = std::make_unique<GraphExecutable>(std::move(*region));
-  else
-    program->exec_ = std::make_unique<GraphExecutable>(compile_graph(device, graph, examples));
+  program->exec_ = std::make_unique<GraphExecutable>(compile_graph(device, graph, examples));
   program->stats_ = {graph.nodes().size(), program->exec_->fused_nodes(),
                      program->exec_->executable().launches().size(), program->exec_->in_place_donations(),
                      program->exec_->bytes_per_run()};

@@ -117,11 +117,16 @@ class LoopCode {
       const OutSpec& s = g_.value(i);
       check_type(s.type, "an input");
       Tensor view = layout(s);
+      if (!input_views_.empty()) {
+        view.strides = input_views_[i].strides;
+        view.offset = input_views_[i].offset;
+      }
+      const bool dense = view.offset == 0 && view.strides == row_major_strides(view.shape);
       bool batched = batched_inputs_[i];
       if (i < state_ && !invariant_[i]) {
         refs_[i] = Ref{false, array(s, batched), view, batched};
         state_arrays_.push_back({i, refs_[i]->index});
-      } else if (stage_ && read_by_a_node(i)) {
+      } else if (stage_ && dense && read_by_a_node(i)) {
         refs_[i] = Ref{false, array(s, batched), view, batched};
         pad_rows(refs_[i]->index, s.shape, batched);
         staged_arrays_.push_back({i, refs_[i]->index});
@@ -166,6 +171,8 @@ class LoopCode {
         product(node, v);
       } else if (is_reduction(node.op)) {
         reduction(node, v);
+      } else if (node.op == OpId::pad) {
+        pad(node, v);
       } else if (family_of(node.op).pointwise(node, g_)) {
         chain(node, v, n);
       } else {
@@ -180,9 +187,13 @@ class LoopCode {
     next_state();
   }
 
-  // A program rather than a loop (ops/loop/region_kernel.cpp): no state, one trip, and the
-  // graph's outputs stored into buffers of their own at its end.
-  void as_program() { results_ = true; }
+  // A program rather than a loop (ops/region/): no state, one trip, the graph's outputs stored
+  // at their addresses at its end, and its inputs read through `views` (their strides and
+  // offsets; none: row-major).
+  void as_program(std::vector<Tensor> views = {}) {
+    results_ = true;
+    input_views_ = std::move(views);
+  }
 
   // Bytes of shared memory the kernel declares.
   uint64_t shared_bytes() const {
@@ -551,6 +562,43 @@ class LoopCode {
   void note_partials(AccType acc, uint64_t elements);
   void reduction(const GraphNode& node, uint32_t v);
 
+  // Padding (negative too, and interior) as pad.comp computes it: each element finds the input
+  // element it comes from, or takes the pad value.
+  void pad(const GraphNode& node, uint32_t v) {
+    const Ref& in = *refs_[node.inputs[0]];
+    const Ref& value = *refs_[node.inputs[1]];
+    if (in.batched || value.batched) refuse("pad of a vectorized value");
+    // Conversions: none, or f32 widened to f64 (exact, as the eager conversion).
+    auto converts = [&](DType from) {
+      return from != node.out.type && !(from == DType::F32 && node.out.type == DType::F64);
+    };
+    if (converts(in.view.type) || converts(value.view.type))
+      refuse(std::string("pad converting ") + std::string(dtype_name(in.view.type)) + " and " +
+             std::string(dtype_name(value.view.type)) + " to " + std::string(dtype_name(node.out.type)));
+    const std::string out_type = glsl_storage_type(node.out.type);
+    const auto& padding = node.attrs.as<ShapeAttrs>().padding;
+    const Shape& shape = node.out.shape;
+    if (padding.size() != shape.size() || in.view.shape.size() != shape.size()) refuse("pad of another rank");
+    const uint32_t k = array(node.out, false);
+    refs_[v] = Ref{false, k, layout(node.out), false};
+    const std::string at = u(uint64_t(in.view.offset));
+    std::string code = loop_over(shape_size(shape)) + decompose(shape, false) + "      bool inside = true;\n      uint src = " + at + ";\n";
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const std::string i = "i" + std::to_string(d), step = u(uint64_t(padding[d].interior + 1));
+      code += "      { const int x = int(" + i + ") - (" + std::to_string(padding[d].low) + "); const uint q = uint(x) / " + step +
+              "; inside = inside && x >= 0 && uint(x) == q * " + step + " && q < " + u(uint64_t(in.view.shape[d])) +
+              "; src += q * " + u(uint64_t(in.view.strides[d])) + "; }\n";
+    }
+    code += "      nxv_a" + std::to_string(k) + "[e] = " + glsl_storage_type(kept_type(node.out.type)) + "(inside ? " + out_type +
+            "(" + read(in, "(inside ? src : " + at + ")") + ") : " + out_type + "(" + read(value, u(uint64_t(value.view.offset))) +
+            "));\n    }\n";
+    if (node.out.type == DType::F64) uses_f64_ = true;
+    Accesses reads;
+    for (const Ref* r : {&in, &value})
+      if (!r->global) reads[name_of(*r)] = 0;
+    phase(reads, {{name_of(*refs_[v]), 1}}, code);
+  }
+
   // A conditional loop's trip ends here where its condition (output `state`, one element of
   // the state the trip started from) is zero: the state stays, and the loop says it is done.
   void stop_unless_condition() {
@@ -691,6 +739,7 @@ class LoopCode {
   bool conditional_;
   bool stage_;
   bool results_ = false;
+  std::vector<Tensor> input_views_;
   uint32_t done_address_ = 0;
   bool has_f64_;
   uint32_t next_address_;
