@@ -521,3 +521,30 @@ TEST(RegionKernel, ProgramsItDoesNotTakeLaunchAKernelPerNode) {
     EXPECT_EQ(program->stats().in_place, 1u);
   }
 }
+
+// A region is formed over row-major stand-ins; inputs laid out otherwise (a transposed view)
+// are read through their strides, or where the code refuses them, the graph compiles again
+// with a kernel per node. Either way the bits are the eager ops'.
+TEST(RegionKernel, InputsLaidOutOtherwiseReadThroughTheirStrides) {
+  auto dev = shared_device();
+  ScopedTuning on{"program.region", "1"};
+  std::mt19937 rng(31);
+  const DType f = DType::F32;
+  Graph g;
+  uint32_t x = g.input(f, {6, 5}), q = g.input(f, {5});
+  uint32_t y = g.add(OpId::multiply, {f, {6, 5}}, {g.add(OpId::exp, {f, {6, 5}}, {x}), x});
+  ReduceAttrs rows;
+  rows.all_axes = false;
+  rows.axes = {1};
+  g.output(g.add(OpId::sum, {f, {6}}, {y}, Attrs::of(rows)));
+  g.output(g.add(OpId::dot, {f, {6}}, {x, q}, Attrs::of(contracting(1, 0))));
+  Tensor stored = random_tensor(*dev, f, {5, 6}, rng);
+  Tensor xt = stored;  // x as the transpose of a row-major {5, 6}
+  xt.shape = {6, 5};
+  xt.strides = {1, 6};
+  Tensor qv = random_tensor(*dev, f, {5}, rng);
+  auto exec = compile_graph(*dev, g, {xt, qv});
+  auto outs = exec.run(*dev, {xt, qv});
+  auto want = run_eagerly(*dev, g, {xt, qv});
+  for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], outs[j]);
+}

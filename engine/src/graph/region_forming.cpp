@@ -83,6 +83,13 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
     const GraphNode& node = g.nodes()[i];
     const uint32_t v = uint32_t(inputs + i);
     if (fixed[v] || donated[v] || !region_computes(device, node, g)) continue;
+    // Elementwise work after a product, conv or reduction that no region takes stays its
+    // epilogue (fused where that kernel stores, graph/epilogue_fusion.hpp).
+    bool epilogue = family_of(node.op).pointwise(node, g) && std::any_of(node.inputs.begin(), node.inputs.end(), [&](uint32_t x) {
+      size_t m = producer(x);
+      return m != SIZE_MAX && region_of[m] < 0 && family_of(g.nodes()[m].op).takes_epilogue(g.nodes()[m]);
+    });
+    if (epilogue) continue;
     std::vector<size_t> candidates;
     for (uint32_t x : node.inputs) {
       size_t m = producer(x);

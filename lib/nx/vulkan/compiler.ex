@@ -13,8 +13,10 @@ defmodule Nx.Vulkan.Compiler do
   constants they read; elementwise consumers of `dot` and `conv` (a bias, an activation, an SGD
   update) into their kernels; elementwise work before or after a `sum`, `product`,
   `reduce_max` or `reduce_min` (softmax's `exp(x - max)`, a bias gradient's update, or both)
-  into the reduction's kernel; a transpose of a product's result into the product; and
-  independent launches run between the same barriers. Every later call with the same templates skips tracing: it makes one
+  into the reduction's kernel; a transpose of a product's result into the product;
+  independent launches run between the same barriers; and on a GPU, connected work over small
+  tensors (up to 48 nodes, every value at most 16384 elements) into one launch of one
+  workgroup (a region: a log-density and its gradient over a few parameters, a leapfrog step). Every later call with the same templates skips tracing: it makes one
   native call, which records all of the program's launches on the device's stream at once.
   Structurally equal programs (another closure of the same code, another captured tensor of
   the same type and shape) share one compiled program: tensors a function captures are
