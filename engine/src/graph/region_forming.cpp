@@ -17,6 +17,8 @@ namespace {
 
 // Nodes a region holds at most: the generated code, and its compile, grow with them.
 constexpr size_t kRegionNodes = 48;
+// Graphs of more nodes keep a kernel per node.
+constexpr size_t kMaxGraphNodes = 8192;
 // compile_graph computes nodes over values known when it compiles up to this size.
 constexpr uint64_t kFoldedBytes = 4096;
 
@@ -44,6 +46,8 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
   // 369 us in one launch against 134 in twelve).
   if (asked == Toggle::Off || (asked == Toggle::Auto && cpu_paths(device.impl().core->profile()))) return g;
   const size_t inputs = g.input_count(), n = g.nodes().size(), words = (n + 63) / 64;
+  // The ancestor sets take n^2 bits: 8 MiB at this many nodes.
+  if (n > kMaxGraphNodes) return g;
   std::vector<bool> output(g.value_count(), false), fixed(g.value_count(), false), donated(g.value_count(), false);
   for (uint32_t v : g.outputs()) output[v] = true;
   for (const auto& [input, out] : donations) donated[g.outputs()[out]] = true;
