@@ -15,6 +15,7 @@ using namespace nxv::test;
 TEST(LevelSchedule, IndependentLaunchesShareBarriers) {
   auto dev = shared_device();
   GpuDotPaths gpu;  // kernels, not host steps
+  ScopedTuning per_node{"program.region", "0"};  // the sums as launches of their own, not a region
   const int64_t m = 33, k = 20, n = 17;
   Graph g;
   uint32_t x = g.input(DType::F32, {m, k});
