@@ -112,22 +112,25 @@ constexpr uint64_t kMaxFoldedBytes = 4096;
 GraphExecutable compile_graph(Device& device, const Graph& given, const std::vector<Tensor>& example_inputs) {
   if (example_inputs.size() != given.input_count())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(given.input_count()) + " inputs");
+  bool formed = false;
   try {
-    return compile_graph_with(device, given, example_inputs, true);
+    return compile_graph_with(device, given, example_inputs, true, &formed);
   } catch (const Error& e) {
     // A region formed over row-major stand-ins that its real inputs' layouts refuse: the graph
-    // again, a kernel per node.
-    if (e.kind() != ErrorKind::Unsupported) throw;
-    return compile_graph_with(device, given, example_inputs, false);
+    // again, a kernel per node (a graph refused without regions is refused as it is).
+    if (e.kind() != ErrorKind::Unsupported || !formed) throw;
+    return compile_graph_with(device, given, example_inputs, false, nullptr);
   }
 }
 
 GraphExecutable compile_graph_with(Device& device, const Graph& given, const std::vector<Tensor>& example_inputs,
-                                   bool regions) {
+                                   bool regions, bool* formed) {
   // Constants go into the chains that read them before a product takes its consumers' chain.
   const Graph folded =
       fuse_chains(device, constants_per_reader(fold_permutations(device, without_duplicates(simplified(given, device)))));
   const Graph chained = regions ? form_regions(device, folded, given.donations()) : folded;
+  if (formed)
+    *formed = std::any_of(chained.nodes().begin(), chained.nodes().end(), [](const GraphNode& n) { return n.op == OpId::region; });
   const Graph graph = without_dead_nodes(
       fuse_epilogues(device, fuse_prologues(device, fuse_chains(device, fuse_shared_chains(device, chained)))));
   LaunchBuilder builder;

@@ -32,7 +32,7 @@ class GraphExecutable {
   friend GraphExecutable compile_graph(Device&, const Graph&, const std::vector<Tensor>&);
   friend GraphExecutable compile_loop_graph(Device&, const Graph&, size_t, uint32_t, const std::vector<bool>&, bool,
                                             const std::vector<Tensor>&);
-  friend GraphExecutable compile_graph_with(Device&, const Graph&, const std::vector<Tensor>&, bool);
+  friend GraphExecutable compile_graph_with(Device&, const Graph&, const std::vector<Tensor>&, bool, bool*);
   Executable exec_;
   std::vector<TensorSpec> input_specs_;
   std::vector<int64_t> input_slots_;  // -1 for an empty input
@@ -60,9 +60,10 @@ GraphExecutable compile_loop_graph(Device& device, const Graph& body, size_t sta
                                    const std::vector<bool>& batched, bool conditional,
                                    const std::vector<Tensor>& example_inputs);
 
-// The same, with small nodes gathered into regions (graph/region_forming.hpp) where `regions`.
+// The same, with small nodes gathered into regions (graph/region_forming.hpp) where `regions`;
+// `formed` (where given) says whether any region formed.
 GraphExecutable compile_graph_with(Device& device, const Graph& graph, const std::vector<Tensor>& example_inputs,
-                                   bool regions);
+                                   bool regions, bool* formed);
 
 // The eager path: `op` as a one-node graph, recorded at once on the device's stream.
 Tensor run_one_node(Device& device, OpId op, const OutSpec& out, const std::vector<Tensor>& inputs, const Attrs& attrs);

@@ -22,16 +22,6 @@ constexpr size_t kMaxGraphNodes = 8192;
 // compile_graph computes nodes over values known when it compiles up to this size.
 constexpr uint64_t kFoldedBytes = 4096;
 
-bool is_view(const GraphNode& node, const Graph& g) {
-  if (node.op == OpId::transpose) return true;
-  if (node.inputs.size() != 1) return false;
-  const OutSpec& s = g.value(node.inputs[0]);
-  Tensor layout;
-  layout.type = s.type, layout.shape = s.shape, layout.strides = row_major_strides(s.shape);
-  auto view = family_of(node.op).view_result(node.op, node.out, {layout}, node.attrs);
-  return view && view->type == s.type;
-}
-
 struct Region {
   std::vector<size_t> members;  // node indices, ascending
   std::vector<uint64_t> bits;   // the same as a set
@@ -128,7 +118,7 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
   std::vector<std::optional<Formed>> formed(regions.size());
   for (size_t r = 0; r < regions.size(); ++r) {
     const auto& members = regions[r].members;
-    size_t launching = std::count_if(members.begin(), members.end(), [&](size_t i) { return !is_view(g.nodes()[i], g); });
+    size_t launching = std::count_if(members.begin(), members.end(), [&](size_t i) { return !region_view(g.nodes()[i], g); });
     auto drop = [&] {
       for (size_t i : members) region_of[i] = -1;
     };

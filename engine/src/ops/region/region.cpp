@@ -86,6 +86,16 @@ class RegionFamily final : public Family {
 
 }  // namespace
 
+bool region_view(const GraphNode& node, const Graph& g) {
+  if (node.op == OpId::transpose) return true;
+  if (node.inputs.size() != 1) return false;
+  const OutSpec& s = g.value(node.inputs[0]);
+  Tensor layout;
+  layout.type = s.type, layout.shape = s.shape, layout.strides = row_major_strides(s.shape);
+  auto view = family_of(node.op).view_result(node.op, node.out, {layout}, node.attrs);
+  return view && view->type == s.type;
+}
+
 bool region_computes(Device& device, const GraphNode& node, const Graph& g) {
   auto small = [](const OutSpec& s) {
     const int64_t n = shape_size(s.shape);
@@ -95,14 +105,7 @@ bool region_computes(Device& device, const GraphNode& node, const Graph& g) {
   for (uint32_t x : node.inputs)
     if (!small(g.value(x))) return false;
   const Family& family = family_of(node.op);
-  if (node.op == OpId::transpose) return true;
-  if (node.inputs.size() == 1) {
-    const OutSpec& s = g.value(node.inputs[0]);
-    Tensor layout;
-    layout.type = s.type, layout.shape = s.shape, layout.strides = row_major_strides(s.shape);
-    auto view = family.view_result(node.op, node.out, {layout}, node.attrs);
-    if (view && view->type == s.type) return true;
-  }
+  if (region_view(node, g)) return true;
   if (node.op == OpId::dot) {
     if (node.inputs.size() != 2) return false;
     std::string why;

@@ -26,6 +26,10 @@ struct RegionOutputAttrs {
   uint64_t byte_offset = 0;
 };
 
+// Whether `node` of `graph` is a view there (reshape, broadcast, squeeze, a static slice, a
+// transpose read through permuted strides): it computes nothing and launches nothing.
+bool region_view(const GraphNode& node, const Graph& graph);
+
 // Whether the region code computes `node` of `graph` (its op, types and sizes; a product only
 // where its eager kernel is one workgroup's matrix-vector product).
 bool region_computes(Device& device, const GraphNode& node, const Graph& graph);
