@@ -140,7 +140,7 @@ TEST(DeviceProfile, DefaultsFollowTheDriverAndSettingsOverrideThem) {
   EXPECT_EQ(p.cpu_driver, cpu);
   EXPECT_EQ(p.spirv_optimize, env->spirv_optimize.value_or(!cpu));
   EXPECT_EQ(p.submit_exclusion, env->submit_exclusion.value_or(dev->info().vendor_id == 0x10DE));
-  EXPECT_EQ(uint64_t(p.submit_defer.count()), env->submit_defer_us.value_or(50));
+  EXPECT_EQ(uint64_t(p.submit_defer.count()), env->submit_defer_us.value_or(cpu ? 0 : 50));
   EXPECT_EQ(uint64_t(p.wait_spin.count()), env->wait_spin_us.value_or(cpu ? 100 : 0));
   Settings s;
   s.submit_exclusion = true;

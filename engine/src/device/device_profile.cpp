@@ -10,7 +10,7 @@ DeviceProfile DeviceProfile::of(const DeviceInfo& info, const Settings& s) {
   DeviceProfile p;
   p.cpu_driver = info.type == "cpu";
   p.submit_exclusion = s.submit_exclusion.value_or(info.vendor_id == kNvidia);
-  if (s.submit_defer_us) p.submit_defer = std::chrono::microseconds(*s.submit_defer_us);
+  p.submit_defer = std::chrono::microseconds(s.submit_defer_us.value_or(p.cpu_driver ? 0 : 50));
   p.stream_reuse = s.stream_reuse.value_or(true);
   p.spirv_optimize = s.spirv_optimize.value_or(!p.cpu_driver);
   p.wait_spin = std::chrono::microseconds(s.wait_spin_us.value_or(p.cpu_driver ? 100 : 0));

@@ -18,7 +18,9 @@ struct DeviceProfile {
   // NVIDIA's driver (580) can leave a submission unfinished forever when a pipeline is created
   // meanwhile: pipeline creation and queue submission are kept apart.
   bool submit_exclusion = false;
-  // How long a batch recorded on an idle GPU waits for more ops before it is submitted.
+  // How long a batch recorded on an idle GPU waits for more ops before it is submitted. None on
+  // CPU drivers: there the deferral's timer thread, woken for nearly every small op, competed
+  // with the driver's own queue thread for the cores and made the process's system time.
   std::chrono::microseconds submit_defer{50};
   // A dropped tensor's memory that queued work still uses goes to the next allocation of its
   // size, in stream order.
