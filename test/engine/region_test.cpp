@@ -151,3 +151,50 @@ TEST(RegionKernel, InputsLaidOutOtherwiseReadThroughTheirStrides) {
   auto want = run_eagerly(*dev, g, {xt, qv});
   for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], outs[j]);
 }
+
+// A softmax over rows of [256, 10] and its normalisation, several times over, every value a
+// result: float math (exp) and a division that computes in f64 never share a region (their
+// kernels' float controls differ), and regions whose values outgrow the workgroup's shared
+// memory run as halves. Fewer launches than a kernel per node; the eager ops' bits.
+TEST(RegionKernel, FloatMathAndF64KeepApartAndLargeRegionsRunInHalves) {
+  auto dev = shared_device();
+  std::mt19937 rng(37);
+  const DType f = DType::F32;
+  const Shape rows{256, 10};
+  Graph g;
+  uint32_t x = g.input(f, rows);
+  ReduceAttrs along;
+  along.all_axes = false;
+  along.axes = {1};
+  ShapeAttrs back;
+  back.axes = {0};
+  uint32_t v = x;
+  for (int k = 0; k < 6; ++k) {
+    uint32_t peak = g.add(OpId::broadcast, {f, rows}, {g.add(OpId::reduce_max, {f, {256}}, {v}, Attrs::of(along))}, Attrs::of(back));
+    uint32_t e = g.add(OpId::exp, {f, rows}, {g.add(OpId::subtract, {f, rows}, {v, peak})});
+    uint32_t total = g.add(OpId::broadcast, {f, rows}, {g.add(OpId::sum, {f, {256}}, {e}, Attrs::of(along))}, Attrs::of(back));
+    v = g.add(OpId::divide, {f, rows}, {e, total});
+    g.output(e);
+    g.output(v);
+  }
+  std::vector<Tensor> inputs{random_tensor(*dev, f, rows, rng)};
+  auto want = run_eagerly(*dev, g, inputs);
+  size_t per_node_launches = 0;
+  {
+    ScopedTuning per_node{"program.region", "0"};
+    per_node_launches = compile_program(*dev, g)->stats().launches;
+  }
+  ScopedTuning on{"program.region", "1"};
+  auto program = compile_program(*dev, g);
+  EXPECT_LT(program->stats().launches, per_node_launches);
+  EXPECT_GT(program->stats().launches, 1u);
+  auto outs = program->run(*dev, inputs);
+  ASSERT_EQ(outs.size(), want.size());
+  for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], outs[j]);
+  // On the GPUs' plans too.
+  GpuDotPaths gpu;
+  auto planned = compile_program(*dev, g);
+  EXPECT_LT(planned->stats().launches, per_node_launches);
+  auto again = planned->run(*dev, inputs);
+  for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], again[j]);
+}

@@ -25,6 +25,7 @@ constexpr uint64_t kFoldedBytes = 4096;
 struct Region {
   std::vector<size_t> members;  // node indices, ascending
   std::vector<uint64_t> bits;   // the same as a set
+  FloatControls controls = FloatControls::None;  // its members' together
 };
 
 }  // namespace
@@ -77,6 +78,8 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
     const GraphNode& node = g.nodes()[i];
     const uint32_t v = uint32_t(inputs + i);
     if (fixed[v] || donated[v] || !region_computes(device, node, g)) continue;
+    const FloatControls controls = region_float_controls(device, node, g);
+    if (controls == FloatControls::Both) continue;
     // Elementwise work after a product, conv or reduction that no region takes stays its
     // epilogue (fused where that kernel stores, graph/epilogue_fusion.hpp).
     bool epilogue = family_of(node.op).pointwise(node, g) && std::any_of(node.inputs.begin(), node.inputs.end(), [&](uint32_t x) {
@@ -93,7 +96,8 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
     if (!regions.empty()) candidates.push_back(regions.size() - 1);
     int64_t joined = -1;
     for (size_t r : candidates)
-      if (regions[r].members.size() < kRegionNodes && convex_with(i, r)) {
+      if (regions[r].members.size() < kRegionNodes && (regions[r].controls | controls) != FloatControls::Both &&
+          convex_with(i, r)) {
         joined = int64_t(r);
         break;
       }
@@ -104,6 +108,7 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
     Region& r = regions[size_t(joined)];
     r.members.push_back(i);
     r.bits[i / 64] |= uint64_t(1) << (i % 64);
+    r.controls = r.controls | controls;
     region_of[i] = joined;
   }
 
@@ -115,9 +120,9 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
     std::vector<uint64_t> offsets;
     uint64_t bytes = 0;
   };
-  std::vector<std::optional<Formed>> formed(regions.size());
+  std::vector<std::optional<Formed>> formed;
   for (size_t r = 0; r < regions.size(); ++r) {
-    const auto& members = regions[r].members;
+    const std::vector<size_t> members = regions[r].members;
     size_t launching = std::count_if(members.begin(), members.end(), [&](size_t i) { return !region_view(g.nodes()[i], g); });
     auto drop = [&] {
       for (size_t i : members) region_of[i] = -1;
@@ -152,12 +157,29 @@ Graph form_regions(Device& device, const Graph& g, const std::vector<std::pair<u
       f.offsets.push_back(f.bytes);
       f.bytes += uint64_t(shape_size(g.value(v).shape)) * dtype_size(g.value(v).type);
     }
-    if (f.writes.empty() || !region_compiles(device, *f.body)) {
+    if (f.writes.empty()) {
       drop();
       continue;
     }
+    if (!region_compiles(device, *f.body)) {
+      // Its values may not all fit the workgroup's shared memory at once: its first and second
+      // halves (in graph order, so each stays convex and the second only reads the first), each
+      // tried again.
+      if (members.size() < 4) {
+        drop();
+        continue;
+      }
+      const size_t half = members.size() / 2;
+      regions.push_back({std::vector<size_t>(members.begin() + std::ptrdiff_t(half), members.end()), {}});
+      regions[r].members.resize(half);
+      for (size_t i : regions.back().members) region_of[i] = int64_t(regions.size() - 1);
+      --r;  // this region again, as its first half
+      continue;
+    }
+    formed.resize(regions.size());
     formed[r] = std::move(f);
   }
+  formed.resize(regions.size());
   if (std::none_of(formed.begin(), formed.end(), [](const auto& f) { return f.has_value(); })) return g;
 
   // The graph again with each region one node (and a view per output), in an order where every

@@ -1,3 +1,5 @@
+#include <cstdio>
+#include <cstdlib>
 // The region family: a subgraph of small values in one launch of one workgroup (region.hpp).
 // On a GPU a launch that depends on the one before costs a few microseconds of the GPU's time,
 // more than a workgroup's work on values this small; the region runs the subgraph's phases
@@ -10,6 +12,8 @@
 #include "device/device_impl.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "ops/dot/dot_in_workgroup.hpp"
+#include "ops/elementwise/fusion.hpp"
+#include "ops/elementwise/scalar_exprs.hpp"
 #include "ops/family.hpp"
 #include "ops/loop/loop_code.hpp"
 #include "ops/loop/loop_push.h"
@@ -118,6 +122,35 @@ bool region_computes(Device& device, const GraphNode& node, const Graph& g) {
   return family.pointwise(node, g);
 }
 
+FloatControls region_float_controls(Device& device, const GraphNode& node, const Graph& g) {
+  auto wide = [](DType t) { return t == DType::F64 || t == DType::C128; };
+  FloatControls c = wide(node.out.type) ? FloatControls::F64 : FloatControls::None;
+  std::vector<DType> in;
+  for (uint32_t x : node.inputs) {
+    in.push_back(g.value(x).type);
+    if (wide(in.back())) c = c | FloatControls::F64;
+  }
+  if (region_view(node, g) || !family_of(node.op).pointwise(node, g)) return c;
+  // The steps as the loop kernel's code makes them (LoopCode::chain, note_float_steps).
+  ElementwiseChain chain;
+  if (node.op == OpId::elementwise_chain) {
+    chain = node.attrs.as<ElementwiseChain>();
+  } else {
+    std::vector<ChainOperand> operands;
+    for (uint32_t k = 0; k < node.inputs.size(); ++k) operands.push_back({ChainOperand::From::Input, k});
+    if (!family_of(node.op).append_pointwise_steps(node, operands, chain)) return FloatControls::Both;
+  }
+  const bool has_f64 = device.has(kCapFloat64);
+  for (const ChainStep& step : chain.steps) {
+    std::vector<DType> types;
+    for (const auto& o : step.operands) types.push_back(chain_operand_type(chain, in, o));
+    ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
+    if (uses_f64(e)) c = c | FloatControls::F64;
+    else if (several_float_roundings(step.op, e)) c = c | FloatControls::FloatMath;
+  }
+  return c;
+}
+
 bool region_compiles(Device& device, const Graph& body) {
   try {
     loop::LoopCode code = region_code(device, body, {});
@@ -125,6 +158,7 @@ bool region_compiles(Device& device, const Graph& body) {
     return true;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
+    if (getenv("NXV_TMP_REGION_DEBUG")) fprintf(stderr, "region refused: %s\n", e.what());
     return false;
   }
 }

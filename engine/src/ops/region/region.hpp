@@ -34,6 +34,14 @@ bool region_view(const GraphNode& node, const Graph& graph);
 // where its eager kernel is one workgroup's matrix-vector product).
 bool region_computes(Device& device, const GraphNode& node, const Graph& graph);
 
+// What a node's code asks of a kernel's float controls: a kernel that uses f64 declares f64's
+// (nxv_float_controls.glsl), under which a driver may compile float math of several roundings
+// otherwise than that math's own kernel does, so one region never holds both (the loop
+// kernel's rule, after the elementwise chains').
+enum class FloatControls : uint8_t { None = 0, F64 = 1, FloatMath = 2, Both = 3 };
+constexpr FloatControls operator|(FloatControls a, FloatControls b) { return FloatControls(uint8_t(a) | uint8_t(b)); }
+FloatControls region_float_controls(Device& device, const GraphNode& node, const Graph& graph);
+
 // Whether `body` compiles as a region with row-major inputs (its code fits the workgroup's
 // shared memory, no step refused); generates the code and compiles nothing.
 bool region_compiles(Device& device, const Graph& body);
