@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -80,6 +81,20 @@ inline bool is_reduction(OpId op) {
 inline bool supported_type(DType t) { return !is_complex(t) && (!is_float(t) || t == DType::F32 || t == DType::F64); }
 
 inline std::string u(uint64_t x) { return std::to_string(x) + "u"; }
+
+// A pointwise node as elementwise steps over its inputs (an elementwise_chain's own), the last
+// step its value; or the reason it has none.
+inline std::optional<ElementwiseChain> pointwise_steps(const GraphNode& node, std::string& why) {
+  if (node.op == OpId::elementwise_chain) return node.attrs.as<ElementwiseChain>();
+  ElementwiseChain chain;
+  std::vector<ChainOperand> operands;
+  for (uint32_t k = 0; k < node.inputs.size(); ++k) operands.push_back({ChainOperand::From::Input, k});
+  auto result = family_of(node.op).append_pointwise_steps(node, operands, chain);
+  if (!result) return why = std::string(op_info(node.op).name) + " as elementwise steps", std::nullopt;
+  if (result->from != ChainOperand::From::Step || result->index + 1 != chain.steps.size())
+    return why = std::string(op_info(node.op).name) + " computes nothing an elementwise step would", std::nullopt;
+  return chain;
+}
 
 // Where a value's elements are: a buffer (its push-constant address) or a shared array; read
 // through `view`'s shape, strides and offset.
@@ -479,17 +494,10 @@ class LoopCode {
   }
 
   void chain(const GraphNode& node, uint32_t v, size_t n) {
-    ElementwiseChain chain;
-    if (node.op == OpId::elementwise_chain) {
-      chain = node.attrs.as<ElementwiseChain>();
-    } else {
-      std::vector<ChainOperand> operands;
-      for (uint32_t k = 0; k < node.inputs.size(); ++k) operands.push_back({ChainOperand::From::Input, k});
-      auto result = family_of(node.op).append_pointwise_steps(node, operands, chain);
-      if (!result) refuse(std::string(op_info(node.op).name) + " as elementwise steps");
-      if (result->from != ChainOperand::From::Step || result->index + 1 != chain.steps.size())
-        refuse(std::string(op_info(node.op).name) + " computes nothing an elementwise step would");
-    }
+    std::string why;
+    std::optional<ElementwiseChain> steps = pointwise_steps(node, why);
+    if (!steps) refuse(why);
+    const ElementwiseChain& chain = *steps;
     if (chain.steps.empty()) refuse("an elementwise chain without steps");
     std::vector<DType> in;
     for (uint32_t x : node.inputs) in.push_back(g_.value(x).type);

@@ -132,18 +132,13 @@ FloatControls region_float_controls(Device& device, const GraphNode& node, const
   }
   if (region_view(node, g) || !family_of(node.op).pointwise(node, g)) return c;
   // The steps as the loop kernel's code makes them (LoopCode::chain, note_float_steps).
-  ElementwiseChain chain;
-  if (node.op == OpId::elementwise_chain) {
-    chain = node.attrs.as<ElementwiseChain>();
-  } else {
-    std::vector<ChainOperand> operands;
-    for (uint32_t k = 0; k < node.inputs.size(); ++k) operands.push_back({ChainOperand::From::Input, k});
-    if (!family_of(node.op).append_pointwise_steps(node, operands, chain)) return FloatControls::Both;
-  }
+  std::string why;
+  std::optional<ElementwiseChain> chain = loop::pointwise_steps(node, why);
+  if (!chain) return FloatControls::Both;  // refused by the code anyway
   const bool has_f64 = device.has(kCapFloat64);
-  for (const ChainStep& step : chain.steps) {
+  for (const ChainStep& step : chain->steps) {
     std::vector<DType> types;
-    for (const auto& o : step.operands) types.push_back(chain_operand_type(chain, in, o));
+    for (const auto& o : step.operands) types.push_back(chain_operand_type(*chain, in, o));
     ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
     if (uses_f64(e)) c = c | FloatControls::F64;
     else if (several_float_roundings(step.op, e)) c = c | FloatControls::FloatMath;
