@@ -19,8 +19,8 @@ struct DeviceProfile {
   // meanwhile: pipeline creation and queue submission are kept apart.
   bool submit_exclusion = false;
   // How long a batch recorded on an idle GPU waits for more ops before it is submitted. None on
-  // CPU drivers: there the deferral's timer thread, woken for nearly every small op, competed
-  // with the driver's own queue thread for the cores and made the process's system time.
+  // CPU drivers, where the deferral's timer thread, woken for nearly every small op, competes
+  // with the driver's own queue thread for the cores.
   std::chrono::microseconds submit_defer{50};
   // A dropped tensor's memory that queued work still uses goes to the next allocation of its
   // size, in stream order.

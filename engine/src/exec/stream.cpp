@@ -107,7 +107,8 @@ Stream::Stream(std::shared_ptr<DeviceCore> core) : core_(std::move(core)), profi
   // The thread also takes the batches that a caller which may not block hands over while a
   // pipeline is being created (hand_off_locked): without it, that caller would wait for a
   // creation it may itself be holding.
-  if (defer_.count() > 0 || core_->submit_exclusion().enabled()) deadline_thread_ = std::thread([this] { deadline_loop(); });
+  if (defer_.count() > 0 || core_->submit_exclusion().enabled())
+    deadline_thread_ = std::thread([this] { deadline_loop(); });
 }
 
 std::vector<KernelTime> Stream::kernel_profile() {

@@ -3,9 +3,11 @@
 // waits only for the batch that last wrote its buffer. Barriers are inserted only on real
 // hazards (a buffer read or written after a write, or written after a read, in the same batch).
 // The recording thread submits a batch when it holds 64 commands, or when the device has run
-// dry and the batch is older than the deferral (DeviceProfile::submit_defer, 50 us by default on GPUs, none on CPU drivers):
-// a burst of tiny ops then shares one vkQueueSubmit2 instead of paying one every few ops, and
-// a timer thread submits a deferred batch that no later op or wait submits first. With no
+// dry and the batch is older than the deferral (DeviceProfile::submit_defer: 50 us on GPUs,
+// none on CPU drivers): a burst of tiny ops then shares one vkQueueSubmit2 instead of paying
+// one every few ops, and a timer thread submits a deferred batch that no later op or wait
+// submits first (the thread also runs where submissions are excluded during pipeline
+// creation, to take the batches of callers that may not block). With no
 // deferral a dry device gets each batch at once. A caller about to wait submits its own batch,
 // and a failed submission shows as the loss of what it would have written.
 // All methods are thread-safe: recording and batch hand-over are serialised by one mutex;

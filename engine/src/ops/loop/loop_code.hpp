@@ -96,6 +96,25 @@ inline std::optional<ElementwiseChain> pointwise_steps(const GraphNode& node, st
   return chain;
 }
 
+// The names of a chain's steps that compute float math of several roundings without f64 (over
+// inputs of types `in`), and whether any step uses f64: one kernel cannot give both their own
+// kernels' float controls (chain_rounding's rule).
+struct StepFloatControls {
+  bool uses_f64 = false;
+  std::vector<std::string> float_steps;
+};
+inline StepFloatControls step_float_controls(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64) {
+  StepFloatControls c;
+  for (const ChainStep& step : chain.steps) {
+    std::vector<DType> types;
+    for (const auto& o : step.operands) types.push_back(chain_operand_type(chain, in, o));
+    ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
+    if (uses_f64(e)) c.uses_f64 = true;
+    else if (several_float_roundings(step.op, e)) c.float_steps.push_back(std::string(op_info(step.op).name));
+  }
+  return c;
+}
+
 // Where a value's elements are: a buffer (its push-constant address) or a shared array; read
 // through `view`'s shape, strides and offset.
 struct Ref {
@@ -542,13 +561,9 @@ class LoopCode {
   // The chain's steps that compute in float through several roundings without f64 (refused in
   // a kernel that uses f64: chain_rounding's rule, for the whole kernel).
   void note_float_steps(const ElementwiseChain& chain, const std::vector<DType>& in) {
-    for (const ChainStep& step : chain.steps) {
-      std::vector<DType> types;
-      for (const auto& o : step.operands) types.push_back(chain_operand_type(chain, in, o));
-      ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64_);
-      if (uses_f64(e)) uses_f64_ = true;
-      else if (several_float_roundings(step.op, e)) float_steps_.push_back(std::string(op_info(step.op).name));
-    }
+    StepFloatControls c = step_float_controls(chain, in, has_f64_);
+    uses_f64_ = uses_f64_ || c.uses_f64;
+    float_steps_.insert(float_steps_.end(), c.float_steps.begin(), c.float_steps.end());
   }
 
   // Products and reductions (loop_sums.cpp): each element summed as its eager kernel sums it.

@@ -1,5 +1,3 @@
-#include <cstdio>
-#include <cstdlib>
 // The region family: a subgraph of small values in one launch of one workgroup (region.hpp).
 // On a GPU a launch that depends on the one before costs a few microseconds of the GPU's time,
 // more than a workgroup's work on values this small; the region runs the subgraph's phases
@@ -12,8 +10,6 @@
 #include "device/device_impl.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "ops/dot/dot_in_workgroup.hpp"
-#include "ops/elementwise/fusion.hpp"
-#include "ops/elementwise/scalar_exprs.hpp"
 #include "ops/family.hpp"
 #include "ops/loop/loop_code.hpp"
 #include "ops/loop/loop_push.h"
@@ -131,18 +127,13 @@ FloatControls region_float_controls(Device& device, const GraphNode& node, const
     if (wide(in.back())) c = c | FloatControls::F64;
   }
   if (region_view(node, g) || !family_of(node.op).pointwise(node, g)) return c;
-  // The steps as the loop kernel's code makes them (LoopCode::chain, note_float_steps).
+  // The steps as the loop kernel's code makes and classifies them (LoopCode::chain).
   std::string why;
   std::optional<ElementwiseChain> chain = loop::pointwise_steps(node, why);
   if (!chain) return FloatControls::Both;  // refused by the code anyway
-  const bool has_f64 = device.has(kCapFloat64);
-  for (const ChainStep& step : chain->steps) {
-    std::vector<DType> types;
-    for (const auto& o : step.operands) types.push_back(chain_operand_type(*chain, in, o));
-    ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
-    if (uses_f64(e)) c = c | FloatControls::F64;
-    else if (several_float_roundings(step.op, e)) c = c | FloatControls::FloatMath;
-  }
+  loop::StepFloatControls steps = loop::step_float_controls(*chain, in, device.has(kCapFloat64));
+  if (steps.uses_f64) c = c | FloatControls::F64;
+  if (!steps.float_steps.empty()) c = c | FloatControls::FloatMath;
   return c;
 }
 
@@ -153,7 +144,6 @@ bool region_compiles(Device& device, const Graph& body) {
     return true;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
-    if (getenv("NXV_TMP_REGION_DEBUG")) fprintf(stderr, "region refused: %s\n", e.what());
     return false;
   }
 }
