@@ -198,3 +198,37 @@ TEST(RegionKernel, FloatMathAndF64KeepApartAndLargeRegionsRunInHalves) {
   auto again = planned->run(*dev, inputs);
   for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], again[j]);
 }
+
+// Eight row shifts of [16, 128] in a chain, every value a result: each result leaves shared
+// memory once it is stored and read, so the region needs two or three values' room, not
+// eight (64 KiB, above any device's workgroup memory here): one launch, the eager ops' bits.
+TEST(RegionKernel, ResultsLeaveSharedMemoryOnceStored) {
+  auto dev = shared_device();
+  std::mt19937 rng(41);
+  const DType f = DType::F32;
+  const Shape rows{16, 128};
+  Graph g;
+  uint32_t v = g.input(f, rows);
+  ReduceAttrs along;
+  along.all_axes = false;
+  along.axes = {1};
+  ShapeAttrs back;
+  back.axes = {0};
+  for (int k = 0; k < 8; ++k) {
+    uint32_t peak = g.add(OpId::broadcast, {f, rows}, {g.add(OpId::reduce_max, {f, {16}}, {v}, Attrs::of(along))}, Attrs::of(back));
+    v = g.add(OpId::subtract, {f, rows}, {peak, v});
+    g.output(v);
+  }
+  std::vector<Tensor> inputs{random_tensor(*dev, f, rows, rng)};
+  auto want = run_eagerly(*dev, g, inputs);
+  ScopedTuning on{"program.region", "1"};
+  for (bool gpu_plans : {false, true}) {
+    std::optional<GpuDotPaths> gpu;
+    if (gpu_plans) gpu.emplace();
+    auto program = compile_program(*dev, g);
+    EXPECT_EQ(program->stats().launches, 1u) << (gpu_plans ? "GPU plans" : "default plans");
+    auto outs = program->run(*dev, inputs);
+    ASSERT_EQ(outs.size(), want.size());
+    for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], outs[j]);
+  }
+}

@@ -55,6 +55,8 @@
 namespace nxv::loop {
 
 constexpr uint32_t kWorkgroup = 256;
+// Elementwise passes over a value that a phase unrolls at most (loop_over).
+constexpr uint64_t kUnrolledPasses = 16;
 // Partial sums a product holds in shared memory at once (its rows in chunks beyond).
 constexpr uint32_t kPartials = 2048;
 // A product's lanes one invocation holds in registers at most (more: partial sums in shared memory).
@@ -174,6 +176,16 @@ class LoopCode {
     last_use_.assign(g_.value_count(), 0);
     for (size_t n = 0; n < g_.nodes().size(); ++n)
       for (uint32_t x : g_.nodes()[n].inputs) last_use_[x] = std::max(last_use_[x], n);
+    // A program stores each result that it computes into shared memory as soon as it is
+    // computed: its array is then free once the body's own readers are done with it.
+    const std::vector<size_t> read_in_body = last_use_;
+    if (results_) {
+      for (size_t j = 0; j < g_.outputs().size(); ++j) {
+        if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
+        outputs_.emplace_back(-1, next_address_++);
+      }
+      stored_.assign(g_.outputs().size(), false);
+    }
     for (uint32_t x : g_.outputs()) last_use_[x] = SIZE_MAX;
     for (size_t n = 0; n < g_.nodes().size(); ++n) {
       release_arrays_read_until(n);
@@ -212,9 +224,16 @@ class LoopCode {
       } else {
         refuse(std::string(op_info(node.op).name) + " is not computed in a loop kernel yet");
       }
+      if (results_ && refs_[v] && !refs_[v]->global) {
+        bool stored = false;
+        for (size_t j = 0; j < g_.outputs().size(); ++j)
+          if (g_.outputs()[j] == v) store_result(j), stored = true;
+        if (stored) last_use_[v] = read_in_body[v];
+      }
     }
     if (results_) {
-      store_results();
+      for (size_t j = 0; j < g_.outputs().size(); ++j)
+        if (!stored_[j]) store_result(j);
       return;
     }
     if (conditional_) stop_unless_condition();
@@ -498,6 +517,12 @@ class LoopCode {
     if (stride > 1)
       return "    for (uint e = t / " + u(stride) + "; t % " + u(stride) + " == 0u && e < " + u(uint64_t(n)) + "; e += " +
              u(kWorkgroup) + ") {\n";
+    // A few passes as a loop of a known count, unrolled: the compiler can then issue every
+    // pass's loads before the first is used, where a loop from t would wait on each in turn.
+    const uint64_t passes = (uint64_t(n) + kWorkgroup - 1) / kWorkgroup;
+    if (passes > 1 && passes <= kUnrolledPasses)
+      return "    [[unroll]] for (uint nxv_pass = 0u; nxv_pass < " + u(passes) + "; ++nxv_pass) {\n      const uint e = t + nxv_pass * " +
+             u(kWorkgroup) + ";\n" + (uint64_t(n) % kWorkgroup == 0 ? "" : "      if (e >= " + u(uint64_t(n)) + ") continue;\n");
     return "    for (uint e = t; e < " + u(uint64_t(n)) + "; e += " + u(kWorkgroup) + ") {\n";
   }
   // The stride an elementwise phase over n elements takes: that of an array it reads at its own
@@ -689,29 +714,28 @@ class LoopCode {
     written_.clear(), read_.clear();
   }
 
-  // A program's end: each output copied from where it is (a shared array, an input or a view
-  // of either) into its own buffer, whose address follows the inputs'.
-  void store_results() {
-    for (uint32_t out : g_.outputs()) {
-      const OutSpec& spec = g_.value(out);
-      check_type(spec.type, "an output");
-      if (shape_size(spec.shape) == 0) refuse("an empty output");
-      if (next_address_ >= NXV_LOOP_MAX_BUFFERS) refuse("more than " + std::to_string(NXV_LOOP_MAX_BUFFERS) + " buffers");
-      const uint32_t address = next_address_++;
-      const Ref& r = *refs_[out];
-      std::string index = index_of(r, spec.shape, false);
-      const int64_t count = shape_size(spec.shape);
-      const uint32_t stride = !r.global ? stride_for({{name_of(r), index == "e"}}, count) : 1;
-      Accesses reads;
-      if (!r.global) reads[name_of(r)] = index == "e" ? stride : 0;
-      buffer_types_.insert(spec.type);
-      addresses_used_.insert(address);
-      phase(reads, {},
-            loop_over(count, stride) + (index != "e" ? decompose(spec.shape, false) : "") + "      NxvLoopBuf_" +
-                std::string(dtype_name(spec.type)) + "(nxv_addr" + std::to_string(address) + ").v[e] = " +
-                glsl_storage_type(spec.type) + "(" + read(r, index) + ");\n    }\n");
-      outputs_.emplace_back(-1, address);
-    }
+  // A program's output j copied from where it is (a shared array, an input or a view of either)
+  // into its own buffer, whose address (the inputs' followed by the outputs' in order) was
+  // assigned when generation began.
+  void store_result(size_t j) {
+    const uint32_t out = g_.outputs()[j];
+    const OutSpec& spec = g_.value(out);
+    check_type(spec.type, "an output");
+    if (shape_size(spec.shape) == 0) refuse("an empty output");
+    const uint32_t address = outputs_[j].second;
+    const Ref& r = *refs_[out];
+    std::string index = index_of(r, spec.shape, false);
+    const int64_t count = shape_size(spec.shape);
+    const uint32_t stride = !r.global ? stride_for({{name_of(r), index == "e"}}, count) : 1;
+    Accesses reads;
+    if (!r.global) reads[name_of(r)] = index == "e" ? stride : 0;
+    buffer_types_.insert(spec.type);
+    addresses_used_.insert(address);
+    phase(reads, {},
+          loop_over(count, stride) + (index != "e" ? decompose(spec.shape, false) : "") + "      NxvLoopBuf_" +
+              std::string(dtype_name(spec.type)) + "(nxv_addr" + std::to_string(address) + ").v[e] = " +
+              glsl_storage_type(spec.type) + "(" + read(r, index) + ");\n    }\n");
+    stored_[j] = true;
   }
 
   bool read_by_a_node(uint32_t input) const {
@@ -774,6 +798,7 @@ class LoopCode {
   std::vector<std::pair<uint32_t, uint32_t>> state_arrays_;  // input, its shared array
   std::vector<std::pair<uint32_t, uint32_t>> staged_arrays_;  // inputs no trip changes, in shared memory
   std::vector<std::pair<int64_t, uint32_t>> outputs_;
+  std::vector<bool> stored_;  // a program's outputs already stored
   std::set<DType> buffer_types_;
   std::map<AccType, uint64_t, AccByGlslName> partials_;  // partial sums' shared arrays: type, elements
   std::set<std::pair<std::string, std::string>> defines_;
