@@ -10,7 +10,8 @@
 # call; "vulkan-donate": the parameters donated to each step), with host fallback refused. Each figure is the mean over a run of steps after
 # warm-up, the loss read back once at the end (JAX likewise waits once). Also printed: the
 # step's commands and submissions, the compiled program's nodes, fused nodes and launches,
-# and with NX_VULKAN_PROFILE=1 the GPU time per kernel (Nx.Vulkan.kernel_profile/1).
+# and with NX_VULKAN_PROFILE=1 the GPU time per kernel (Nx.Vulkan.kernel_profile/1; the largest
+# MLP_KERNEL_ROWS of them, default 12).
 Nx.global_default_backend(Nx.Vulkan.Backend)
 Application.put_env(:nx_vulkan, :host_fallback, :raise)
 
@@ -120,7 +121,7 @@ for batch <- batches, {compiler_name, compiler, donate} <- compilers do
       "  GPU busy #{Float.round(busy, 1)} us per step; largest kernels (us per step, dispatches):"
     )
 
-    for {kernel, count, us} <- Enum.take(profile, 12) do
+    for {kernel, count, us} <- Enum.take(profile, String.to_integer(System.get_env("MLP_KERNEL_ROWS", "12"))) do
       IO.puts(
         "    #{Float.round(us / n, 1)}  #{Float.round(count / n, 1)}x  #{String.slice(kernel, 0, String.to_integer(System.get_env("MLP_KERNEL_CHARS", "150")))}"
       )
