@@ -152,6 +152,17 @@ TEST(RegionKernel, InputsLaidOutOtherwiseReadThroughTheirStrides) {
   for (size_t j = 0; j < want.size(); ++j) expect_same_bits(*dev, want[j], outs[j]);
 }
 
+// A reduction of each row of `v` ([rows, columns]) broadcast back to its shape.
+static uint32_t row_reduction(Graph& g, OpId op, uint32_t v) {
+  const OutSpec s = g.value(v);  // a copy: adding nodes moves the values
+  ReduceAttrs along;
+  along.all_axes = false;
+  along.axes = {1};
+  ShapeAttrs back;
+  back.axes = {0};
+  return g.add(OpId::broadcast, s, {g.add(op, {s.type, {s.shape[0]}}, {v}, Attrs::of(along))}, Attrs::of(back));
+}
+
 // A softmax over rows of [256, 10] and its normalisation, several times over, every value a
 // result: float math (exp) and a division that computes in f64 never share a region (their
 // kernels' float controls differ), and regions whose values outgrow the workgroup's shared
@@ -162,17 +173,11 @@ TEST(RegionKernel, FloatMathAndF64KeepApartAndLargeRegionsRunInHalves) {
   const DType f = DType::F32;
   const Shape rows{256, 10};
   Graph g;
-  uint32_t x = g.input(f, rows);
-  ReduceAttrs along;
-  along.all_axes = false;
-  along.axes = {1};
-  ShapeAttrs back;
-  back.axes = {0};
-  uint32_t v = x;
+  uint32_t v = g.input(f, rows);
   for (int k = 0; k < 6; ++k) {
-    uint32_t peak = g.add(OpId::broadcast, {f, rows}, {g.add(OpId::reduce_max, {f, {256}}, {v}, Attrs::of(along))}, Attrs::of(back));
+    uint32_t peak = row_reduction(g, OpId::reduce_max, v);
     uint32_t e = g.add(OpId::exp, {f, rows}, {g.add(OpId::subtract, {f, rows}, {v, peak})});
-    uint32_t total = g.add(OpId::broadcast, {f, rows}, {g.add(OpId::sum, {f, {256}}, {e}, Attrs::of(along))}, Attrs::of(back));
+    uint32_t total = row_reduction(g, OpId::sum, e);
     v = g.add(OpId::divide, {f, rows}, {e, total});
     g.output(e);
     g.output(v);
@@ -209,14 +214,8 @@ TEST(RegionKernel, ResultsLeaveSharedMemoryOnceStored) {
   const Shape rows{16, 128};
   Graph g;
   uint32_t v = g.input(f, rows);
-  ReduceAttrs along;
-  along.all_axes = false;
-  along.axes = {1};
-  ShapeAttrs back;
-  back.axes = {0};
   for (int k = 0; k < 8; ++k) {
-    uint32_t peak = g.add(OpId::broadcast, {f, rows}, {g.add(OpId::reduce_max, {f, {16}}, {v}, Attrs::of(along))}, Attrs::of(back));
-    v = g.add(OpId::subtract, {f, rows}, {peak, v});
+    v = g.add(OpId::subtract, {f, rows}, {row_reduction(g, OpId::reduce_max, v), v});
     g.output(v);
   }
   std::vector<Tensor> inputs{random_tensor(*dev, f, rows, rng)};
