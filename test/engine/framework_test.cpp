@@ -15,6 +15,7 @@
 #include "graph/graph.hpp"
 #include "ops/dot/dot_attrs.hpp"
 #include "nxv/ops.hpp"
+#include "op_case_util.hpp"
 #include "test_util.hpp"
 
 using namespace nxv;
@@ -238,6 +239,47 @@ TEST(Programs, CompileFromSpecsAndRunViewsAndInputsAsResults) {
   // Another type or shape than compiled is refused, naming the input.
   EXPECT_THROW(program->run(*dev, {wv, wv, bv, zv}), Error);
   EXPECT_THROW(program->run(*dev, {xv, wv, bv}), Error);
+}
+
+// A result a program returns as a view into a packed buffer (a region's results) comes back as
+// an input at its offset: where the offset keeps the alignment the kernels were compiled for,
+// the program reads it in place (no copy launched), else it is copied first; the eager bits
+// either way.
+TEST(Programs, InputsAtAlignedOffsetsAreReadInPlace) {
+  auto dev = shared_device();
+  GpuDotPaths gpu;  // the GPUs' kernels: on a CPU driver a host BLAS step would take no offsets
+  const int64_t m = 37, k = 29, n = 19;
+  Graph g;
+  uint32_t x = g.input(DType::F32, {m, k});
+  uint32_t w = g.input(DType::F32, {k, n});
+  uint32_t b = g.input(DType::F32, {n});
+  DotAttrs d;
+  d.left_contract = {1};
+  d.right_contract = {0};
+  Attrs dot_attrs = Attrs::of(d);
+  g.output(g.add(OpId::add, {DType::F32, {m, n}}, {g.add(OpId::dot, {DType::F32, {m, n}}, {x, w}, dot_attrs), b}));
+  auto program = compile_program(*dev, g);
+  // Row-major views `at` elements into buffers of more.
+  auto view_at = [&](const Shape& shape, int64_t at, uint64_t seed) {
+    Tensor t = upload(*dev, DType::F32, {shape_size(shape) + at + 7}, random_floats(size_t(shape_size(shape) + at + 7), seed));
+    t.shape = shape;
+    t.strides = row_major_strides(shape);
+    t.offset = at;
+    return t;
+  };
+  Tensor wv = upload(*dev, DType::F32, {k, n}, random_floats(k * n, 9));
+  for (int64_t at : {16, 48, 3}) {  // 64 and 192 bytes in; 12 bytes: copied
+    Tensor xv = view_at({m, k}, at, 10 + uint64_t(at)), bv = view_at({n}, at, 20 + uint64_t(at));
+    program->run(*dev, {xv, wv, bv});  // compiles any copy kernel
+    const uint64_t before = dev->impl().stream.stats().commands;
+    auto outs = program->run(*dev, {xv, wv, bv});
+    const uint64_t commands = dev->impl().stream.stats().commands - before;
+    if (at % 16 == 0) EXPECT_EQ(commands, program->stats().launches) << "offset " << at;
+    else EXPECT_GT(commands, program->stats().launches) << "offset " << at;
+    Tensor eager = run_op(*dev, OpId::dot, {DType::F32, {m, n}}, {contiguous(*dev, xv), wv}, dot_attrs);
+    eager = run_op(*dev, OpId::add, {DType::F32, {m, n}}, {eager, contiguous(*dev, bv)});
+    EXPECT_EQ(download<uint32_t>(*dev, outs.at(0)), download<uint32_t>(*dev, eager)) << "offset " << at;
+  }
 }
 
 // Runs of elementwise nodes are one kernel each (graph/chain_fusion.hpp) with the bits of the

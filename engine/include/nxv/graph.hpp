@@ -68,7 +68,9 @@ class Program {
   Program& operator=(Program&&) noexcept;
 
   // Runs with inputs of the compiled types and shapes, in any layout and on any buffers: views
-  // (strided, broadcast, offset) are first copied to row-major tensors on the same stream.
+  // (strided, broadcast, offset) are first copied to row-major tensors on the same stream, but
+  // for row-major views at an offset that keeps the kernels' alignment (a result returned as a
+  // view into a packed buffer, passed back), which a program without host steps reads in place.
   // Results are new tensors (or views of them, or of the inputs where the graph returns one).
   std::vector<Tensor> run(Device& device, const std::vector<Tensor>& inputs) const;
   // A run gated on the device: its kernels run only where `gate`'s first element (s32 or u32)

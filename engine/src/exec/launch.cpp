@@ -5,10 +5,11 @@
 namespace nxv {
 namespace {
 
-void patch(std::byte* bytes, const std::vector<AddressPatch>& patches,
-           std::span<const std::shared_ptr<Buffer>> buffers) {
+void patch(std::byte* bytes, const std::vector<AddressPatch>& patches, std::span<const std::shared_ptr<Buffer>> buffers,
+           std::span<const uint64_t> slot_offsets) {
   for (const auto& p : patches) {
-    uint64_t address = buffers[p.ref.slot]->address_at(p.ref.byte_offset);
+    const uint64_t start = slot_offsets.empty() ? 0 : slot_offsets[p.ref.slot];
+    uint64_t address = buffers[p.ref.slot]->address_at(start + p.ref.byte_offset);
     std::memcpy(bytes + p.offset, &address, sizeof address);
   }
 }
@@ -48,12 +49,13 @@ void Executable::reorder(const std::vector<size_t>& order) {
 }
 
 void Executable::run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
-                     const Gate* gate) const {
-  if (buffers.size() != slot_count_)
+                     const Gate* gate, std::span<const uint64_t> slot_offsets) const {
+  if (buffers.size() != slot_count_ || (!slot_offsets.empty() && slot_offsets.size() != slot_count_))
     throw Error(ErrorKind::InvalidArgument, "an executable of " + std::to_string(slot_count_) + " buffers was given " +
                                                 std::to_string(buffers.size()));
-  if (!has_host_steps_) return record(stream, layout, buffers, 0, launches_.size(), gate);
+  if (!has_host_steps_) return record(stream, layout, buffers, 0, launches_.size(), gate, slot_offsets);
   if (gate) throw Error(ErrorKind::InvalidArgument, "a run with host steps cannot be gated on the device");
+  if (!slot_offsets.empty()) throw Error(ErrorKind::InvalidArgument, "a run with host steps binds buffers from their start");
   if (run_at_once(stream, buffers)) return;
   // A host step waits for the GPU: a caller that may not block retries where it may.
   if (CompileFreeScope::active()) throw KernelNotReady();
@@ -118,7 +120,7 @@ class GatedRegion {
 }  // namespace
 
 void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
-                        size_t begin, size_t end, const Gate* gate) const {
+                        size_t begin, size_t end, const Gate* gate, std::span<const uint64_t> slot_offsets) const {
   if (begin == end) return;
   // Two pointers captured: std::function keeps the lambda inline (no allocation per op).
   struct Bound {
@@ -126,9 +128,10 @@ void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<con
     std::span<const std::shared_ptr<Buffer>> buffers;
     size_t begin, end;
     const Gate* gate;
-  } bound_args{layout, buffers, begin, end, gate};
+    std::span<const uint64_t> slot_offsets;
+  } bound_args{layout, buffers, begin, end, gate, slot_offsets};
   stream.record([this, &bound_args](Recorder& rec) {
-    auto [layout, buffers, begin, end, gate] = bound_args;
+    auto [layout, buffers, begin, end, gate, slot_offsets] = bound_args;
     GatedRegion region(rec, gate);
     const Kernel* bound = nullptr;
     std::array<std::byte, kPushConstantBytes> push;
@@ -142,10 +145,10 @@ void Executable::record(Stream& stream, vk::PipelineLayout layout, std::span<con
         bound = l.kernel;
       }
       std::memcpy(push.data(), l.push.data(), l.push_size);
-      patch(push.data(), l.push_addresses, buffers);
+      patch(push.data(), l.push_addresses, buffers, slot_offsets);
       if (!l.params.empty()) {
         params = l.params;
-        patch(params.data(), l.params_addresses, buffers);
+        patch(params.data(), l.params_addresses, buffers, slot_offsets);
         uint64_t address = rec.params(params.data(), params.size());
         std::memcpy(push.data() + l.params_address_offset, &address, sizeof address);
       }

@@ -74,9 +74,11 @@ class Executable {
   // immediate host steps only runs them at once where the GPU has finished every write to
   // their buffers.
   // With a `gate`, the launches are recorded between conditional-rendering commands on it; an
-  // executable with host steps cannot be gated (InvalidArgument).
+  // executable with host steps cannot be gated (InvalidArgument). `slot_offsets` (empty, or one
+  // per slot): where in its buffer each slot starts, in bytes (an executable with host steps
+  // takes none: InvalidArgument).
   void run(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers,
-           const Gate* gate = nullptr) const;
+           const Gate* gate = nullptr, std::span<const uint64_t> slot_offsets = {}) const;
   // The launches in another order (`order` a permutation of their indices): the caller keeps
   // every launch after those whose results it reads (graph/level_schedule.hpp).
   void reorder(const std::vector<size_t>& order);
@@ -84,7 +86,7 @@ class Executable {
  private:
   friend class LaunchBuilder;
   void record(Stream& stream, vk::PipelineLayout layout, std::span<const std::shared_ptr<Buffer>> buffers, size_t begin,
-              size_t end, const Gate* gate = nullptr) const;
+              size_t end, const Gate* gate = nullptr, std::span<const uint64_t> slot_offsets = {}) const;
   // Whether every launch is an immediate host step whose buffers the GPU owes nothing.
   bool immediate_ready(Stream& stream, std::span<const std::shared_ptr<Buffer>> buffers) const;
   uint32_t slot_count_ = 0;

@@ -198,14 +198,28 @@ uint64_t GraphExecutable::bytes_per_run(bool planned) const {
   return bytes;
 }
 
+bool GraphExecutable::takes_at_offset(size_t i, const Tensor& t) const {
+  // The largest alignment a kernel reads with (four-element vectors of 16-byte elements).
+  constexpr uint64_t kAlignment = 64;
+  if (i >= input_specs_.size() || input_slots_[i] < 0 || exec_.has_host_steps() || !t.buffer) return false;
+  const TensorSpec& want = input_specs_[i];
+  const uint64_t start = uint64_t(t.offset) * dtype_size(t.type);
+  const size_t slot = size_t(input_slots_[i]);
+  const bool sole = std::count(input_slots_.begin(), input_slots_.end(), int64_t(slot)) == 1;
+  return want.offset == 0 && t.offset > 0 && t.type == want.type && t.shape == want.shape && t.strides == want.strides &&
+         sole && start % kAlignment == 0 && t.buffer->chunks().size() == 1 && start + slot_bytes_[slot] <= t.buffer->size();
+}
+
 std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tensor>& inputs, const Gate* gate) const {
   if (inputs.size() != input_specs_.size())
     throw Error(ErrorKind::InvalidArgument, "the graph takes " + std::to_string(input_specs_.size()) + " inputs");
   std::vector<std::shared_ptr<Buffer>> buffers(slot_bytes_.size());
+  std::vector<uint64_t> slot_offsets;  // where an input's slot starts in its buffer, if anywhere but 0
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec& want = input_specs_[i];
     const Tensor& t = inputs[i];
-    if (t.type != want.type || t.shape != want.shape || t.strides != want.strides || t.offset != want.offset)
+    const bool at_offset = t.offset != want.offset && takes_at_offset(i, t);
+    if (t.type != want.type || t.shape != want.shape || t.strides != want.strides || (t.offset != want.offset && !at_offset))
       throw Error(ErrorKind::InvalidArgument, "a graph input is laid out differently from the one it was compiled with");
     if (input_slots_[i] < 0) continue;
     if (!t.buffer) throw Error(ErrorKind::Deallocated, "tensor was deallocated");
@@ -213,9 +227,15 @@ std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tenso
     if (slot && slot != t.buffer)
       throw Error(ErrorKind::InvalidArgument, "graph inputs compiled as one buffer were given two");
     slot = t.buffer;
+    if (at_offset) {
+      slot_offsets.resize(slot_bytes_.size(), 0);
+      slot_offsets[size_t(input_slots_[i])] = uint64_t(t.offset) * dtype_size(t.type);
+    }
   }
   for (const auto& [slot, buffer] : fixed_) buffers[slot] = buffer;
   for (const auto& [input, slot] : in_place_) {
+    // Not an input taken at an offset: its result would start at the buffer's start.
+    if (inputs[input].offset != input_specs_[input].offset) continue;
     const auto& given = inputs[input].buffer;
     // Not where another input reads the same buffer (the write would reach it too).
     bool shared = std::count_if(inputs.begin(), inputs.end(), [&](const Tensor& t) { return t.buffer == given; }) > 1;
@@ -233,7 +253,7 @@ std::vector<Tensor> GraphExecutable::run(Device& device, const std::vector<Tenso
     if (!b) b = device.impl().allocate(memory_.shared_bytes[size_t(k)]);
     buffers[s] = b;
   }
-  exec_.run(device.impl().stream, device.impl().kernels.layout(), buffers, gate);
+  exec_.run(device.impl().stream, device.impl().kernels.layout(), buffers, gate, slot_offsets);
   std::vector<Tensor> outs;
   for (const auto& [slot, view] : outputs_) {
     Tensor t = view;

@@ -18,8 +18,14 @@ namespace nxv {
 class GraphExecutable {
  public:
   // Runs with `inputs` laid out as the ones it was compiled with (same shapes, strides and
-  // offsets; any buffers): new buffers for results and intermediates, then one recording.
+  // offsets, but where takes_at_offset; any buffers): new buffers for results and
+  // intermediates, then one recording.
   std::vector<Tensor> run(Device& device, const std::vector<Tensor>& inputs, const Gate* gate = nullptr) const;
+  // Whether input `i` may be `t`, compiled at offset 0 and given at another: its slot then starts
+  // there in its buffer (a result a program returned as a view into a packed buffer, passed back
+  // without a copy). Not for executables with host steps, nor where the offset would move the
+  // alignment the kernels were compiled for.
+  bool takes_at_offset(size_t i, const Tensor& t) const;
   const Executable& executable() const { return exec_; }
   const std::vector<TensorSpec>& input_specs() const { return input_specs_; }
   size_t fused_nodes() const { return fused_nodes_; }

@@ -121,7 +121,7 @@ std::vector<Tensor> Program::run_with(Device& device, const std::vector<Tensor>&
     const Tensor& t = inputs[i];
     if (t.type != specs[i].type || t.shape != specs[i].shape)
       throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " of the program has another type or shape than the one it was compiled for");
-    if (t.size() == 0 || row_major(t)) {
+    if (t.size() == 0 || row_major(t) || exec_->takes_at_offset(i, t)) {
       laid_out.push_back(t);
       continue;
     }
