@@ -46,6 +46,7 @@
 #include "ops/dot/dot_in_workgroup.hpp"
 #include "ops/elementwise/fusion.hpp"
 #include "ops/family.hpp"
+#include "ops/loop/loop_nodes.hpp"
 #include "ops/loop/loop_push.h"
 #include "ops/reduce/folds.hpp"
 #include "ops/reduce/reduce_attrs.hpp"
@@ -64,8 +65,6 @@ constexpr uint32_t kLanesPerThread = 16;
 // Nodes over values known when the loop compiles are computed then up to this size each.
 constexpr uint64_t kMaxFixedBytes = 4096;
 
-[[noreturn]] inline void refuse(const std::string& why) { throw Error(ErrorKind::Unsupported, "loop kernel: " + why); }
-
 // The type a shared array holds values of `t` in (8- and 16-bit integers widened).
 inline DType kept_type(DType t) {
   switch (t) {
@@ -75,47 +74,7 @@ inline DType kept_type(DType t) {
   }
 }
 
-inline bool is_reduction(OpId op) {
-  return op == OpId::sum || op == OpId::product || op == OpId::reduce_max || op == OpId::reduce_min ||
-         op == OpId::all || op == OpId::any;
-}
-
-inline bool supported_type(DType t) { return !is_complex(t) && (!is_float(t) || t == DType::F32 || t == DType::F64); }
-
 inline std::string u(uint64_t x) { return std::to_string(x) + "u"; }
-
-// A pointwise node as elementwise steps over its inputs (an elementwise_chain's own), the last
-// step its value; or the reason it has none.
-inline std::optional<ElementwiseChain> pointwise_steps(const GraphNode& node, std::string& why) {
-  if (node.op == OpId::elementwise_chain) return node.attrs.as<ElementwiseChain>();
-  ElementwiseChain chain;
-  std::vector<ChainOperand> operands;
-  for (uint32_t k = 0; k < node.inputs.size(); ++k) operands.push_back({ChainOperand::From::Input, k});
-  auto result = family_of(node.op).append_pointwise_steps(node, operands, chain);
-  if (!result) return why = std::string(op_info(node.op).name) + " as elementwise steps", std::nullopt;
-  if (result->from != ChainOperand::From::Step || result->index + 1 != chain.steps.size())
-    return why = std::string(op_info(node.op).name) + " computes nothing an elementwise step would", std::nullopt;
-  return chain;
-}
-
-// The names of a chain's steps that compute float math of several roundings without f64 (over
-// inputs of types `in`), and whether any step uses f64: one kernel cannot give both their own
-// kernels' float controls (chain_rounding's rule).
-struct StepFloatControls {
-  bool uses_f64 = false;
-  std::vector<std::string> float_steps;
-};
-inline StepFloatControls step_float_controls(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64) {
-  StepFloatControls c;
-  for (const ChainStep& step : chain.steps) {
-    std::vector<DType> types;
-    for (const auto& o : step.operands) types.push_back(chain_operand_type(chain, in, o));
-    ScalarExpr e = scalar_expr(step.op, step.out, types, has_f64);
-    if (uses_f64(e)) c.uses_f64 = true;
-    else if (several_float_roundings(step.op, e)) c.float_steps.push_back(std::string(op_info(step.op).name));
-  }
-  return c;
-}
 
 // Where a value's elements are: a buffer (its push-constant address) or a shared array; read
 // through `view`'s shape, strides and offset.
