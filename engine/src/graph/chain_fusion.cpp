@@ -106,6 +106,7 @@ Graph fuse_shared_chains(Device& device, const Graph& graph) {
         if (taken[c]) break;
         auto node = fused_pair(g, p, c, has_f64);
         if (!node) node = with_producer_as_prologue(g, p, c);  // a reduction reading it
+        if (!node) node = with_producer_as_operand_prologue(g, p, c);  // a product reading it
         if (!node || !checks(device, g, *node, nodes[c].out)) break;
         replacements.push_back(std::move(*node));
       }

@@ -131,8 +131,9 @@ GraphExecutable compile_graph_with(Device& device, const Graph& given, const std
   const Graph chained = regions ? form_regions(device, folded, given.donations()) : folded;
   if (formed)
     *formed = std::any_of(chained.nodes().begin(), chained.nodes().end(), [](const GraphNode& n) { return n.op == OpId::region; });
-  const Graph graph = without_dead_nodes(
-      fuse_epilogues(device, fuse_prologues(device, fuse_chains(device, fuse_shared_chains(device, chained)))));
+  const Graph fused_around_products =
+      fuse_epilogues(device, fuse_prologues(device, fuse_chains(device, fuse_shared_chains(device, chained))));
+  const Graph graph = without_dead_nodes(fuse_operand_prologues(device, fused_around_products));
   LaunchBuilder builder;
   GraphExecutable g;
   g.fused_nodes_ = given.nodes().size() - graph.nodes().size();

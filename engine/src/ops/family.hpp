@@ -100,6 +100,13 @@ class Family {
   virtual Attrs with_prologue(const GraphNode& node, ElementwiseChain, uint32_t /*inputs*/, const Shape& /*shape*/) const {
     return node.attrs;
   }
+  // Operand prologue: the node's kernels apply a chain over one tensor, of that tensor's type,
+  // to each value of its own operand `operand` where they load it (a product of relu(z) reads
+  // z), so that several nodes reading the chain's result each compute it again.
+  virtual bool takes_operand_prologue(const GraphNode&, size_t /*operand*/) const { return false; }
+  virtual Attrs with_operand_prologue(const GraphNode& node, size_t /*operand*/, ElementwiseChain) const {
+    return node.attrs;
+  }
   virtual std::optional<ElementwiseChain> epilogue(const GraphNode&) const { return std::nullopt; }
   // The node's attributes with `chain` as its epilogue.
   virtual Attrs with_epilogue(const GraphNode& node, ElementwiseChain) const { return node.attrs; }

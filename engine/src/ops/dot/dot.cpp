@@ -11,7 +11,8 @@
 // (re, im) pairs of the output's precision. Inputs of other types than the output are
 // converted on load, as Nx.BinaryBackend computes on their values.
 // With an epilogue (compiled graphs: graph/epilogue_fusion.hpp) the kernels apply an elementwise
-// chain where they store (dot_epilogue.hpp); the op's output type is then the chain's.
+// chain where they store (dot_epilogue.hpp); the op's output type is then the chain's. With
+// operand prologues (graph/prologue_fusion.hpp) they apply one where they load (dot_prologue.hpp).
 #include <algorithm>
 #include <numeric>
 
@@ -28,6 +29,7 @@
 #include "ops/dot/dot_host.hpp"
 #include "ops/dot/dot_kernels.hpp"
 #include "ops/dot/dot_plan.hpp"
+#include "ops/dot/dot_prologue.hpp"
 #include "ops/family.hpp"
 #include "ops/reduce/folds.hpp"
 
@@ -123,6 +125,11 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
     } catch (const Error& e) {
       return not_native(e.what());
     }
+    if (a.prologue[0] || a.prologue[1]) {
+      bool bad = false;
+      if (std::string why = dot_prologue_error(c, a, bad); !why.empty())
+        return not_native(why, bad ? ErrorKind::InvalidArgument : ErrorKind::Unsupported);
+    }
     if (a.epilogue) {
       bool bad = false;
       if (std::string why = dot_epilogue_error(c, a, bad); !why.empty())
@@ -135,6 +142,16 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
     return {};
   }
 
+  bool takes_operand_prologue(const GraphNode& n, size_t operand) const override {
+    return operand < 2 && !n.attrs.empty() && !n.attrs.as<DotAttrs>().prologue[operand];
+  }
+
+  Attrs with_operand_prologue(const GraphNode& n, size_t operand, ElementwiseChain chain) const override {
+    DotAttrs with = n.attrs.as<DotAttrs>();
+    with.prologue.at(operand) = std::move(chain);
+    return Attrs::of(std::move(with));
+  }
+
   void lower(const LowerArgs& a) const override {
     const auto& at = a.attrs.as<DotAttrs>();
     const Tensor& left = a.inputs[0].tensor;
@@ -142,35 +159,39 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
     GemmShape g = gemm_shape(left.shape, right.shape, at);
     GemmOperand A = operand(a, 0, left_axes(left.shape.size(), at));
     GemmOperand B = operand(a, 1, right_axes(right.shape.size(), at));
+    if (at.prologue[0]) A.prologue = &*at.prologue[0];
+    if (at.prologue[1]) B.prologue = &*at.prologue[1];
     DeviceImpl& impl = a.device.impl();
     BufferRef c{a.output_slot, 0};
-    // CPU drivers: the system's BLAS where it can take the product (no epilogue: kernels apply those).
-    if (!at.epilogue && append_host_gemm(a.device, a.builder, a.out.type, g, A, B, c)) return;
+    // CPU drivers: the system's BLAS where it can take the product (no epilogue or prologue:
+    // kernels apply those).
+    bool fused = at.epilogue || A.prologue || B.prologue;
+    if (!fused && append_host_gemm(a.device, a.builder, a.out.type, g, A, B, c)) return;
     std::optional<DotEpilogue> epilogue;
     if (at.epilogue) epilogue = make_dot_epilogue(a, at);
     const DotEpilogue* epi = epilogue ? &*epilogue : nullptr;
     DType out = at.epilogue ? at.product : a.out.type;
     if (g.m == 1 && g.n > 1 && !rows_kernel_fits(*impl.core, g, B, out)) {
       // out[b, n] = sum_k B[b, k, n] * A[b, 0, k]: B's columns are the matrix's rows.
-      GemmOperand mat{B.ref, B.type, {B.strides[0], B.strides[2], B.strides[1]}};
+      GemmOperand mat{B.ref, B.type, {B.strides[0], B.strides[2], B.strides[1]}, B.prologue};
       append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.n), uint32_t(g.k), mat, A, c, epi);
     } else if (g.n == 1) {
-      GemmOperand vec{B.ref, B.type, {B.strides[0], 0, B.strides[1]}};
+      GemmOperand vec{B.ref, B.type, {B.strides[0], 0, B.strides[1]}, B.prologue};
       append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c, epi);
     } else if (matvec_per_column(*impl.core, g) && !tuning().dot.bf16x3) {
       // out[m, j] = sum_k A[m, k] * B[k, j]: column j of B is vector j, A the matrix of each.
-      GemmOperand mat{A.ref, A.type, {0, A.strides[1], A.strides[2]}};
-      GemmOperand vec{B.ref, B.type, {B.strides[2], 0, B.strides[1]}};
+      GemmOperand mat{A.ref, A.type, {0, A.strides[1], A.strides[2]}, A.prologue};
+      GemmOperand vec{B.ref, B.type, {B.strides[2], 0, B.strides[1]}, B.prologue};
       append_matvec(impl, a.builder, out, uint32_t(g.n), uint32_t(g.m), uint32_t(g.k), mat, vec, c, epi,
                     std::array<uint32_t, 2>{1, uint32_t(g.n)});
     } else if (matvec_per_row(*impl.core, g) && !tuning().dot.bf16x3) {
       // out[i, n] = sum_k A[i, k] * B[k, n]: B^T is the matrix, row i of A vector i (as the
       // transposed product's columns are: permutation folding relies on it).
-      GemmOperand mat{B.ref, B.type, {0, B.strides[2], B.strides[1]}};
-      GemmOperand vec{A.ref, A.type, {A.strides[1], 0, A.strides[2]}};
+      GemmOperand mat{B.ref, B.type, {0, B.strides[2], B.strides[1]}, B.prologue};
+      GemmOperand vec{A.ref, A.type, {A.strides[1], 0, A.strides[2]}, A.prologue};
       append_matvec(impl, a.builder, out, uint32_t(g.m), uint32_t(g.n), uint32_t(g.k), mat, vec, c, epi,
                     std::array<uint32_t, 2>{uint32_t(g.n), 1});
-    } else if (!append_gemm_bf16x3(a, out, g, A, B, c, epi != nullptr)) {
+    } else if (A.prologue || B.prologue || !append_gemm_bf16x3(a, out, g, A, B, c, epi != nullptr)) {
       append_gemm(impl, a.builder, out, g, A, B, c, epi);
     }
   }
@@ -181,7 +202,7 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
                                                 std::span<const int64_t> perm) const override {
     if (n.attrs.empty() || n.inputs.size() != 2) return std::nullopt;
     const auto& a = n.attrs.as<DotAttrs>();
-    if (a.epilogue) return std::nullopt;
+    if (a.epilogue || a.prologue[0] || a.prologue[1]) return std::nullopt;
     const Shape& ls = graph.value(n.inputs[0]).shape;
     const Shape& rs = graph.value(n.inputs[1]).shape;
     size_t batch = a.left_batch.size();

@@ -14,6 +14,7 @@
 #include "ops/dot/dot_coopmat.hpp"
 #include "ops/dot/dot_cpu.hpp"
 #include "ops/dot/dot_epilogue.hpp"
+#include "ops/dot/dot_prologue.hpp"
 #include "ops/dot/dot_rows.hpp"
 #include "ops/dot/gemm_push.h"
 #include "ops/reduce/folds.hpp"
@@ -439,10 +440,13 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   AccType acc = dot_acc_type(out);
   // CPU drivers: the row kernel where B's rows are read in aligned vectors of four, else the
   // register-block kernel (any strides and sizes).
+  // Operand prologues run in this file's kernels only (the family's check sees to it).
+  if ((a.prologue || b.prologue) && (gemm_cpu_paths(core) || rows_kernel_fits(core, shape, b, out)))
+    throw Error(ErrorKind::Unsupported, "dot: an operand prologue reached a tier without prologues");
   if (rows_kernel_fits(core, shape, b, out)) return append_gemm_rows(impl, builder, out, shape, a, b, c, epi);
   if (auto cpu = cpu_gemm_tile(core, shape, out)) return append_gemm_cpu(impl, builder, out, shape, a, b, c, *cpu, epi);
   // The cooperative-matrix tier stores from matrix fragments and has no epilogue.
-  if (auto coop = epi ? std::nullopt : coopmat_gemm_tile(core, shape, a, b, out))
+  if (auto coop = epi || a.prologue || b.prologue ? std::nullopt : coopmat_gemm_tile(core, shape, a, b, out))
     return append_gemm_coopmat(impl, builder, out, shape, a, b, c, *coop);
   GemmTile tile = choose_gemm_tile(core, shape, acc);
   uint32_t warp_fallback = tile.tm == 8 && tile.tn == 8 ? 4 : 0;
@@ -480,7 +484,8 @@ void append_gemm(DeviceImpl& impl, LaunchBuilder& builder, DType out, const Gemm
   uint32_t k_align = std::lcm(k_vectors ? 4u : 1u, o.inside ? tile.bk : 1u);
   auto [slices, k_chunk] = choose_slices(core, shape, tile, o, acc, slices_wanted, k_align);
   o.slices = slices;
-  const Kernel& kernel = *epilogue_kernel(impl.kernels, GemmVariant{out, a.type, b.type, tile, o}, epi);
+  const Kernel& kernel = *dot_kernel(impl.kernels, GemmVariant{out, a.type, b.type, tile, o},
+                                     dot_prologue_code(a, b, {"A", "B"}, core.has(kCapFloat64)), epi);
   if (slices > 1) {
     GemmPush push = gemm_push(shape, a, b);
     push.splits = 1, push.k_chunk = k_chunk;
@@ -650,7 +655,8 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   const uint32_t splits = lanes.splits, k_chunk = lanes.k_chunk;
   uint64_t groups = (uint64_t(rows) + lanes.outputs() - 1) / lanes.outputs();
   MatvecVariant variant{out, mat.type, vec.type, lanes.cols, lanes.vw4, lanes.lx, lanes.ly, lanes.vecs};
-  const Kernel& kernel = *epilogue_kernel(impl.kernels, variant, epi);
+  const Kernel& kernel =
+      *dot_kernel(impl.kernels, variant, dot_prologue_code(mat, vec, {"M", "V"}, core.has(kCapFloat64)), epi);
   MatvecPush push{};
   push.batch = batch, push.rows = rows, push.k = k;
   push.smat_batch = uint32_t(mat.strides[0]), push.smat_row = uint32_t(mat.strides[1]);

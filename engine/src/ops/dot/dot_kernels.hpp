@@ -15,6 +15,7 @@
 #include "kernels/kernel_variant.hpp"
 #include "ops/dot/dot_plan.hpp"
 #include "ops/dot/gemm_push.h"
+#include "ops/elementwise/fusion.hpp"
 
 namespace nxv {
 
@@ -28,6 +29,9 @@ struct GemmOperand {
   BufferRef ref;
   DType type = DType::F32;
   std::array<int64_t, 3> strides{};
+  // A chain applied to each value where it is loaded (dot_prologue.hpp; the SIMT tile and
+  // the matrix-vector kernel only), or none.
+  const ElementwiseChain* prologue = nullptr;
 };
 
 struct GemmTile {

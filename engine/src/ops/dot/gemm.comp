@@ -13,7 +13,8 @@
 // is read along k), B_N_UNIT (sb_n == 1: the B tile is read along n); VEC4_SHARED with ACC4;
 // A_VEC4, B_VEC4, WARP_X, SLICES (gemm_tile.glsl); EPILOGUE (dot_epilogue.glsl); ONE_TILE (the
 // grid is exactly the tiles by the (batch, split) pairs: no loops over them); TILES_INSIDE
-// (every tile and k step lies wholly inside: no edge checks).
+// (every tile and k step lies wholly inside: no edge checks); DOT_PROLOGUE (dot_prologue.cpp:
+// LOAD_A / LOAD_B read through generated functions).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -44,6 +45,13 @@ layout(buffer_reference, std430, buffer_reference_align = B_ALIGN) readonly buff
 layout(buffer_reference, std430, buffer_reference_align = C_ALIGN) writeonly buffer CBuf { C_STORE v[]; };
 layout(buffer_reference, std430) writeonly buffer PartBuf { ACC v[]; };
 
+// Operand prologues (ops/dot/dot_prologue.cpp): the functions LOAD_A and LOAD_B read through; the
+// first part of the generated code where there is an epilogue too.
+#ifdef DOT_PROLOGUE
+#define NXV_CHAIN_ZERO (pc.k_chunk >> 31u)
+#include "nxv_generated.glsl"
+#undef NXV_CHAIN_ZERO
+#endif
 #include "dot_epilogue.glsl"
 
 #include "gemm_tile.glsl"

@@ -14,7 +14,8 @@
 // same order and combines its lanes in the same pairs as with one vector.
 // Defines: LX, LY, COLS, VW, VECS; ACC, ZERO, MAC(acc, m, v); M_/V_/OUT_STORE and _ALIGN;
 // LOAD_M(x), LOAD_V(x), STORE_OUT(v), EPILOGUE (dot_epilogue.glsl); with VW == 4: ACC4, ZERO4, MAC4(acc, m4, v), M_VEC,
-// M_VALIGN, LOAD_M4(q).
+// M_VALIGN, LOAD_M4(q); DOT_PROLOGUE (dot_prologue.cpp: LOAD_M / LOAD_V read through generated
+// functions).
 #version 460
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -45,6 +46,13 @@ layout(buffer_reference, std430, buffer_reference_align = V_ALIGN) readonly buff
 layout(buffer_reference, std430, buffer_reference_align = OUT_ALIGN) writeonly buffer OutBuf { OUT_STORE v[]; };
 layout(buffer_reference, std430) writeonly buffer PartBuf { ACC v[]; };
 
+// Operand prologues (ops/dot/dot_prologue.cpp): the functions LOAD_M and LOAD_V read through; the
+// first part of the generated code where there is an epilogue too.
+#ifdef DOT_PROLOGUE
+#define NXV_CHAIN_ZERO (pc.k_chunk >> 31u)
+#include "nxv_generated.glsl"
+#undef NXV_CHAIN_ZERO
+#endif
 #include "dot_epilogue.glsl"
 #if VW == 4
 layout(buffer_reference, std430, buffer_reference_align = M_VALIGN) readonly buffer M4Buf { M_VEC v[]; };
