@@ -100,6 +100,17 @@ void put(std::string& out, const T& field) {
 
 }  // namespace variant_detail
 
+// A producer's variant with generated code added to its source by `apply` (a fused chain's
+// store epilogue, a product's operand prologues): keyed by both.
+template <KernelVariant V, typename Code, KernelKey (*apply)(KernelKey, const Code&)>
+struct WithGeneratedCode {
+  static constexpr const char* kTemplate = V::kTemplate;
+  V producer;
+  Code code;
+  auto fields() const { return std::tie(producer, code); }
+  KernelKey source() const { return apply(producer.source(), code); }
+};
+
 // The cache's key of a variant: its template's name and the bytes of its fields.
 template <KernelVariant V>
 std::string variant_key(const V& v) {

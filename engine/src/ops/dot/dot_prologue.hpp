@@ -43,13 +43,7 @@ std::optional<DotPrologueCode> dot_prologue_code(const GemmOperand& first, const
 KernelKey with_dot_prologue(KernelKey key, const DotPrologueCode& code);
 
 template <KernelVariant V>
-struct WithDotPrologue {
-  static constexpr const char* kTemplate = V::kTemplate;
-  V producer;
-  DotPrologueCode prologue;
-  auto fields() const { return std::tie(producer, prologue); }
-  KernelKey source() const { return with_dot_prologue(producer.source(), prologue); }
-};
+using WithDotPrologue = WithGeneratedCode<V, DotPrologueCode, with_dot_prologue>;
 
 // A dot kernel: `variant`, with its prologues and its epilogue where it has them.
 template <KernelVariant V>

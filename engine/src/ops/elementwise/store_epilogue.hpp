@@ -104,13 +104,7 @@ KernelKey with_store_epilogue(KernelKey key, const StoreEpilogueCode& code);
 
 // A producer's variant storing through an epilogue.
 template <KernelVariant V>
-struct WithStoreEpilogue {
-  static constexpr const char* kTemplate = V::kTemplate;
-  V producer;
-  StoreEpilogueCode epilogue;
-  auto fields() const { return std::tie(producer, epilogue); }
-  KernelKey source() const { return with_store_epilogue(producer.source(), epilogue); }
-};
+using WithStoreEpilogue = WithGeneratedCode<V, StoreEpilogueCode, with_store_epilogue>;
 
 // A producer's kernel: `variant`, with the epilogue where there is one.
 // A pointer: callers keep it past temporaries (a reference would read as dangling).
