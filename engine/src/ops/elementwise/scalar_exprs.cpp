@@ -80,8 +80,11 @@ unsigned rank_of(DType t) { return is_complex(t) ? 2 : is_float(t) ? 1 : 0; }
 // x; rsqrt, so that it rounds once as Nx does). sqrt, cbrt and pow round once from float loads
 // (nxv_sqrt_f32.glsl, nxv_cbrt_f32, nxv_pow_f32.glsl: doubles inside where needed); erf, erfc
 // and erf_inv have float algorithms of their own (nxv_erf_f32.glsl).
+// max and min need neither: rounding is monotone, so the larger of the two values rounded is the
+// larger value rounded (a ReLU's Nx.max(x, 0) reads an s32 zero).
 bool computes_in_f64(OpId op, const EwDef& def, DType out, const std::vector<DType>& in) {
   if (!is_float(out) || out == DType::F64 || def.load != EwLoad::ToOut) return false;
+  if (op == OpId::max || op == OpId::min) return false;
   if (op == OpId::divide || op == OpId::atan2 || op == OpId::rsqrt) return true;
   return std::any_of(in.begin(), in.end(), [](DType t) { return is_integer(t) && dtype_size(t) >= 4; });
 }
