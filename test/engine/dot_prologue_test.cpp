@@ -139,6 +139,22 @@ TEST_F(DotPrologues, CheckRefusesWhatItCannotRun) {
   EXPECT_EQ(s.kind, ErrorKind::Unsupported) << s.reason;
   a.prologue[0] = ElementwiseChain{{step(OpId::exp, DType::F32, {in(0)})}};
   EXPECT_TRUE(check_op(d, OpId::dot, {DType::F32, {4, 5}}, f32, Attrs::of(a)).native);
+  if (!d.has(kCapFloat64)) return;
+  // f32 divided by an s32 computes in f64: beside float math of several roundings (exp) in the
+  // same kernel, prologue or epilogue, the f64 float controls would change the float math's bits.
+  ElementwiseChain in_f64{{step(OpId::divide, DType::F32, {in(0), ChainOperand{ChainOperand::From::Constant, 0}})},
+                          {ChainConstant{DType::S32, AttrNumber{AttrNumber::Kind::Int, 3, 0, 0, 0}}}};
+  ElementwiseChain float_math{{step(OpId::exp, DType::F32, {in(0)})}};
+  DotAttrs alone = contracting(1, 0);
+  alone.prologue[0] = in_f64;
+  EXPECT_TRUE(check_op(d, OpId::dot, {DType::F32, {4, 5}}, f32, Attrs::of(alone)).native);
+  DotAttrs with_epilogue = alone;
+  with_epilogue.epilogue = float_math;
+  with_epilogue.product = DType::F32;
+  EXPECT_FALSE(check_op(d, OpId::dot, {DType::F32, {4, 5}}, f32, Attrs::of(with_epilogue)).native);
+  DotAttrs two = alone;
+  two.prologue[1] = float_math;
+  EXPECT_FALSE(check_op(d, OpId::dot, {DType::F32, {4, 5}}, f32, Attrs::of(two)).native);
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ class FeatureSet {
   void add_type(DType t);
   void need_int64() { int64_ = true; }
   void need_f64() { f64_ = true; }
+  bool uses_f64() const { return f64_; }
   // Adds what `other` needs.
   void merge(const FeatureSet& other) {
     storage8_ |= other.storage8_, storage16_ |= other.storage16_, int64_ |= other.int64_, f64_ |= other.f64_;

@@ -11,6 +11,7 @@
 #include "memory/copy.hpp"
 #include "ops/dot/dot_epilogue.h"
 #include "ops/dot/dot_plan.hpp"
+#include "ops/dot/dot_prologue.hpp"
 
 namespace nxv {
 namespace {
@@ -36,7 +37,9 @@ EpilogueCode dot_code() {
 }  // namespace
 
 std::string dot_epilogue_error(const CheckArgs& c, const DotAttrs& a, bool& invalid) {
-  return store_epilogue_error(c, *a.epilogue, a.product, "dot", invalid);
+  // Operand prologues compute in the same kernel.
+  std::vector<DType> prologue_types = dot_prologue_types(a, {c.inputs[0].type, c.inputs[1].type}, c.device.has(kCapFloat64));
+  return store_epilogue_error(c, *a.epilogue, a.product, "dot", invalid, 2, prologue_types);
 }
 
 DotEpilogue make_dot_epilogue(const LowerArgs& a, const DotAttrs& at) {

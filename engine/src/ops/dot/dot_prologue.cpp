@@ -3,6 +3,7 @@
 // first part of nxv_generated.glsl) and keying the kernels by it.
 #include "ops/dot/dot_prologue.hpp"
 
+#include <cctype>
 #include <sstream>
 
 #include "common/tuning.hpp"
@@ -34,7 +35,25 @@ const std::string* define_value(const Defines& d, const std::string& name) {
   return nullptr;
 }
 
+// Whether `chain` over `in` computes in f64 somewhere (its kernel then declares the f64 float
+// controls).
+bool uses_f64(const ElementwiseChain& chain, const std::vector<DType>& in, bool has_f64) {
+  FeatureSet f;
+  chain_rounding(chain, in, has_f64, &f);
+  return f.uses_f64();
+}
+
 }  // namespace
+
+std::vector<DType> dot_prologue_types(const DotAttrs& a, const std::vector<DType>& operand_types, bool has_f64) {
+  std::vector<DType> types;
+  for (size_t i = 0; i < 2; ++i) {
+    if (!a.prologue[i]) continue;
+    for (const ChainStep& s : a.prologue[i]->steps) types.push_back(s.out);
+    if (uses_f64(*a.prologue[i], {operand_types.at(i)}, has_f64)) types.push_back(DType::F64);
+  }
+  return types;
+}
 
 std::string dot_prologue_error(const CheckArgs& c, const DotAttrs& a, bool& invalid) {
   invalid = false;
@@ -54,8 +73,17 @@ std::string dot_prologue_error(const CheckArgs& c, const DotAttrs& a, bool& inva
       return "dot: operand prologues run in f32 and f64 products of operands of the product's type";
     if (gemm_cpu_paths(core) || tuning().dot.bf16x3)
       return "dot: operand prologues run on the GPUs' tiers only";
+    // The kernel's other code: the operands, the product, both prologues and the epilogue.
+    const bool has_f64 = c.device.has(kCapFloat64);
     std::vector<DType> kernel_types{c.inputs[0].type, c.inputs[1].type, product};
-    for (const ChainStep& s : chain.steps) kernel_types.push_back(s.out);
+    std::vector<DType> prologues = dot_prologue_types(a, {c.inputs[0].type, c.inputs[1].type}, has_f64);
+    kernel_types.insert(kernel_types.end(), prologues.begin(), prologues.end());
+    if (a.epilogue) {
+      std::vector<DType> epilogue_in{product};
+      for (size_t j = 2; j < c.inputs.size(); ++j) epilogue_in.push_back(c.inputs[j].type);
+      for (const ChainStep& s : a.epilogue->steps) kernel_types.push_back(s.out);
+      if (uses_f64(*a.epilogue, epilogue_in, has_f64)) kernel_types.push_back(DType::F64);
+    }
     if (std::string why = fused_chain_error(c, chain, t, {t}, kernel_types, "dot prologue", invalid); !why.empty())
       return why;
   }

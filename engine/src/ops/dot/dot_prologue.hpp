@@ -22,6 +22,11 @@ namespace nxv {
 // `invalid` set where the request is malformed.
 std::string dot_prologue_error(const CheckArgs& c, const DotAttrs& a, bool& invalid);
 
+// The types the kernel's fused code computes in besides an epilogue's own: the prologues'
+// results, and f64 where a prologue computes in it (so that the epilogue's check sees the f64
+// float controls the kernel then declares).
+std::vector<DType> dot_prologue_types(const DotAttrs& a, const std::vector<DType>& operand_types, bool has_f64);
+
 // What the prologues add to a kernel: nxv_prologue_<role> over the stored values of each
 // operand that has one, and its loads through it.
 struct DotPrologueCode {
