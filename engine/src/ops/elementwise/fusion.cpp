@@ -56,18 +56,27 @@ DType widened(DType t) {
   }
 }
 
-// `value` (a GLSL expression of t's storage type) with its bits exclusive-ored with `zero`.
-std::string opaque(DType t, const std::string& value) {
+// `value` (a GLSL expression of t's storage type) with its bits exclusive-ored with `zero`, an
+// expression of the chain's zero (zero_of).
+std::string opaque(DType t, const std::string& value, const std::string& zero) {
   std::string x = "(" + value + ")";
   switch (t) {
-    case DType::F32: return "uintBitsToFloat(floatBitsToUint" + x + " ^ zero)";
-    case DType::C64: return "uintBitsToFloat(floatBitsToUint" + x + " ^ uvec2(zero))";
-    case DType::F64: return "packDouble2x32(unpackDouble2x32" + x + " ^ uvec2(zero))";
+    case DType::F32: return "uintBitsToFloat(floatBitsToUint" + x + " ^ " + zero + ")";
+    case DType::C64: return "uintBitsToFloat(floatBitsToUint" + x + " ^ uvec2(" + zero + "))";
+    case DType::F64: return "packDouble2x32(unpackDouble2x32" + x + " ^ uvec2(" + zero + "))";
     case DType::C128:  // .s and .t: the macro this goes into names its parameter x
-      return "dvec2(packDouble2x32(unpackDouble2x32(" + x + ".s) ^ uvec2(zero)), packDouble2x32(unpackDouble2x32(" + x +
-             ".t) ^ uvec2(zero)))";
-    default: return "(" + x + " ^ " + glsl_storage_type(t) + "(zero))";
+      return "dvec2(packDouble2x32(unpackDouble2x32(" + x + ".s) ^ uvec2(" + zero + ")), packDouble2x32(unpackDouble2x32(" +
+             x + ".t) ^ uvec2(" + zero + ")))";
+    default: return "(" + x + " ^ " + glsl_storage_type(t) + "(" + zero + "))";
   }
+}
+
+// The zero that intermediate `n` (a step's result) or constant `n` (`constant`) goes through:
+// each its own shift of the chain's zero, so that no two exclusive ors cancel where one value
+// passes through two of them (x ^ zero ^ zero is x to a compiler, which then folds the value
+// into a constant: llvmpipe dropped a store after dividing by such a folded zero).
+std::string zero_of(size_t n, bool constant) {
+  return "(zero " + std::string(constant ? "<< " : ">> ") + std::to_string(n % 31 + 1) + "u)";
 }
 
 int step_arity(OpId op) {
@@ -318,10 +327,11 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
       // f16 rounds in integer code (nxv_f16_bits.glsl) from the float a store converts: a
       // float16_t conversion would be folded away with its widening.
       g += "#define " + macros + "_STORE" + n + "(v) nxv_f16_bits(float(v))\n";
-      g += "#define " + macros + "_KEEP" + n + "(x) " + opaque(kept, "nxv_f16_value(x)") + "\n";
+      g += "#define " + macros + "_KEEP" + n + "(x) " + opaque(kept, "nxv_f16_value(x)", zero_of(s, false)) + "\n";
     } else {
       g += "#define " + macros + "_STORE" + n + "(v) " + glsl_store(step.out) + "\n";
-      g += "#define " + macros + "_KEEP" + n + "(x) " + opaque(kept, glsl_load(step.out, glsl_storage_type(kept))) + "\n";
+      g += "#define " + macros + "_KEEP" + n + "(x) " +
+           opaque(kept, glsl_load(step.out, glsl_storage_type(kept)), zero_of(s, false)) + "\n";
     }
     body += "  precise " + glsl_storage_type(kept) + " kept" + n + " = " + macros + "_KEEP" + n + "(" + macros + "_STORE" + n + "(t" + n +
             "));\n";
@@ -337,7 +347,7 @@ ScalarExpr chain_scalar_expr(const ElementwiseChain& chain, const std::vector<DT
     const ChainConstant& k = chain.constants[c];
     DType kept = widened(k.type);
     constants += "  precise " + glsl_storage_type(kept) + " konst" + std::to_string(c) + " = " +
-                 opaque(kept, chain_constant_literal(k.type, k.value).value()) + ";\n";
+                 opaque(kept, chain_constant_literal(k.type, k.value).value(), zero_of(c, true)) + ";\n";
     result.features.add_type(k.type);
   }
   g += ") {\n  uint zero = NXV_CHAIN_ZERO;\n" + constants + body + "  return t" + std::to_string(last) + ";\n}\n";
