@@ -169,4 +169,21 @@ void append_glsl_use_defines(GlslDefines& defines) {
   defines.insert(defines.end(), uses.begin(), uses.end());
 }
 
+void reselect_glsl_uses(GlslDefines& defines, const std::string& generated) {
+  std::erase_if(defines, [](const auto& p) { return p.first == "NXV_SELECT" || p.first.rfind("NXV_USE_", 0) == 0; });
+  GlslDefines scanned = defines;
+  scanned.emplace_back("", generated);
+  GlslDefines uses = glsl_use_defines(scanned);
+  defines.insert(defines.end(), uses.begin(), uses.end());
+}
+
+void set_define(GlslDefines& defines, const std::string& name, const std::string& value) {
+  for (auto& [n, v] : defines)
+    if (n == name) {
+      v = value;
+      return;
+    }
+  defines.emplace_back(name, value);
+}
+
 }  // namespace nxv

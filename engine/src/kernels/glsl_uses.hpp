@@ -21,4 +21,11 @@ GlslDefines glsl_use_defines(const GlslDefines& defines);
 // Appends glsl_use_defines(defines) to `defines`.
 void append_glsl_use_defines(GlslDefines& defines);
 
+// The switches again where a key gained generated code (fused chains): the old ones dropped,
+// then those of `defines` and `generated` together appended.
+void reselect_glsl_uses(GlslDefines& defines, const std::string& generated);
+
+// Sets `name` to `value`, replacing its earlier value where it has one.
+void set_define(GlslDefines& defines, const std::string& name, const std::string& value);
+
 }  // namespace nxv

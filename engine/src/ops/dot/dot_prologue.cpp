@@ -3,7 +3,6 @@
 // first part of nxv_generated.glsl) and keying the kernels by it.
 #include "ops/dot/dot_prologue.hpp"
 
-#include <cctype>
 #include <sstream>
 
 #include "common/tuning.hpp"
@@ -14,20 +13,6 @@
 
 namespace nxv {
 namespace {
-
-std::string lower_case(std::string s) {
-  for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-void replace_define(Defines& d, const std::string& name, const std::string& value) {
-  for (auto& [n, v] : d)
-    if (n == name) {
-      v = value;
-      return;
-    }
-  d.emplace_back(name, value);
-}
 
 const std::string* define_value(const Defines& d, const std::string& name) {
   for (const auto& [n, v] : d)
@@ -106,7 +91,7 @@ std::optional<DotPrologueCode> dot_prologue_code(const GemmOperand& first, const
     if (!o.prologue) continue;
     code.on[i] = true;
     code.types[i] = o.type;
-    const std::string fn = "nxv_prologue_" + lower_case(roles[i]);
+    const std::string fn = "nxv_prologue_" + std::string(roles[i]);
     std::string chain_glsl;
     ScalarExpr s = chain_scalar_expr(*o.prologue, {o.type}, has_f64, chain_glsl, fn + "_chain");
     const std::string stored = glsl_storage_type(o.type), reg = glsl_scalar_register_type(o.type);
@@ -135,11 +120,11 @@ KernelKey with_dot_prologue(KernelKey key, const DotPrologueCode& code) {
   Defines features;
   code.features.add_defines(features);
   for (const auto& [name, value] : features)
-    if (value == "1") replace_define(d, name, "1");
-  for (const auto& x : code.defines) replace_define(d, x.first, x.second);
+    if (value == "1") set_define(d, name, "1");
+  for (const auto& x : code.defines) set_define(d, x.first, x.second);
   for (size_t i = 0; i < 2; ++i) {
     if (!code.on[i]) continue;
-    const std::string r = code.roles[i], fn = "nxv_prologue_" + lower_case(r);
+    const std::string r = code.roles[i], fn = "nxv_prologue_" + r;
     // LOAD_<r>(x) and LOAD_<r>4(q) read through the prologue: the kernel's conversion of the
     // prologue's stored value.
     const std::pair<std::string, std::string> loads[] = {
@@ -151,17 +136,13 @@ KernelKey with_dot_prologue(KernelKey key, const DotPrologueCode& code) {
       std::string plain = *found, name = load;
       name.insert(name.find('('), "_PLAIN");
       d.emplace_back(name, plain);
-      replace_define(d, load, through);
+      set_define(d, load, through);
     }
   }
   d.emplace_back("DOT_PROLOGUE", "1");
   key.generated = code.generated;
   // The library switches again, now over the generated code too.
-  std::erase_if(d, [](const auto& p) { return p.first == "NXV_SELECT" || p.first.rfind("NXV_USE_", 0) == 0; });
-  GlslDefines scanned = d;
-  scanned.emplace_back("", key.generated);
-  auto uses = glsl_use_defines(scanned);
-  d.insert(d.end(), uses.begin(), uses.end());
+  reselect_glsl_uses(d, key.generated);
   return key;
 }
 

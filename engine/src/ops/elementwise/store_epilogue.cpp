@@ -63,12 +63,6 @@ std::string generated_code(const StoreEpilogue& e, const std::string& chain_glsl
   return g.str();
 }
 
-void set_define(Defines& d, const std::string& name, const std::string& value) {
-  auto it = std::find_if(d.begin(), d.end(), [&](const auto& p) { return p.first == name; });
-  if (it != d.end()) it->second = value;
-  else d.emplace_back(name, value);
-}
-
 }  // namespace
 
 std::string fused_chain_error(const CheckArgs& c, const ElementwiseChain& chain, DType out, const std::vector<DType>& in,
@@ -156,8 +150,6 @@ KernelKey epilogue_key(KernelKey key, const StoreEpilogueCode& e) {
   }
   for (const auto& [name, value] : features)
     if (value == "1") set_define(d, name, "1");
-  // The library switches again, now over the generated code too.
-  std::erase_if(d, [](const auto& p) { return p.first == "NXV_SELECT" || p.first.rfind("NXV_USE_", 0) == 0; });
   for (const auto& x : epi->defines) set_define(d, x.first, x.second);
   d.emplace_back("EPILOGUE", "1");
   d.emplace_back("STORE_EPILOGUE(v)", glsl_store(epi->out));
@@ -167,10 +159,8 @@ KernelKey epilogue_key(KernelKey key, const StoreEpilogueCode& e) {
   else
     key.generated = "#ifndef NXV_GENERATED_FIRST_PART\n#define NXV_GENERATED_FIRST_PART\n" + key.generated +
                     "#else\n" + epi->generated + "#endif\n";
-  GlslDefines scanned = d;
-  scanned.emplace_back("", key.generated);
-  auto uses = glsl_use_defines(scanned);
-  d.insert(d.end(), uses.begin(), uses.end());
+  // The library switches again, now over the generated code too.
+  reselect_glsl_uses(d, key.generated);
   return key;
 }
 
