@@ -222,8 +222,9 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
   Device& d = *device_;
   std::vector<DType> floats{DType::F32, DType::F16, DType::BF16};
   if (device_->has(kCapFloat64)) floats.push_back(DType::F64);
-  // (m 70, k 96, n 10: on GPUs, a matrix-vector product per column.)
-  const Problem problems[] = {{0, 1, 7, 9}, {0, 9, 7, 1}, {0, 17, 33, 31}, {2, 5, 3, 12}, {0, 70, 96, 10}};
+  // (m 70, k 96, n 10: on GPUs, a matrix-vector product per column; m 10, n 70: one per row.
+  // Each places its outputs in the dot's coordinates for the epilogue its own way.)
+  const Problem problems[] = {{0, 1, 7, 9}, {0, 9, 7, 1}, {0, 17, 33, 31}, {2, 5, 3, 12}, {0, 70, 96, 10}, {0, 10, 96, 70}};
   for (const PathConfig& path : {kPaths[0], kPaths[2]}) {
     ScopedTuning gpu("gpu_paths", path.gpu_paths), splits("dot.splits", path.splits), slices("dot.slices", path.slices);
     for (DType t : floats) {
@@ -293,6 +294,33 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
   Tensor residual = transpose_view(random_tensor(d, t, {3, 2, 6}, rng), {1, 0, 2});
   ElementwiseChain add{{step(OpId::add, t, {in(0), in(1)})}};
   expect_same_bits(d, unfused(d, l, r, a, t, {2, 3, 6}, {residual}, add), fused(d, l, r, a, t, {2, 3, 6}, {residual}, add));
+}
+
+// The GPU kernels give the epilogue each output's batch, row and column rather than its index:
+// the tile kernel from its tile, the matrix-vector kernel from where its vectors and rows lie in
+// the product (per row, per column, M = 1, N = 1, batched). A residual stored transposed and a
+// bias per row read each coordinate, against the ops one by one, unsplit.
+TEST_F(DotEpilogues, GpuKernelsGiveTheEpilogueEachOutputsCoordinates) {
+  Device& d = *device_;
+  ScopedTuning gpu("gpu_paths", "1"), whole("dot.splits", "1");
+  const DType t = DType::F32;
+  std::mt19937 rng(sample_seed() + 17);
+  const Problem problems[] = {{0, 10, 96, 70}, {0, 70, 96, 10}, {2, 1, 96, 70}, {2, 70, 96, 1}, {2, 33, 70, 65}};
+  for (const Problem& p : problems) {
+    SCOPED_TRACE("batch " + std::to_string(p.batch) + " m " + std::to_string(p.m) + " k " + std::to_string(p.k) +
+                 " n " + std::to_string(p.n));
+    auto [l, r, out, a] = operands(d, t, p, rng);
+    Shape stored = out;
+    std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
+    std::vector<int64_t> perm(out.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(i);
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    Tensor residual = transpose_view(random_tensor(d, t, stored, rng), perm);
+    Tensor row_bias = random_tensor(d, t, {p.m, 1}, rng);
+    ElementwiseChain chain{{step(OpId::add, t, {in(0), in(1)}), step(OpId::multiply, t, {st(0), in(2)})}};
+    expect_same_bits(d, unfused(d, l, r, a, t, out, {residual, row_bias}, chain),
+                     fused(d, l, r, a, t, out, {residual, row_bias}, chain));
+  }
 }
 
 // NaN, infinities, signed zeros and subnormals in the operands and the bias: the same bits as

@@ -181,6 +181,7 @@ TEST_F(ReduceFusion, EpilogueCheckRefusesWhatItCannotFuse) {
 // launches where the unfused graph has those and a chain's; the same bits as the ops eagerly.
 TEST_F(ReduceFusion, EpilogueGraphFusesBiasGradientAndUpdate) {
   Device& d = *device_;
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   std::mt19937 rng(sample_seed() + 33);
   const int64_t B = 256, N = 48;
   const DType t = DType::F32;
@@ -366,6 +367,7 @@ TEST_F(ReduceFusion, PrologueAndEpilogueInOneReduction) {
 // A mean of squares and its scale, sum(x * x) * s + b, as graph nodes: one kernel.
 TEST_F(ReduceFusion, GraphFusesAPrologueAndAnEpilogueIntoOneReduction) {
   Device& d = *device_;
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   std::mt19937 rng(sample_seed() + 45);
   const int64_t B = 64, N = 300;
   const DType t = DType::F32;
@@ -390,6 +392,7 @@ TEST_F(ReduceFusion, GraphFusesAPrologueAndAnEpilogueIntoOneReduction) {
 // otherwise needed; the bits of the ops eagerly.
 TEST_F(ReduceFusion, PrologueGraphFusesSoftmaxAndCrossEntropyRows) {
   Device& d = *device_;
+  ScopedTuning per_node{"program.region", "0"};  // the launches of a kernel per node, counted
   std::mt19937 rng(sample_seed() + 43);
   const int64_t B = 256, N = 10;
   for (DType t : {DType::F32, DType::F16}) {

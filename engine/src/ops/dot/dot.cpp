@@ -174,23 +174,23 @@ class DotFamily final : public StoreEpilogueFamily<DotAttrs> {
     if (g.m == 1 && g.n > 1 && !rows_kernel_fits(*impl.core, g, B, out)) {
       // out[b, n] = sum_k B[b, k, n] * A[b, 0, k]: B's columns are the matrix's rows.
       GemmOperand mat{B.ref, B.type, {B.strides[0], B.strides[2], B.strides[1]}, B.prologue};
-      append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.n), uint32_t(g.k), mat, A, c, epi);
+      append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.n), uint32_t(g.k), mat, A, c, epi, {{}, 0, 2});
     } else if (g.n == 1) {
       GemmOperand vec{B.ref, B.type, {B.strides[0], 0, B.strides[1]}, B.prologue};
-      append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c, epi);
+      append_matvec(impl, a.builder, out, uint32_t(g.batch), uint32_t(g.m), uint32_t(g.k), A, vec, c, epi, {{}, 0, 1});
     } else if (matvec_per_column(*impl.core, g) && !tuning().dot.bf16x3) {
       // out[m, j] = sum_k A[m, k] * B[k, j]: column j of B is vector j, A the matrix of each.
       GemmOperand mat{A.ref, A.type, {0, A.strides[1], A.strides[2]}, A.prologue};
       GemmOperand vec{B.ref, B.type, {B.strides[2], 0, B.strides[1]}, B.prologue};
       append_matvec(impl, a.builder, out, uint32_t(g.n), uint32_t(g.m), uint32_t(g.k), mat, vec, c, epi,
-                    std::array<uint32_t, 2>{1, uint32_t(g.n)});
+                    {std::array<uint32_t, 2>{1, uint32_t(g.n)}, 2, 1});
     } else if (matvec_per_row(*impl.core, g) && !tuning().dot.bf16x3) {
       // out[i, n] = sum_k A[i, k] * B[k, n]: B^T is the matrix, row i of A vector i (as the
       // transposed product's columns are: permutation folding relies on it).
       GemmOperand mat{B.ref, B.type, {0, B.strides[2], B.strides[1]}, B.prologue};
       GemmOperand vec{A.ref, A.type, {A.strides[1], 0, A.strides[2]}, A.prologue};
       append_matvec(impl, a.builder, out, uint32_t(g.m), uint32_t(g.n), uint32_t(g.k), mat, vec, c, epi,
-                    std::array<uint32_t, 2>{uint32_t(g.n), 1});
+                    {std::array<uint32_t, 2>{uint32_t(g.n), 1}, 1, 2});
     } else if (A.prologue || B.prologue || !append_gemm_bf16x3(a, out, g, A, B, c, epi != nullptr)) {
       append_gemm(impl, a.builder, out, g, A, B, c, epi);
     }

@@ -648,7 +648,8 @@ struct MatvecVariant {
 
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
                    const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi,
-                   std::optional<std::array<uint32_t, 2>> out_strides) {
+                   const MatvecOutput& output) {
+  const auto& out_strides = output.strides;
   const DeviceCore& core = *impl.core;
   AccType acc = dot_acc_type(out);
   const MatvecLanes lanes = matvec_lanes(core, out, batch, rows, k, mat);
@@ -664,6 +665,7 @@ void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t
   push.svec_batch = uint32_t(vec.strides[0]), push.svec_k = uint32_t(vec.strides[2]);
   push.splits = splits, push.k_chunk = splits > 1 ? k_chunk : k;
   push.sout_batch = out_strides ? (*out_strides)[0] : rows, push.sout_row = out_strides ? (*out_strides)[1] : 1;
+  push.coords = output.b_axis | output.r_axis << 2;
   std::vector<AddressPatch> patches{{offsetof(MatvecPush, mat_addr), mat.ref},
                                     {offsetof(MatvecPush, vec_addr), vec.ref},
                                     {offsetof(MatvecPush, out_addr), dst}};

@@ -192,11 +192,18 @@ struct MatvecLanes {
 MatvecLanes matvec_lanes(const DeviceCore& core, DType out, uint32_t batch, uint32_t rows, uint32_t k,
                          const GemmOperand& mat);
 
-// out[b, r] = sum_k mat[b, r, k] * vec[b, k], stored row-major [batch, rows] or at
-// b * out_strides[0] + r * out_strides[1].
+// Where a matrix-vector product's output (b, r) lies: at b * strides[0] + r * strides[1]
+// (row-major [batch, rows] without them), and, for an epilogue, the axes of the dot's
+// [batch, m, n] (0, 1, 2) that b and r run along.
+struct MatvecOutput {
+  std::optional<std::array<uint32_t, 2>> strides;
+  uint32_t b_axis = 0, r_axis = 2;
+};
+
+// out[b, r] = sum_k mat[b, r, k] * vec[b, k], stored as `output` says.
 void append_matvec(DeviceImpl& impl, LaunchBuilder& builder, DType out, uint32_t batch, uint32_t rows, uint32_t k,
                    const GemmOperand& mat, const GemmOperand& vec, BufferRef dst, const DotEpilogue* epi = nullptr,
-                   std::optional<std::array<uint32_t, 2>> out_strides = std::nullopt);
+                   const MatvecOutput& output = {});
 
 // Whether a product of a few columns (N from 2 to 16, no batch) runs as one matrix-vector
 // product per column on this device (GPUs): tiles of such a product are mostly empty, and too

@@ -161,24 +161,49 @@ void output_tile(ABuf a, BBuf b, CBuf c, PartBuf part, uint t, uint tx, uint ty,
     [[unroll]] for (uint i = 0u; i < TM; ++i)
       [[unroll]] for (uint j = 0u; j < TN; ++j) PUT_B(ROW(i) * BN + COL(j), acc[i][j]);
   barrier();
-  for (uint e = gl_LocalInvocationID.x; e < BM * BN; e += uint(SLICES) * WG) {
+  // Every result first, then the stores: an epilogue's reads are then in flight together rather
+  // than each waiting for the store before it (which the compiler cannot show they do not alias).
+  const uint SHARE = (BM * BN + uint(SLICES) * WG - 1u) / (uint(SLICES) * WG);
+  RESULT_REG shared_results[SHARE];
+  [[unroll]] for (uint q = 0u; q < SHARE; ++q) {
+    uint e = gl_LocalInvocationID.x + q * uint(SLICES) * WG;
     uint gm = m0 + e / BN, gn = n0 + e % BN;
-    if (INSIDE || (gm < pc.m && gn < pc.n)) c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, GET_B(e));
+    if (e < BM * BN && (INSIDE || (gm < pc.m && gn < pc.n))) shared_results[q] = RESULT_AT(bz, gm, gn, GET_B(e));
+  }
+  [[unroll]] for (uint q = 0u; q < SHARE; ++q) {
+    uint e = gl_LocalInvocationID.x + q * uint(SLICES) * WG;
+    uint gm = m0 + e / BN, gn = n0 + e % BN;
+    if (e < BM * BN && (INSIDE || (gm < pc.m && gn < pc.n))) c.v[cbase + gm * pc.n + gn] = STORE_REG(shared_results[q]);
   }
   barrier();  // (the next tile's stages overwrite these words)
   return;
 #else
   gemm_tile_accumulate(TileCtx(a, b, abase, bbase, m0, n0), k_begin, k_end, t, tx, ty, acc);
 #endif
+  if (pc.splits > 1u) {
+    [[unroll]] for (uint i = 0u; i < TM; ++i) {
+      uint gm = m0 + ROW(i);
+      [[unroll]] for (uint j = 0u; j < TN; ++j) {
+        uint gn = n0 + COL(j);
+        if (INSIDE || (gm < pc.m && gn < pc.n)) part.v[pbase + gm * pc.n + gn] = acc[i][j];
+      }
+    }
+    return;
+  }
+  // Every result first, then the stores (as above).
+  RESULT_REG results[TM][TN];
   [[unroll]] for (uint i = 0u; i < TM; ++i) {
     uint gm = m0 + ROW(i);
     [[unroll]] for (uint j = 0u; j < TN; ++j) {
       uint gn = n0 + COL(j);
-      if (INSIDE || (gm < pc.m && gn < pc.n)) {
-        ACC v = acc[i][j];
-        if (pc.splits > 1u) part.v[pbase + gm * pc.n + gn] = v;
-        else c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, v);
-      }
+      if (INSIDE || (gm < pc.m && gn < pc.n)) results[i][j] = RESULT_AT(bz, gm, gn, acc[i][j]);
+    }
+  }
+  [[unroll]] for (uint i = 0u; i < TM; ++i) {
+    uint gm = m0 + ROW(i);
+    [[unroll]] for (uint j = 0u; j < TN; ++j) {
+      uint gn = n0 + COL(j);
+      if (INSIDE || (gm < pc.m && gn < pc.n)) c.v[cbase + gm * pc.n + gn] = STORE_REG(results[i][j]);
     }
   }
 }

@@ -108,7 +108,7 @@ void main() {
           uint gm = m0 + i;
           [[unroll]] for (uint j = 0u; j < TN; ++j) {
             uint gn = n0 + j * wg;
-            if (gm < pc.m && gn < pc.n) c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, acc[i][j]);
+            if (gm < pc.m && gn < pc.n) c.v[cbase + gm * pc.n + gn] = STORE_RESULT_AT(bz, gm, gn, acc[i][j]);
           }
         }
       }

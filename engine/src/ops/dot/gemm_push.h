@@ -50,6 +50,10 @@ NXV_STRUCT(MatvecPush) {
   NXV_U32 k_chunk;
   NXV_U32 sout_batch;  // output element strides: out[b, r] at b * sout_batch + r * sout_row
   NXV_U32 sout_row;
+  // Where output (b, r) lies in the dot's [batch, m, n] for its epilogue: the axis b runs
+  // along (bits 0-1: 0 batch, 1 m, 2 n) and the axis r runs along (bits 2-3).
+  NXV_U32 coords;
+  NXV_U32 pad;
   NXV_ADDR epi_addr;  // with an epilogue: its parameter block (dot_epilogue.h)
 };
 

@@ -98,7 +98,7 @@ void main() {
               uint gn = n0 + 4u * j + e;
               if (gm < pc.m && gn < pc.n) {
                 ACC v = acc[i][j][e];
-                c.v[cbase + gm * pc.n + gn] = STORE_RESULT(cbase + gm * pc.n + gn, v);
+                c.v[cbase + gm * pc.n + gn] = STORE_RESULT_AT(bz, gm, gn, v);
               }
             }
           }

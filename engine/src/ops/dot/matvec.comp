@@ -64,6 +64,20 @@ layout(buffer_reference, std430, buffer_reference_align = M_VALIGN) readonly buf
 #endif
 
 const uint WG = LX * LY;
+
+// Output (b, r)'s coordinate along the dot's axis `axis` (0 batch, 1 m, 2 n; pc.coords).
+uint dot_coord(uint axis, uint b, uint r) {
+  return (pc.coords & 3u) == axis ? b : ((pc.coords >> 2u) & 3u) == axis ? r : 0u;
+}
+
+// Output e of an invocation's VW adjacent ones.
+ACC acc_at(VACC a, uint e) {
+#if VW == 4
+  return a[e];
+#else
+  return a;
+#endif
+}
 #if COLS
 const uint OUTS = LX * VW;  // outputs per workgroup
 const uint KL = LY;         // invocations splitting k
@@ -169,19 +183,29 @@ void main() {
         [[unroll]] for (uint j = 0u; j < VECS; ++j) acc[j] = part[j * WG + t];
         barrier();  // the next round writes part again
       }
-      [[unroll]] for (uint j = 0u; j < VECS; ++j) {
-        if (klane != 0u || r >= pc.rows || j >= vecs) continue;
-        uint o = (bz + j) * pc.sout_batch + r * pc.sout_row;
-        [[unroll]] for (uint e = 0u; e < VW; ++e) {
-#if VW == 4
-          ACC v = acc[j][e];
-#else
-          ACC v = acc[j];
-#endif
-          uint i = o + e * pc.sout_row;
-          if (pc.splits > 1u) partial.v[split * pc.batch * pc.rows + i] = v;
-          else dst.v[i] = STORE_RESULT(i, v);
+      if (klane != 0u || r >= pc.rows) continue;
+      if (pc.splits > 1u) {
+        [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+          if (j >= vecs) continue;
+          uint o = (bz + j) * pc.sout_batch + r * pc.sout_row;
+          [[unroll]] for (uint e = 0u; e < VW; ++e) partial.v[split * pc.batch * pc.rows + o + e * pc.sout_row] = acc_at(acc[j], e);
         }
+        continue;
+      }
+      // Every result first, then the stores: an epilogue's reads are then in flight together
+      // rather than each waiting for the store before it (which may alias them).
+      RESULT_REG results[VECS][VW];
+      [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+        if (j >= vecs) continue;
+        [[unroll]] for (uint e = 0u; e < VW; ++e) {
+          uint b = bz + j, re = r + e;
+          results[j][e] = RESULT_AT(dot_coord(0u, b, re), dot_coord(1u, b, re), dot_coord(2u, b, re), acc_at(acc[j], e));
+        }
+      }
+      [[unroll]] for (uint j = 0u; j < VECS; ++j) {
+        if (j >= vecs) continue;
+        uint o = (bz + j) * pc.sout_batch + r * pc.sout_row;
+        [[unroll]] for (uint e = 0u; e < VW; ++e) dst.v[o + e * pc.sout_row] = STORE_REG(results[j][e]);
       }
     }
   }

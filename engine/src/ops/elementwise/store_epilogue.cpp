@@ -41,16 +41,37 @@ std::string kept_product(DType t) {
   }
 }
 
+// The names in a GLSL parameter list ("uint bz, uint row" gives bz and row).
+std::vector<std::string> split_parameters(const std::string& list) {
+  std::vector<std::string> names;
+  std::istringstream in(list);
+  for (std::string parameter; std::getline(in, parameter, ',');)
+    names.push_back(parameter.substr(parameter.find_last_of(' ') + 1));
+  return names;
+}
+
 std::string generated_code(const StoreEpilogue& e, const std::string& chain_glsl, const ScalarExpr& s,
                            const EpilogueCode& code) {
   std::ostringstream g;
   for (size_t i = 0; i < e.extra.size(); ++i)
     g << "layout(buffer_reference, std430, buffer_reference_align = " << dtype_size(e.extra[i])
       << ") readonly buffer " << code.name << "_" << i << " { " << glsl_storage_type(e.extra[i]) << " v[]; };\n";
-  g << chain_glsl << "#undef C\n" << code.comment << s.compute << " nxv_epilogue(uint i, ACC acc) {\n"
-    << "  " << code.params_type << " p = " << code.params_expr << ";\n"
-    << "  uint zero = p.zero;\n"
-    << code.index << "  " << glsl_scalar_register_type(e.product) << " in0 = " << kept_product(e.product) << ";\n";
+  const std::string params = "  " + code.params_type + " p = " + code.params_expr + ";\n";
+  g << chain_glsl << "#undef C\n" << code.comment << "#define NXV_EPILOGUE_RESULT " << s.compute << "\n";
+  if (!code.coords.empty()) {
+    // nxv_epilogue finds the coordinates and calls nxv_epilogue_at with them.
+    std::string args;
+    for (const std::string& parameter : split_parameters(code.coords)) args += (args.empty() ? "" : ", ") + parameter;
+    g << s.compute << " nxv_epilogue_at(" << code.coords << ", ACC acc);\n"
+      << s.compute << " nxv_epilogue(uint i, ACC acc) {\n"
+      << params << code.index << "  return nxv_epilogue_at(" << args << ", acc);\n}\n"
+      << s.compute << " nxv_epilogue_at(" << code.coords << ", ACC acc) {\n";
+  } else {
+    g << s.compute << " nxv_epilogue(uint i, ACC acc) {\n";
+  }
+  g << params << "  uint zero = p.zero;\n";
+  if (code.coords.empty()) g << code.index;
+  g << "  " << glsl_scalar_register_type(e.product) << " in0 = " << kept_product(e.product) << ";\n";
   std::string args = "in0";
   for (size_t i = 0; i < e.extra.size(); ++i) {
     std::string reg = glsl_scalar_register_type(e.extra[i]);
