@@ -40,6 +40,16 @@ Shape left_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.m, p.k} :
 Shape right_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.k, p.n} : Shape{p.k, p.n}; }
 Shape out_shape(const Problem& p) { return p.batch ? Shape{p.batch, p.m, p.n} : Shape{p.m, p.n}; }
 
+// A random tensor of shape `out` stored transposed (strides {1, m} over its last two axes).
+Tensor transposed_residual(Device& d, DType t, const Shape& out, std::mt19937& rng) {
+  Shape stored = out;
+  std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
+  std::vector<int64_t> perm(out.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return transpose_view(random_tensor(d, t, stored, rng), perm);
+}
+
 // A problem's random operands of type `t`, its output's shape and the dot's attributes.
 struct Operands {
   Tensor l, r;
@@ -261,13 +271,7 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
           EXPECT_EQ(s.kind, ErrorKind::Unsupported);
           EXPECT_NE(s.reason.find("float controls"), std::string::npos) << s.reason;
         }
-        // A residual stored transposed (strides {1, m} over the output's last two axes).
-        Shape stored = out;
-        std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
-        std::vector<int64_t> perm(out.size());
-        for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(i);
-        std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-        Tensor residual = transpose_view(random_tensor(d, t, stored, rng), perm);
+        Tensor residual = transposed_residual(d, t, out, rng);
         ElementwiseChain res{{step(OpId::add, t, {in(0), in(1)}), step(OpId::multiply, t, {st(0), in(2)})}};
         Tensor half = scalar(d, t, 0.5);
         SCOPED_TRACE("transposed residual");
@@ -310,12 +314,7 @@ TEST_F(DotEpilogues, GpuKernelsGiveTheEpilogueEachOutputsCoordinates) {
     SCOPED_TRACE("batch " + std::to_string(p.batch) + " m " + std::to_string(p.m) + " k " + std::to_string(p.k) +
                  " n " + std::to_string(p.n));
     auto [l, r, out, a] = operands(d, t, p, rng);
-    Shape stored = out;
-    std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
-    std::vector<int64_t> perm(out.size());
-    for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(i);
-    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    Tensor residual = transpose_view(random_tensor(d, t, stored, rng), perm);
+    Tensor residual = transposed_residual(d, t, out, rng);
     Tensor row_bias = random_tensor(d, t, {p.m, 1}, rng);
     ElementwiseChain chain{{step(OpId::add, t, {in(0), in(1)}), step(OpId::multiply, t, {st(0), in(2)})}};
     expect_same_bits(d, unfused(d, l, r, a, t, out, {residual, row_bias}, chain),
