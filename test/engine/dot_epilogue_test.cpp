@@ -302,14 +302,15 @@ TEST_F(DotEpilogues, ActivationsResidualsAndTypeChanges) {
 
 // The GPU kernels give the epilogue each output's batch, row and column rather than its index:
 // the tile kernel from its tile, the matrix-vector kernel from where its vectors and rows lie in
-// the product (per row, per column, M = 1, N = 1, batched). A residual stored transposed and a
-// bias per row read each coordinate, against the ops one by one, unsplit.
+// the product (per row, per column, M = 1 with one output or four adjacent ones an invocation,
+// N = 1, batched). A residual stored transposed and a bias per row read each coordinate, against
+// the ops one by one, unsplit.
 TEST_F(DotEpilogues, GpuKernelsGiveTheEpilogueEachOutputsCoordinates) {
   Device& d = *device_;
   ScopedTuning gpu("gpu_paths", "1"), whole("dot.splits", "1");
   const DType t = DType::F32;
   std::mt19937 rng(sample_seed() + 17);
-  const Problem problems[] = {{0, 10, 96, 70}, {0, 70, 96, 10}, {2, 1, 96, 70}, {2, 70, 96, 1}, {2, 33, 70, 65}};
+  const Problem problems[] = {{0, 10, 96, 70}, {0, 70, 96, 10}, {2, 1, 96, 70}, {2, 1, 96, 72}, {2, 70, 96, 1}, {2, 33, 70, 65}};
   for (const Problem& p : problems) {
     SCOPED_TRACE("batch " + std::to_string(p.batch) + " m " + std::to_string(p.m) + " k " + std::to_string(p.k) +
                  " n " + std::to_string(p.n));
