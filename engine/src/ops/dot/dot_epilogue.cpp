@@ -19,7 +19,7 @@ namespace {
 constexpr int64_t kMaxIndex = int64_t(1) << 31;
 
 // nxv_epilogue's coordinates: output element i is row-major [batch, m, n]; the kernels that
-// know them (gemm.comp) call nxv_epilogue_at.
+// know an element's coordinates (the tile and matrix-vector kernels) call nxv_epilogue_at.
 EpilogueCode dot_code() {
   EpilogueCode c;
   c.name = "DotEpilogue";
@@ -28,7 +28,7 @@ EpilogueCode dot_code() {
   c.params_type = "DotEpilogueParams";
   c.params_expr = "DotEpilogueRef(pc.epi_addr).p";
   c.index = "  uint col = i % p.n, rest = i / p.n, row = rest % p.m, bz = rest / p.m;\n";
-  c.coords = "uint bz, uint row, uint col";
+  c.coords = {"bz", "row", "col"};
   for (int t = 0; t < NXV_EPILOGUE_TENSORS; ++t) {
     std::string n = std::to_string(t);
     c.at.push_back("bz * p.s[" + n + "][0] + row * p.s[" + n + "][1] + col * p.s[" + n + "][2]");

@@ -41,15 +41,6 @@ std::string kept_product(DType t) {
   }
 }
 
-// The names in a GLSL parameter list ("uint bz, uint row" gives bz and row).
-std::vector<std::string> split_parameters(const std::string& list) {
-  std::vector<std::string> names;
-  std::istringstream in(list);
-  for (std::string parameter; std::getline(in, parameter, ',');)
-    names.push_back(parameter.substr(parameter.find_last_of(' ') + 1));
-  return names;
-}
-
 std::string generated_code(const StoreEpilogue& e, const std::string& chain_glsl, const ScalarExpr& s,
                            const EpilogueCode& code) {
   std::ostringstream g;
@@ -60,12 +51,15 @@ std::string generated_code(const StoreEpilogue& e, const std::string& chain_glsl
   g << chain_glsl << "#undef C\n" << code.comment << "#define NXV_EPILOGUE_RESULT " << s.compute << "\n";
   if (!code.coords.empty()) {
     // nxv_epilogue finds the coordinates and calls nxv_epilogue_at with them.
-    std::string args;
-    for (const std::string& parameter : split_parameters(code.coords)) args += (args.empty() ? "" : ", ") + parameter;
-    g << s.compute << " nxv_epilogue_at(" << code.coords << ", ACC acc);\n"
+    std::string parameters, args;
+    for (const std::string& name : code.coords) {
+      parameters += "uint " + name + ", ";
+      args += name + ", ";
+    }
+    g << s.compute << " nxv_epilogue_at(" << parameters << "ACC acc);\n"
       << s.compute << " nxv_epilogue(uint i, ACC acc) {\n"
-      << params << code.index << "  return nxv_epilogue_at(" << args << ", acc);\n}\n"
-      << s.compute << " nxv_epilogue_at(" << code.coords << ", ACC acc) {\n";
+      << params << code.index << "  return nxv_epilogue_at(" << args << "acc);\n}\n"
+      << s.compute << " nxv_epilogue_at(" << parameters << "ACC acc) {\n";
   } else {
     g << s.compute << " nxv_epilogue(uint i, ACC acc) {\n";
   }

@@ -89,13 +89,13 @@ std::string store_epilogue_error(const CheckArgs& c, const ElementwiseChain& cha
 
 // How the generated nxv_epilogue(uint i, ACC acc) reaches its data: `name` prefixes the extra
 // tensors' buffer types, `params_type p = params_expr` is read first, `index` (code over i and
-// p) computes what `at[j]` (extra tensor j's element index) uses. Where `coords` (a parameter
-// list, such as "uint bz, uint row, uint col") names what `index` computes, the code also has
-// nxv_epilogue_at(coords, ACC acc), for kernels that know an element's coordinates and would
+// p) computes what `at[j]` (extra tensor j's element index) uses. Where `coords` names the
+// uints `index` computes (such as bz, row, col), the code also has nxv_epilogue_at(uint bz,
+// uint row, uint col, ACC acc), for kernels that know an element's coordinates and would
 // otherwise divide to find them again (nxv_epilogue then calls it).
 struct EpilogueCode {
-  std::string name, comment, params_type, params_expr, index, coords;
-  std::vector<std::string> at;
+  std::string name, comment, params_type, params_expr, index;
+  std::vector<std::string> coords, at;
 };
 
 // Fills e.generated, e.defines and e.features for `chain` (e.product, e.extra, e.out set).
